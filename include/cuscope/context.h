@@ -1,0 +1,183 @@
+/* cuscope/context.h: contexts and the per-thread context stack.
+ *
+ * A cus_context is a reference-counted CUDA context of one of three kinds:
+ *   owned    cus_context_create(): cuCtxDestroy when the last reference goes;
+ *   primary  cus_context_retain_primary(): one cuDevicePrimaryCtxRetain,
+ *            released with cuDevicePrimaryCtxRelease when the last reference
+ *            goes; the context that the runtime API and other libraries share;
+ *   foreign  cus_context_wrap(): a CUcontext someone else owns; never destroyed.
+ *
+ * The per-thread stack. cuscope keeps, per thread, a mirror of the driver's
+ * context stack as far as cuscope changed it. Each entry holds a reference, so
+ * a context can never be destroyed while it is current on any thread through
+ * cuscope. The rules are the driver's:
+ *   cus_context_create        creates and pushes (unless CUS_CTX_NO_PUSH)
+ *   cus_context_push          pushes; the pushed context is current
+ *   cus_context_pop           pops what cuscope pushed; an empty mirror gives
+ *                             CUS_ERROR_UNBALANCED_POP and no driver call
+ *   cus_context_set_current   replaces the top; NULL pops only the top (a
+ *                             no-op on an empty stack)
+ *   primary contexts          retain/release never push or pop
+ * Every failure leaves the thread's stack exactly as it was. A thread that
+ * exits with contexts still pushed pops them, releases its references, and
+ * reports that once to the destroy handler (CUS_ERROR_CONTEXTS_LEFT_PUSHED).
+ *
+ * Mixing raw cuCtxPushCurrent/cuCtxPopCurrent with cuscope's stack calls on the
+ * same thread is not supported: cuscope detects it at the next pop (returning
+ * CUS_ERROR_CONTEXT_MISMATCH and restoring the driver's stack), not earlier.
+ *
+ * Unless said otherwise, functions are thread-safe, return a cus_status, record
+ * the thread's last error on failure and leave out parameters untouched. A
+ * context whose driver call returned a sticky error (cus_status_is_sticky) is
+ * poisoned: later calls on it fail at once with that same status, and its
+ * children free their host memory without driver calls.
+ */
+#ifndef CUSCOPE_CONTEXT_H
+#define CUSCOPE_CONTEXT_H
+
+#include <cuda.h>
+#include <stdbool.h>
+
+#include "device.h"
+#include "object.h"
+#include "status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct cus_context cus_context;
+
+typedef enum cus_context_kind {
+    CUS_CONTEXT_OWNED,
+    CUS_CONTEXT_PRIMARY,
+    CUS_CONTEXT_FOREIGN,
+} cus_context_kind;
+
+/* cuscope's own flag for cus_context_create(): leave the new context off the
+ * calling thread's stack. Lies outside CU_CTX_FLAGS_MASK. */
+#define CUS_CTX_NO_PUSH (1u << 31)
+
+/* Creates a context on dev with CU_CTX_* flags (cuCtxCreate_v4 where the driver
+ * has it, the 3.2 ABI otherwise) and, like cuCtxCreate, pushes it on the
+ * calling thread's stack unless flags has CUS_CTX_NO_PUSH. *out receives a new
+ * reference (the stack holds one more while pushed). */
+CUS_API cus_status cus_context_create(cus_device dev, unsigned int flags, cus_context **out);
+
+/* Retains dev's primary context. Does not push it. *out receives a new
+ * reference; the driver's retain is released with the last one. */
+CUS_API cus_status cus_context_retain_primary(cus_device dev, cus_context **out);
+
+/* Wraps a context that someone else owns and will keep alive longer than every
+ * cuscope object made from it. Never destroys it. *out receives a new
+ * reference. Makes two driver stack calls and leaves the stack as it was. */
+CUS_API cus_status cus_context_wrap(CUcontext handle, cus_context **out);
+
+/* Adds a reference; NULL-safe; returns ctx. */
+CUS_API cus_context *cus_context_ref(cus_context *ctx);
+/* Drops a reference; NULL-safe; returns NULL. The last one destroys the
+ * context (owned), releases the primary retain (primary), or forgets the
+ * handle (foreign); errors go to the destroy handler. */
+CUS_API cus_context *cus_context_unref(cus_context *ctx);
+CUS_DEFINE_AUTOPTR(cus_context, cus_context_unref)
+
+/* Plain accessors: no driver call, never fail. NULL ctx gives NULL / 0. */
+CUS_API CUcontext cus_context_handle(const cus_context *ctx);
+CUS_API cus_device cus_context_device(const cus_context *ctx);
+CUS_API cus_context_kind cus_context_get_kind(const cus_context *ctx);
+
+/* CUS_SUCCESS, or the sticky status that poisoned ctx. */
+CUS_API cus_status cus_context_poisoned(const cus_context *ctx);
+
+/* The following make ctx current for the one driver call (free when ctx is
+ * already on top of the calling thread's mirror) and restore the thread's
+ * stack afterwards. */
+CUS_API cus_status cus_context_synchronize(cus_context *ctx);
+CUS_API cus_status cus_context_api_version(cus_context *ctx, unsigned int *version);
+CUS_API cus_status cus_context_flags(cus_context *ctx, unsigned int *flags);
+CUS_API cus_status cus_context_get_limit(cus_context *ctx, CUlimit limit, size_t *value);
+CUS_API cus_status cus_context_set_limit(cus_context *ctx, CUlimit limit, size_t value);
+CUS_API cus_status cus_context_get_cache_config(cus_context *ctx, CUfunc_cache *config);
+CUS_API cus_status cus_context_set_cache_config(cus_context *ctx, CUfunc_cache config);
+/* Shared-memory bank configuration: deprecated by the driver; an optional
+ * entry point, CUS_ERROR_NOT_SUPPORTED where the driver dropped it. */
+CUS_API cus_status cus_context_get_shared_mem_config(cus_context *ctx, CUsharedconfig *config);
+CUS_API cus_status cus_context_set_shared_mem_config(cus_context *ctx, CUsharedconfig config);
+/* Stream priorities: numerically, greatest <= least (e.g. -5 and 0). */
+CUS_API cus_status cus_context_stream_priority_range(cus_context *ctx, int *least, int *greatest);
+
+/* --- the per-thread stack ------------------------------------------------ */
+
+/* Pushes ctx on the calling thread's stack (cuCtxPushCurrent). */
+CUS_API cus_status cus_context_push(cus_context *ctx);
+
+/* Pops the top of the calling thread's stack (cuCtxPopCurrent). If popped is
+ * not NULL it receives the stack's reference to the popped context (a new
+ * reference for the caller); otherwise that reference is dropped.
+ * CUS_ERROR_UNBALANCED_POP when cuscope pushed nothing on this thread;
+ * CUS_ERROR_CONTEXT_MISMATCH when the driver's top is not cuscope's (the
+ * driver's stack is restored). */
+CUS_API cus_status cus_context_pop(cus_context **popped);
+
+/* Replaces the top of the stack with ctx (cuCtxSetCurrent); NULL pops only the
+ * top and is a no-op on an empty stack. */
+CUS_API cus_status cus_context_set_current(cus_context *ctx);
+
+/* The context on top of the calling thread's mirror, or NULL: a borrowed
+ * pointer, valid while it stays on the stack. No driver call. */
+CUS_API cus_context *cus_context_current(void);
+
+/* The number of entries on the calling thread's mirror. No driver call. */
+CUS_API unsigned int cus_context_stack_depth(void);
+
+/* --- scoped guards --------------------------------------------------------
+ * A guard makes a context current for a scope and restores the thread's stack
+ * on every exit path. When ctx is already on top, entering and leaving cost a
+ * pointer compare and no driver call. Otherwise the guard pushes on entry and,
+ * on exit, pops exactly the context it pushed; if it finds another context on
+ * top (the scope pushed and did not pop) it leaves the stack alone and reports
+ * CUS_ERROR_CONTEXT_MISMATCH to the destroy handler.
+ *
+ *   Declaration style (the guard lives until the end of the enclosing block):
+ *       cus_context_scope(g, ctx);
+ *       if (g.status) return g.status;
+ *
+ *   Block style (the block runs only if the push succeeded):
+ *       cus_status st;
+ *       cus_with_context(ctx, st) { ... }
+ *       if (st) ...;
+ *   `break` leaves the block early and still restores; `return` from inside
+ *   restores too. */
+typedef struct cus_context_guard {
+    cus_context *ctx;      /* the context pushed, NULL if none was needed */
+    unsigned int depth;    /* mirror depth before the push */
+    cus_status status;     /* CUS_SUCCESS, or why the guard could not enter */
+} cus_context_guard;
+
+CUS_API cus_context_guard cus_context_guard_enter(cus_context *ctx);
+CUS_API void cus_context_guard_exit(cus_context_guard *guard);
+
+#ifdef CUS_HAVE_CLEANUP
+/* The cleanup attribute follows the declarator so that it binds to the guard
+ * alone (the kernel's scoped_guard does the same). */
+#define cus_context_scope(name, ctx)                                           \
+    cus_context_guard name __attribute__((cleanup(cus_context_guard_exit))) =  \
+        cus_context_guard_enter(ctx)
+
+#define CUS_CONCAT_(a, b) a##b
+#define CUS_CONCAT(a, b) CUS_CONCAT_(a, b)
+#define cus_with_context(ctx, status_var)                                      \
+    cus_with_context_(ctx, status_var, CUS_CONCAT(cus_wg_, __LINE__),          \
+                      CUS_CONCAT(cus_wg_done_, __LINE__))
+#define cus_with_context_(ctx, status_var, g, done)                            \
+    for (cus_context_guard g __attribute__((cleanup(cus_context_guard_exit))) = \
+             cus_context_guard_enter(ctx),                                     \
+             *done = ((status_var) = g.status, (cus_context_guard *)0);        \
+         !done && g.status == 0; done = &g)
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,12 @@
+/* cuscope/cuscope.h: the umbrella header. */
+#ifndef CUSCOPE_CUSCOPE_H
+#define CUSCOPE_CUSCOPE_H
+
+#include "version.h"
+#include "object.h"
+#include "status.h"
+#include "driver.h"
+#include "device.h"
+#include "context.h"
+
+#endif

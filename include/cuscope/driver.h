@@ -1,0 +1,69 @@
+/* cuscope/driver.h: loading the CUDA driver, and replacing it.
+ *
+ * cuscope never links against libcuda. cus_init() dlopen()s "libcuda.so.1" and
+ * resolves every entry point it uses with cuGetProcAddress at an explicit ABI
+ * version, so a program linked against cuscope starts on machines without a
+ * GPU and fails with a readable status instead. Each public function that needs
+ * the driver calls cus_init() itself, so calling it first is optional but
+ * gives the clearest error.
+ *
+ * The same table is the seam for testing: cus_driver_install() makes cuscope
+ * resolve its entry points through another function with the signature of
+ * cuGetProcAddress_v2 (the fake driver in cuscope/fake.h, a tracer, a fault
+ * injector).
+ */
+#ifndef CUSCOPE_DRIVER_H
+#define CUSCOPE_DRIVER_H
+
+#include <cuda.h>
+#include <stdbool.h>
+
+#include "status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Loads the driver (or the installed resolver), resolves the entry points,
+ * calls cuInit(0) and checks that there is a device. Idempotent and
+ * thread-safe: concurrent callers wait for one load; once it succeeded, later
+ * calls cost one atomic load. A failed load is retried by the next call.
+ * Errors, each with a message that says what to do:
+ *   CUS_ERROR_DRIVER_NOT_FOUND      libcuda.so.1 (or the path set) not loadable
+ *   CUS_ERROR_DRIVER_SYMBOL_MISSING a required entry point is absent (named)
+ *   CUS_ERROR_DRIVER_TOO_OLD        driver API version below 12.0
+ *   CUDA_ERROR_NO_DEVICE            the driver sees no CUDA device
+ *   any CUresult returned by cuInit. Never aborts. */
+CUS_API cus_status cus_init(void);
+
+/* The driver's API version (cuDriverGetVersion: 12040 for 12.4), loading the
+ * driver first if needed. */
+CUS_API cus_status cus_driver_version(int *version);
+
+/* The resolver type: cuGetProcAddress_v2's signature. */
+typedef CUresult (*cus_driver_resolver)(const char *symbol, void **pfn, int cuda_version,
+                                        cuuint64_t flags,
+                                        CUdriverProcAddressQueryResult *symbol_status);
+
+/* Makes cuscope resolve its entry points through `resolver` instead of
+ * libcuda (NULL goes back to libcuda). Drops the loaded table: the next call
+ * that needs the driver loads again through the new source. Fails with
+ * CUS_ERROR_BUSY while any cuscope object is alive. Thread-safe, but must not
+ * race with other cuscope calls. */
+CUS_API cus_status cus_driver_install(cus_driver_resolver resolver);
+
+/* Sets the file that cus_init() dlopen()s (NULL: "libcuda.so.1", or the
+ * environment variable CUSCOPE_LIBCUDA when set). Drops the loaded table as
+ * cus_driver_install() does; CUS_ERROR_BUSY while objects are alive. */
+CUS_API cus_status cus_driver_set_library(const char *path);
+
+/* Whether the loaded driver provides an optional feature's entry point, by
+ * driver symbol name ("cuCtxCreate_v4", "cuFuncGetParamInfo"). False before a
+ * successful cus_init(). Thread-safe. */
+CUS_API bool cus_driver_has(const char *entry);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

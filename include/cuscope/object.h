@@ -1,0 +1,87 @@
+/* cuscope/object.h: the ownership machinery shared by every object type.
+ *
+ * Every cuscope object is reference-counted. The contract (systemd's):
+ *   T *cus_T_ref(T *p)    accepts NULL, returns p, adds one reference;
+ *   T *cus_T_unref(T *p)  accepts NULL, drops one reference, always returns NULL,
+ *                         so `p = cus_T_unref(p);` is idiomatic.
+ * Both are thread-safe (C11 atomics); the last unref destroys the object on the
+ * calling thread, with the object's context made current for the call and the
+ * thread's previous context restored afterwards.
+ *
+ * Scope helpers (GCC and clang; gated on __has_attribute(cleanup)):
+ *   cus_autoptr(cus_context) ctx = NULL;   unref'd at scope exit
+ *   return cus_steal(&ctx);                transfer ownership out of the scope
+ *   CUS_TRY(cus_context_push(ctx));        return the status on failure
+ * Rules (from the Linux kernel's cleanup.h): declare and initialise a cleanup
+ * variable in one statement; cleanups run in reverse order of declaration;
+ * never mix goto-unwinding and cleanup attributes in one function.
+ */
+#ifndef CUSCOPE_OBJECT_H
+#define CUSCOPE_OBJECT_H
+
+#include <stddef.h>
+
+#if defined(CUSCOPE_COMPILATION)
+#define CUS_API __attribute__((visibility("default")))
+#else
+#define CUS_API
+#endif
+
+#ifdef __has_attribute
+#if __has_attribute(cleanup)
+#define CUS_HAVE_CLEANUP 1
+#endif
+#if __has_attribute(warn_unused_result)
+#define CUS_MUST_CHECK __attribute__((warn_unused_result))
+#endif
+#endif
+#ifndef CUS_MUST_CHECK
+#define CUS_MUST_CHECK
+#endif
+
+/* Declares, for type T with unref function `unref`, the cleanup function that
+ * cus_autoptr(T) uses. One line per object type, in that type's header. */
+#define CUS_DEFINE_AUTOPTR(T, unref)                                           \
+    static inline void T##_autoptr_cleanup_(T **p_)                            \
+    {                                                                          \
+        if (*p_)                                                               \
+            (void)unref(*p_);                                                  \
+    }
+
+#ifdef CUS_HAVE_CLEANUP
+/* A pointer to T that is unref'd when it goes out of scope. */
+#define cus_autoptr(T) __attribute__((cleanup(T##_autoptr_cleanup_))) T *
+#endif
+
+/* Takes the pointer out of *pp (leaving NULL there) and returns it: the typed
+ * ownership transfer out of a cus_autoptr scope. Uses GNU statement
+ * expressions and __typeof__. */
+#define cus_steal(pp)                                                          \
+    __extension__({                                                            \
+        __typeof__(*(pp)) cus_stolen_ = *(pp);                                 \
+        *(pp) = NULL;                                                          \
+        cus_stolen_;                                                           \
+    })
+
+/* Evaluates expr (a cus_status) once and returns it from the enclosing
+ * function if it is not CUS_SUCCESS. */
+#define CUS_TRY(expr)                                                          \
+    do {                                                                       \
+        int cus_try_status_ = (expr);                                          \
+        if (cus_try_status_ != 0)                                              \
+            return cus_try_status_;                                            \
+    } while (0)
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Diagnostics: the number of cuscope objects alive in this process (all
+ * types). Tests assert it returns to zero. Thread-safe. */
+CUS_API size_t cus_debug_live_objects(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

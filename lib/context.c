@@ -1,0 +1,293 @@
+/* Contexts: owned, primary and foreign, with the sticky-error latch. */
+#include <stdlib.h>
+
+#include "internal.h"
+
+static void context_destroy(cus_context *c)
+{
+    CUresult r = CUDA_SUCCESS;
+    switch (c->kind) {
+    case CUS_CONTEXT_OWNED:
+        r = cus_drv_.cuCtxDestroy_(c->handle);
+        if (r)
+            cus_destroy_error_((cus_status)r, "cus_context_unref", "cuCtxDestroy",
+                               "destroying context %p", (void *)c->handle);
+        break;
+    case CUS_CONTEXT_PRIMARY:
+        r = cus_drv_.cuDevicePrimaryCtxRelease_(c->device.handle);
+        if (r)
+            cus_destroy_error_((cus_status)r, "cus_context_unref", "cuDevicePrimaryCtxRelease",
+                               "releasing the primary context of device %d",
+                               (int)c->device.handle);
+        break;
+    case CUS_CONTEXT_FOREIGN:
+        break;
+    }
+    free(c);
+}
+
+CUS_DEFINE_REF_UNREF(cus_context, context_destroy)
+
+cus_status cus_context_driver_fail_(cus_context *ctx, CUresult r, const char *function,
+                                    const char *driver_call)
+{
+    const char *latched = "";
+    if (ctx && cus_status_is_sticky((cus_status)r)) {
+        int expected = 0;
+        atomic_compare_exchange_strong(&ctx->poison, &expected, (int)r);
+        latched = "; the context is now poisoned: recreate it (a sticky error usually means "
+                  "the process must restart)";
+    }
+    return cus_fail_((cus_status)r, function, driver_call, "context %p%s",
+                     ctx ? (void *)ctx->handle : NULL, latched);
+}
+
+cus_status cus_context_poisoned_fail_(const cus_context *ctx, const char *function)
+{
+    cus_status st = atomic_load_explicit(&ctx->poison, memory_order_relaxed);
+    return cus_fail_(st, function, NULL,
+                     "context %p is poisoned by an earlier %s; no driver call was made", 
+                     (void *)ctx->handle, cus_status_name(st));
+}
+
+static cus_context *context_new(CUcontext handle, cus_device dev, cus_context_kind kind)
+{
+    cus_context *c = calloc(1, sizeof *c);
+    if (c) {
+        cus_refcount_init_(&c->refs);
+        c->handle = handle;
+        c->device = dev;
+        c->kind = kind;
+        atomic_init(&c->poison, 0);
+    }
+    return c;
+}
+
+CUS_API cus_status cus_context_create(cus_device dev, unsigned int flags, cus_context **out)
+{
+    CUS_CHECK_ARG(out);
+    CUS_TRY(cus_driver_ensure_());
+    bool push = !(flags & CUS_CTX_NO_PUSH);
+    unsigned int cu_flags = flags & ~CUS_CTX_NO_PUSH;
+    if (push)
+        CUS_TRY(cus_context_mirror_reserve_(__func__));
+    cus_context *c = context_new(NULL, dev, CUS_CONTEXT_OWNED);
+    if (!c)
+        return CUS_FAIL(CUS_ERROR_OUT_OF_HOST_MEMORY, NULL, "allocating a context");
+
+    CUcontext h = NULL;
+    CUresult r;
+    const char *call;
+    if (cus_drv_.cuCtxCreate_v4_) {
+        CUctxCreateParams params = {0};
+        call = "cuCtxCreate_v4";
+        r = cus_drv_.cuCtxCreate_v4_(&h, &params, cu_flags, dev.handle);
+    } else {
+        call = "cuCtxCreate";
+        r = cus_drv_.cuCtxCreate_(&h, cu_flags, dev.handle);
+    }
+    if (r) {
+        free(c);
+        cus_object_freed_();
+        return CUS_FAIL((cus_status)r, call, "device %d, flags 0x%x", (int)dev.handle, cu_flags);
+    }
+    c->handle = h;
+
+    if (push) {
+        cus_context_mirror_push_(c); /* the driver pushed it already */
+    } else {
+        CUcontext got = NULL;
+        r = cus_drv_.cuCtxPopCurrent_(&got);
+        if (r || got != h) {
+            /* cuCtxDestroy pops it if it is still on top: the stack is back
+             * as it was either way. */
+            (void)cus_drv_.cuCtxDestroy_(h);
+            free(c);
+            cus_object_freed_();
+            return CUS_FAIL(r ? (cus_status)r : CUS_ERROR_CONTEXT_MISMATCH, "cuCtxPopCurrent",
+                            "taking the new context %p off the stack (CUS_CTX_NO_PUSH); it was "
+                            "destroyed",
+                            (void *)h);
+        }
+    }
+    *out = c;
+    return CUS_SUCCESS;
+}
+
+CUS_API cus_status cus_context_retain_primary(cus_device dev, cus_context **out)
+{
+    CUS_CHECK_ARG(out);
+    CUS_TRY(cus_driver_ensure_());
+    cus_context *c = context_new(NULL, dev, CUS_CONTEXT_PRIMARY);
+    if (!c)
+        return CUS_FAIL(CUS_ERROR_OUT_OF_HOST_MEMORY, NULL, "allocating a context");
+    CUcontext h = NULL;
+    CUresult r = cus_drv_.cuDevicePrimaryCtxRetain_(&h, dev.handle);
+    if (r) {
+        free(c);
+        cus_object_freed_();
+        return CUS_FAIL((cus_status)r, "cuDevicePrimaryCtxRetain", "device %d", (int)dev.handle);
+    }
+    c->handle = h;
+    *out = c;
+    return CUS_SUCCESS;
+}
+
+CUS_API cus_status cus_context_wrap(CUcontext handle, cus_context **out)
+{
+    CUS_CHECK_ARG(handle && out);
+    CUS_TRY(cus_driver_ensure_());
+    CUresult r = cus_drv_.cuCtxPushCurrent_(handle);
+    if (r)
+        return CUS_FAIL((cus_status)r, "cuCtxPushCurrent", "wrapping context %p", (void *)handle);
+    CUdevice d = 0;
+    CUresult rd = cus_drv_.cuCtxGetDevice_(&d);
+    CUcontext got = NULL;
+    CUresult rp = cus_drv_.cuCtxPopCurrent_(&got);
+    if (rd)
+        return CUS_FAIL((cus_status)rd, "cuCtxGetDevice", "wrapping context %p", (void *)handle);
+    if (rp)
+        return CUS_FAIL((cus_status)rp, "cuCtxPopCurrent", "wrapping context %p",
+                        (void *)handle);
+    cus_context *c = context_new(handle, (cus_device){d}, CUS_CONTEXT_FOREIGN);
+    if (!c)
+        return CUS_FAIL(CUS_ERROR_OUT_OF_HOST_MEMORY, NULL, "allocating a context");
+    *out = c;
+    return CUS_SUCCESS;
+}
+
+CUS_API CUcontext cus_context_handle(const cus_context *ctx)
+{
+    return ctx ? ctx->handle : NULL;
+}
+
+CUS_API cus_device cus_context_device(const cus_context *ctx)
+{
+    return ctx ? ctx->device : (cus_device){0};
+}
+
+CUS_API cus_context_kind cus_context_get_kind(const cus_context *ctx)
+{
+    return ctx ? ctx->kind : CUS_CONTEXT_FOREIGN;
+}
+
+CUS_API cus_status cus_context_poisoned(const cus_context *ctx)
+{
+    return ctx ? atomic_load_explicit(&ctx->poison, memory_order_relaxed) : CUS_SUCCESS;
+}
+
+/* Runs `call` (a CUresult expression) with ctx current, restoring the stack;
+ * on failure returns from the enclosing function. */
+#define IN_CONTEXT(ctx, name, call)                                            \
+    do {                                                                       \
+        CUS_CHECK_POISON(ctx);                                                 \
+        cus_context_scope_ scope_;                                             \
+        CUresult r_ = cus_context_enter_((ctx), &scope_);                      \
+        if (r_)                                                                \
+            return cus_context_driver_fail_((ctx), r_, __func__, "cuCtxPushCurrent"); \
+        r_ = (call);                                                           \
+        cus_status left_ = cus_context_leave_(&scope_);                        \
+        if (r_)                                                                \
+            return cus_context_driver_fail_((ctx), r_, __func__, (name));      \
+        if (left_)                                                             \
+            return cus_context_driver_fail_((ctx), (CUresult)left_, __func__, "cuCtxPopCurrent"); \
+    } while (0)
+
+CUS_API cus_status cus_context_synchronize(cus_context *ctx)
+{
+    CUS_CHECK_ARG(ctx);
+    IN_CONTEXT(ctx, "cuCtxSynchronize", cus_drv_.cuCtxSynchronize_());
+    return CUS_SUCCESS;
+}
+
+CUS_API cus_status cus_context_api_version(cus_context *ctx, unsigned int *version)
+{
+    CUS_CHECK_ARG(ctx && version);
+    CUS_CHECK_POISON(ctx);
+    unsigned int v = 0;
+    CUresult r = cus_drv_.cuCtxGetApiVersion_(ctx->handle, &v);
+    if (r)
+        return cus_context_driver_fail_(ctx, r, __func__, "cuCtxGetApiVersion");
+    *version = v;
+    return CUS_SUCCESS;
+}
+
+CUS_API cus_status cus_context_flags(cus_context *ctx, unsigned int *flags)
+{
+    CUS_CHECK_ARG(ctx && flags);
+    unsigned int f = 0;
+    IN_CONTEXT(ctx, "cuCtxGetFlags", cus_drv_.cuCtxGetFlags_(&f));
+    *flags = f;
+    return CUS_SUCCESS;
+}
+
+CUS_API cus_status cus_context_get_limit(cus_context *ctx, CUlimit limit, size_t *value)
+{
+    CUS_CHECK_ARG(ctx && value);
+    size_t v = 0;
+    IN_CONTEXT(ctx, "cuCtxGetLimit", cus_drv_.cuCtxGetLimit_(&v, limit));
+    *value = v;
+    return CUS_SUCCESS;
+}
+
+CUS_API cus_status cus_context_set_limit(cus_context *ctx, CUlimit limit, size_t value)
+{
+    CUS_CHECK_ARG(ctx);
+    IN_CONTEXT(ctx, "cuCtxSetLimit", cus_drv_.cuCtxSetLimit_(limit, value));
+    return CUS_SUCCESS;
+}
+
+CUS_API cus_status cus_context_get_cache_config(cus_context *ctx, CUfunc_cache *config)
+{
+    CUS_CHECK_ARG(ctx && config);
+    CUfunc_cache c = CU_FUNC_CACHE_PREFER_NONE;
+    IN_CONTEXT(ctx, "cuCtxGetCacheConfig", cus_drv_.cuCtxGetCacheConfig_(&c));
+    *config = c;
+    return CUS_SUCCESS;
+}
+
+CUS_API cus_status cus_context_set_cache_config(cus_context *ctx, CUfunc_cache config)
+{
+    CUS_CHECK_ARG(ctx);
+    IN_CONTEXT(ctx, "cuCtxSetCacheConfig", cus_drv_.cuCtxSetCacheConfig_(config));
+    return CUS_SUCCESS;
+}
+
+static cus_status shared_mem_unsupported(const char *function, const char *entry)
+{
+    return cus_fail_(CUS_ERROR_NOT_SUPPORTED, function, NULL,
+                     "driver API %d.%d does not provide %s", cus_driver_version_ / 1000,
+                     cus_driver_version_ % 1000 / 10, entry);
+}
+
+CUS_API cus_status cus_context_get_shared_mem_config(cus_context *ctx, CUsharedconfig *config)
+{
+    CUS_CHECK_ARG(ctx && config);
+    if (!cus_drv_.cuCtxGetSharedMemConfig_)
+        return shared_mem_unsupported(__func__, "cuCtxGetSharedMemConfig");
+    CUsharedconfig c = CU_SHARED_MEM_CONFIG_DEFAULT_BANK_SIZE;
+    IN_CONTEXT(ctx, "cuCtxGetSharedMemConfig", cus_drv_.cuCtxGetSharedMemConfig_(&c));
+    *config = c;
+    return CUS_SUCCESS;
+}
+
+CUS_API cus_status cus_context_set_shared_mem_config(cus_context *ctx, CUsharedconfig config)
+{
+    CUS_CHECK_ARG(ctx);
+    if (!cus_drv_.cuCtxSetSharedMemConfig_)
+        return shared_mem_unsupported(__func__, "cuCtxSetSharedMemConfig");
+    IN_CONTEXT(ctx, "cuCtxSetSharedMemConfig", cus_drv_.cuCtxSetSharedMemConfig_(config));
+    return CUS_SUCCESS;
+}
+
+CUS_API cus_status cus_context_stream_priority_range(cus_context *ctx, int *least, int *greatest)
+{
+    CUS_CHECK_ARG(ctx && (least || greatest));
+    int lo = 0, hi = 0;
+    IN_CONTEXT(ctx, "cuCtxGetStreamPriorityRange", cus_drv_.cuCtxGetStreamPriorityRange_(&lo, &hi));
+    if (least)
+        *least = lo;
+    if (greatest)
+        *greatest = hi;
+    return CUS_SUCCESS;
+}

@@ -1,0 +1,251 @@
+/* The per-thread context stack: a mirror of what cuscope pushed on the
+ * driver's stack, whose entries hold references, and the scoped guards. */
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "internal.h"
+
+typedef struct mirror {
+    cus_context **items;
+    unsigned int depth, cap;
+} mirror;
+
+static _Thread_local mirror *tls_mirror;
+/* The handle on top of tls_mirror, cached so that the "already current" test
+ * is one thread-local load and a compare. */
+static _Thread_local CUcontext tls_top;
+
+static pthread_key_t mirror_key;
+static pthread_once_t mirror_key_once = PTHREAD_ONCE_INIT;
+static int mirror_key_error;
+
+static void sync_top(const mirror *m)
+{
+    tls_top = m->depth ? m->items[m->depth - 1]->handle : NULL;
+}
+
+/* Runs when a thread with a mirror exits: pops and releases what it left. */
+static void mirror_thread_exit(void *p)
+{
+    mirror *m = p;
+    unsigned int left = m->depth;
+    while (m->depth) {
+        cus_context *c = m->items[--m->depth];
+        sync_top(m);
+        CUcontext got = NULL;
+        CUresult r = cus_drv_.cuCtxPopCurrent_(&got);
+        if (r)
+            cus_destroy_error_((cus_status)r, "thread exit", "cuCtxPopCurrent",
+                               "popping context %p left pushed by an exiting thread",
+                               (void *)c->handle);
+        cus_context_unref(c);
+    }
+    if (left)
+        cus_destroy_error_(CUS_ERROR_CONTEXTS_LEFT_PUSHED, "thread exit", NULL,
+                           "a thread exited with %u context(s) pushed through cuscope; they were "
+                           "popped and their references released",
+                           left);
+    free(m->items);
+    free(m);
+    tls_mirror = NULL;
+    tls_top = NULL;
+}
+
+static void make_key(void)
+{
+    mirror_key_error = pthread_key_create(&mirror_key, mirror_thread_exit);
+}
+
+cus_status cus_context_mirror_reserve_(const char *function)
+{
+    mirror *m = tls_mirror;
+    if (CUS_LIKELY(m && m->depth < m->cap))
+        return CUS_SUCCESS;
+    if (!m) {
+        pthread_once(&mirror_key_once, make_key);
+        if (mirror_key_error)
+            return cus_fail_(CUS_ERROR_OUT_OF_HOST_MEMORY, function, NULL,
+                             "cannot create the thread-exit key for the context stack");
+        m = calloc(1, sizeof *m);
+        if (!m || pthread_setspecific(mirror_key, m)) {
+            free(m);
+            return cus_fail_(CUS_ERROR_OUT_OF_HOST_MEMORY, function, NULL,
+                             "allocating the thread's context stack");
+        }
+        tls_mirror = m;
+    }
+    unsigned int cap = m->cap ? m->cap * 2 : 8;
+    cus_context **items = realloc(m->items, cap * sizeof *items);
+    if (!items)
+        return cus_fail_(CUS_ERROR_OUT_OF_HOST_MEMORY, function, NULL,
+                         "growing the thread's context stack to %u entries", cap);
+    m->items = items;
+    m->cap = cap;
+    return CUS_SUCCESS;
+}
+
+void cus_context_mirror_push_(cus_context *ctx)
+{
+    mirror *m = tls_mirror;
+    m->items[m->depth++] = cus_context_ref(ctx);
+    tls_top = ctx->handle;
+}
+
+CUcontext cus_context_mirror_top_(void)
+{
+    return tls_top;
+}
+
+CUresult cus_context_enter_(const cus_context *ctx, cus_context_scope_ *scope)
+{
+    scope->pushed = NULL;
+    if (CUS_LIKELY(ctx->handle == tls_top))
+        return CUDA_SUCCESS;
+    CUresult r = cus_drv_.cuCtxPushCurrent_(ctx->handle);
+    if (r == CUDA_SUCCESS)
+        scope->pushed = ctx->handle;
+    return r;
+}
+
+cus_status cus_context_leave_(cus_context_scope_ *scope)
+{
+    if (!scope->pushed)
+        return CUS_SUCCESS;
+    CUcontext got = NULL;
+    CUresult r = cus_drv_.cuCtxPopCurrent_(&got);
+    if (r)
+        return (cus_status)r;
+    if (got != scope->pushed) {
+        /* Someone pushed behind our back: give them their context back. */
+        if (got)
+            (void)cus_drv_.cuCtxPushCurrent_(got);
+        return CUS_ERROR_CONTEXT_MISMATCH;
+    }
+    scope->pushed = NULL;
+    return CUS_SUCCESS;
+}
+
+CUS_API cus_status cus_context_push(cus_context *ctx)
+{
+    CUS_CHECK_ARG(ctx);
+    CUS_CHECK_POISON(ctx);
+    CUS_TRY(cus_context_mirror_reserve_(__func__));
+    CUresult r = cus_drv_.cuCtxPushCurrent_(ctx->handle);
+    if (r)
+        return cus_context_driver_fail_(ctx, r, __func__, "cuCtxPushCurrent");
+    cus_context_mirror_push_(ctx);
+    return CUS_SUCCESS;
+}
+
+CUS_API cus_status cus_context_pop(cus_context **popped)
+{
+    mirror *m = tls_mirror;
+    if (!m || !m->depth)
+        return CUS_FAIL(CUS_ERROR_UNBALANCED_POP, NULL,
+                        "this thread has no context pushed through cuscope");
+    cus_context *top = m->items[m->depth - 1];
+    CUcontext got = NULL;
+    CUresult r = cus_drv_.cuCtxPopCurrent_(&got);
+    if (r)
+        return cus_context_driver_fail_(top, r, __func__, "cuCtxPopCurrent");
+    if (got != top->handle) {
+        CUresult back = got ? cus_drv_.cuCtxPushCurrent_(got) : CUDA_SUCCESS;
+        return CUS_FAIL(CUS_ERROR_CONTEXT_MISMATCH, "cuCtxPopCurrent",
+                        "the driver's current context was %p but cuscope pushed %p last (raw "
+                        "cuCtx* calls on this thread?); %s",
+                        (void *)got, (void *)top->handle,
+                        back == CUDA_SUCCESS ? "the driver's stack was restored"
+                                             : "restoring the driver's stack failed too");
+    }
+    m->depth--;
+    sync_top(m);
+    if (popped)
+        *popped = top; /* the mirror's reference moves to the caller */
+    else
+        cus_context_unref(top);
+    return CUS_SUCCESS;
+}
+
+CUS_API cus_status cus_context_set_current(cus_context *ctx)
+{
+    if (ctx) {
+        CUS_CHECK_POISON(ctx);
+        CUS_TRY(cus_context_mirror_reserve_(__func__));
+    } else {
+        CUS_TRY(cus_driver_ensure_());
+    }
+    CUresult r = cus_drv_.cuCtxSetCurrent_(ctx ? ctx->handle : NULL);
+    if (r) {
+        if (ctx)
+            return cus_context_driver_fail_(ctx, r, __func__, "cuCtxSetCurrent");
+        return CUS_FAIL((cus_status)r, "cuCtxSetCurrent", "setting no context current");
+    }
+    mirror *m = tls_mirror;
+    cus_context *old = NULL;
+    if (ctx) {
+        if (m->depth)
+            old = m->items[m->depth - 1];
+        else
+            m->depth = 1;
+        m->items[m->depth - 1] = cus_context_ref(ctx);
+    } else if (m && m->depth) {
+        old = m->items[--m->depth];
+    }
+    if (m)
+        sync_top(m);
+    cus_context_unref(old);
+    return CUS_SUCCESS;
+}
+
+CUS_API cus_context *cus_context_current(void)
+{
+    mirror *m = tls_mirror;
+    return m && m->depth ? m->items[m->depth - 1] : NULL;
+}
+
+CUS_API unsigned int cus_context_stack_depth(void)
+{
+    mirror *m = tls_mirror;
+    return m ? m->depth : 0;
+}
+
+CUS_API cus_context_guard cus_context_guard_enter(cus_context *ctx)
+{
+    cus_context_guard g = {NULL, 0, CUS_SUCCESS};
+    if (CUS_UNLIKELY(!ctx)) {
+        g.status = CUS_FAIL(CUS_ERROR_INVALID_ARGUMENT, NULL, "invalid argument: ctx is NULL");
+        return g;
+    }
+    if (CUS_LIKELY(ctx->handle == tls_top))
+        return g;
+    g.depth = cus_context_stack_depth();
+    g.status = cus_context_push(ctx);
+    if (g.status == CUS_SUCCESS)
+        g.ctx = ctx;
+    return g;
+}
+
+CUS_API void cus_context_guard_exit(cus_context_guard *guard)
+{
+    cus_context *ctx = guard->ctx;
+    if (!ctx)
+        return;
+    guard->ctx = NULL;
+    mirror *m = tls_mirror;
+    if (!m || m->depth != guard->depth + 1 || m->items[m->depth - 1] != ctx) {
+        cus_destroy_error_(CUS_ERROR_CONTEXT_MISMATCH, __func__, NULL,
+                           "leaving a guard for context %p: the stack is %u deep with %p on top, "
+                           "expected %u with the guard's context; the stack was left alone",
+                           (void *)ctx->handle, m ? m->depth : 0,
+                           (void *)(m && m->depth ? m->items[m->depth - 1]->handle : NULL),
+                           guard->depth + 1);
+        return;
+    }
+    cus_error_save saved;
+    cus_error_save_(&saved);
+    cus_status st = cus_context_pop(NULL);
+    if (st)
+        cus_destroy_error_(st, __func__, cus_last_error()->driver_call, "%s",
+                           cus_last_error_message());
+    cus_error_restore_(&saved);
+}

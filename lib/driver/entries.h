@@ -1,0 +1,44 @@
+/* The driver entry points cuscope uses: one line each, the only list.
+ *
+ * X(field, symbol, version, need)
+ *   field    the member of struct cus_driver_table (and the name in messages)
+ *   symbol   the base name passed to cuGetProcAddress
+ *   version  the ABI version asked for; PFN_<symbol>_v<version> from
+ *            cudaTypedefs.h is the member's type, so a wrong pair fails to
+ *            compile
+ *   need     REQUIRED (the load fails without it) or OPTIONAL (NULL, and the
+ *            feature reports CUS_ERROR_NOT_SUPPORTED)
+ * Versions stay at or below CUSCOPE_MIN_DRIVER_VERSION for required entries,
+ * so a 12.0 driver resolves them all.
+ */
+#define CUS_DRIVER_ENTRIES(X)                                                  \
+    X(cuDriverGetVersion, cuDriverGetVersion, 2020, REQUIRED)                  \
+    X(cuInit, cuInit, 2000, REQUIRED)                                          \
+    X(cuGetErrorName, cuGetErrorName, 6000, REQUIRED)                          \
+    X(cuGetErrorString, cuGetErrorString, 6000, REQUIRED)                      \
+    X(cuDeviceGetCount, cuDeviceGetCount, 2000, REQUIRED)                      \
+    X(cuDeviceGet, cuDeviceGet, 2000, REQUIRED)                                \
+    X(cuDeviceGetName, cuDeviceGetName, 2000, REQUIRED)                        \
+    X(cuDeviceGetUuid, cuDeviceGetUuid, 11040, REQUIRED)                       \
+    X(cuDeviceTotalMem, cuDeviceTotalMem, 3020, REQUIRED)                      \
+    X(cuDeviceGetAttribute, cuDeviceGetAttribute, 2000, REQUIRED)              \
+    X(cuDevicePrimaryCtxRetain, cuDevicePrimaryCtxRetain, 7000, REQUIRED)      \
+    X(cuDevicePrimaryCtxRelease, cuDevicePrimaryCtxRelease, 11000, REQUIRED)   \
+    X(cuCtxCreate, cuCtxCreate, 3020, REQUIRED)                                \
+    X(cuCtxCreate_v4, cuCtxCreate, 12050, OPTIONAL)                            \
+    X(cuCtxDestroy, cuCtxDestroy, 4000, REQUIRED)                              \
+    X(cuCtxPushCurrent, cuCtxPushCurrent, 4000, REQUIRED)                      \
+    X(cuCtxPopCurrent, cuCtxPopCurrent, 4000, REQUIRED)                        \
+    X(cuCtxSetCurrent, cuCtxSetCurrent, 4000, REQUIRED)                        \
+    X(cuCtxGetCurrent, cuCtxGetCurrent, 4000, REQUIRED)                        \
+    X(cuCtxGetDevice, cuCtxGetDevice, 2000, REQUIRED)                          \
+    X(cuCtxGetFlags, cuCtxGetFlags, 7000, REQUIRED)                            \
+    X(cuCtxSynchronize, cuCtxSynchronize, 2000, REQUIRED)                      \
+    X(cuCtxGetApiVersion, cuCtxGetApiVersion, 3020, REQUIRED)                  \
+    X(cuCtxGetLimit, cuCtxGetLimit, 3010, REQUIRED)                            \
+    X(cuCtxSetLimit, cuCtxSetLimit, 3010, REQUIRED)                            \
+    X(cuCtxGetCacheConfig, cuCtxGetCacheConfig, 3020, REQUIRED)                \
+    X(cuCtxSetCacheConfig, cuCtxSetCacheConfig, 3020, REQUIRED)                \
+    X(cuCtxGetSharedMemConfig, cuCtxGetSharedMemConfig, 4020, OPTIONAL)        \
+    X(cuCtxSetSharedMemConfig, cuCtxSetSharedMemConfig, 4020, OPTIONAL)        \
+    X(cuCtxGetStreamPriorityRange, cuCtxGetStreamPriorityRange, 5050, REQUIRED)

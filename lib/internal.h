@@ -1,0 +1,137 @@
+/* Internal declarations shared by the files of lib/. Nothing here is API. */
+#ifndef CUSCOPE_LIB_INTERNAL_H
+#define CUSCOPE_LIB_INTERNAL_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "cuscope/cuscope.h"
+#include "driver/driver.h"
+
+#define CUS_HIDDEN __attribute__((visibility("hidden")))
+#define CUS_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#define CUS_LIKELY(x) __builtin_expect(!!(x), 1)
+#define CUS_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+/* --- errors (error.c) ------------------------------------------------------ */
+
+/* Records the calling thread's last error and returns status, so that
+ * `return cus_fail_(...)` reads naturally. driver_call may be NULL. */
+CUS_HIDDEN cus_status cus_fail_(cus_status status, const char *function, const char *driver_call,
+                                const char *fmt, ...) CUS_PRINTF(4, 5);
+#define CUS_FAIL(status, driver_call, ...) cus_fail_((status), __func__, (driver_call), __VA_ARGS__)
+#define CUS_CHECK_ARG(cond)                                                    \
+    do {                                                                       \
+        if (CUS_UNLIKELY(!(cond)))                                             \
+            return CUS_FAIL(CUS_ERROR_INVALID_ARGUMENT, NULL, "invalid argument: %s", #cond); \
+    } while (0)
+
+/* Delivers an error raised while destroying to the destroy handler; never
+ * touches the thread's last error. */
+CUS_HIDDEN void cus_destroy_error_(cus_status status, const char *function, const char *driver_call,
+                                   const char *fmt, ...) CUS_PRINTF(4, 5);
+
+/* Saves and restores the thread's last error around a destructor, so that a
+ * cleanup running during an early return cannot clobber the error being
+ * returned. */
+typedef struct cus_error_save {
+    cus_status status;
+    const char *function, *driver_call;
+    char message[512];
+} cus_error_save;
+CUS_HIDDEN void cus_error_save_(cus_error_save *s);
+CUS_HIDDEN void cus_error_restore_(const cus_error_save *s);
+
+/* --- objects (object.c) ----------------------------------------------------- */
+
+typedef struct cus_refcount {
+    atomic_uint count;
+} cus_refcount;
+
+CUS_HIDDEN extern atomic_size_t cus_live_objects_;
+
+static inline void cus_refcount_init_(cus_refcount *r)
+{
+    atomic_init(&r->count, 1);
+    atomic_fetch_add_explicit(&cus_live_objects_, 1, memory_order_relaxed);
+}
+static inline void cus_refcount_inc_(cus_refcount *r)
+{
+    atomic_fetch_add_explicit(&r->count, 1, memory_order_relaxed);
+}
+/* True when this was the last reference. */
+static inline bool cus_refcount_dec_(cus_refcount *r)
+{
+    if (atomic_fetch_sub_explicit(&r->count, 1, memory_order_release) != 1)
+        return false;
+    atomic_thread_fence(memory_order_acquire);
+    return true;
+}
+static inline void cus_object_freed_(void)
+{
+    atomic_fetch_sub_explicit(&cus_live_objects_, 1, memory_order_relaxed);
+}
+
+/* Generates T_ref and T_unref for a struct with a `cus_refcount refs` member
+ * and a destroy function that frees it; the destroy runs with the thread's
+ * last error saved and restored. */
+#define CUS_DEFINE_REF_UNREF(T, destroy)                                       \
+    CUS_API T *T##_ref(T *p)                                                   \
+    {                                                                          \
+        if (p)                                                                 \
+            cus_refcount_inc_(&p->refs);                                       \
+        return p;                                                              \
+    }                                                                          \
+    CUS_API T *T##_unref(T *p)                                                 \
+    {                                                                          \
+        if (p && cus_refcount_dec_(&p->refs)) {                                \
+            cus_error_save saved_;                                             \
+            cus_error_save_(&saved_);                                          \
+            destroy(p);                                                        \
+            cus_object_freed_();                                               \
+            cus_error_restore_(&saved_);                                       \
+        }                                                                      \
+        return NULL;                                                           \
+    }
+
+/* --- contexts (context.c, context_stack.c) ---------------------------------- */
+
+struct cus_context {
+    cus_refcount refs;
+    CUcontext handle;
+    cus_device device;
+    cus_context_kind kind;
+    atomic_int poison; /* 0, or the sticky status that killed the context */
+};
+
+/* Records a failed driver call on ctx: latches a sticky status, and records
+ * the thread's last error. Returns r. */
+CUS_HIDDEN cus_status cus_context_driver_fail_(cus_context *ctx, CUresult r, const char *function,
+                                               const char *driver_call);
+/* The fail-fast check at the top of each call on a context. */
+CUS_HIDDEN cus_status cus_context_poisoned_fail_(const cus_context *ctx, const char *function);
+#define CUS_CHECK_POISON(ctx)                                                  \
+    do {                                                                       \
+        if (CUS_UNLIKELY(atomic_load_explicit(&(ctx)->poison, memory_order_relaxed))) \
+            return cus_context_poisoned_fail_((ctx), __func__);                \
+    } while (0)
+
+/* Makes ctx current for one driver call: a pointer compare when it is on top
+ * of the calling thread's mirror, a raw push otherwise (no mirror entry, so it
+ * works inside destructors). cus_context_leave_ pops what enter pushed. */
+typedef struct cus_context_scope_ {
+    CUcontext pushed; /* NULL when nothing was pushed */
+} cus_context_scope_;
+CUS_HIDDEN CUresult cus_context_enter_(const cus_context *ctx, cus_context_scope_ *scope);
+CUS_HIDDEN cus_status cus_context_leave_(cus_context_scope_ *scope);
+/* The handle on top of the calling thread's mirror, or NULL. */
+CUS_HIDDEN CUcontext cus_context_mirror_top_(void);
+/* Makes room for one more entry on the calling thread's mirror, so that the
+ * push after a successful driver call cannot fail. */
+CUS_HIDDEN cus_status cus_context_mirror_reserve_(const char *function);
+/* Records a push the driver already did (cuCtxCreate): takes a reference.
+ * Needs a prior successful cus_context_mirror_reserve_(). */
+CUS_HIDDEN void cus_context_mirror_push_(cus_context *ctx);
+
+#endif
