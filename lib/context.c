@@ -101,7 +101,11 @@ CUS_API cus_status cus_context_create(cus_device dev, unsigned int flags, cus_co
         if (r || got != h) {
             /* cuCtxDestroy pops it if it is still on top: the stack is back
              * as it was either way. */
-            (void)cus_drv_.cuCtxDestroy_(h);
+            CUresult rd = cus_drv_.cuCtxDestroy_(h);
+            if (rd)
+                cus_destroy_error_((cus_status)rd, __func__, "cuCtxDestroy",
+                                   "destroying the new context %p after its pop failed",
+                                   (void *)h);
             free(c);
             cus_object_freed_();
             return CUS_FAIL(r ? (cus_status)r : CUS_ERROR_CONTEXT_MISMATCH, "cuCtxPopCurrent",

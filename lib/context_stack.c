@@ -113,6 +113,8 @@ cus_status cus_context_leave_(cus_context_scope_ *scope)
         return CUS_SUCCESS;
     CUcontext got = NULL;
     CUresult r = cus_drv_.cuCtxPopCurrent_(&got);
+    if (r) /* once more: a failed pop would leave the caller's context switched */
+        r = cus_drv_.cuCtxPopCurrent_(&got);
     if (r)
         return (cus_status)r;
     if (got != scope->pushed) {
@@ -244,6 +246,8 @@ CUS_API void cus_context_guard_exit(cus_context_guard *guard)
     cus_error_save saved;
     cus_error_save_(&saved);
     cus_status st = cus_context_pop(NULL);
+    if (st && st != CUS_ERROR_CONTEXT_MISMATCH) /* once more, as cus_context_leave_ does */
+        st = cus_context_pop(NULL);
     if (st)
         cus_destroy_error_(st, __func__, cus_last_error()->driver_call, "%s",
                            cus_last_error_message());

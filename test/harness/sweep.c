@@ -1,0 +1,181 @@
+#include "sweep.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "env.h"
+#include "../scenarios/scenarios.h"
+
+#include <cudaTypedefs.h>
+
+#define INJECTED CUDA_ERROR_UNKNOWN
+#define MAX_SITES 128
+
+static sweep_stats totals;
+static char sites[MAX_SITES][48];
+static unsigned long site_hits[MAX_SITES];
+static unsigned site_count;
+
+static void note_site(const char *name)
+{
+    if (!name)
+        return;
+    for (unsigned i = 0; i < site_count; i++)
+        if (strcmp(sites[i], name) == 0) {
+            site_hits[i]++;
+            return;
+        }
+    if (site_count < MAX_SITES) {
+        snprintf(sites[site_count], sizeof sites[0], "%s", name);
+        site_hits[site_count++] = 1;
+    }
+}
+
+/* The mirror and the fake's stack agree in depth and top. */
+static void check_stacks_agree(const char *name, unsigned long k, const char *mode)
+{
+    unsigned int depth = cus_context_stack_depth();
+    int fake_depth = cus_fake_thread_stack_depth();
+    if ((int)depth != fake_depth)
+        fail_msg("sweep %s, %s failure of call %lu: cuscope's stack is %u deep, the driver's %d",
+                 name, mode, k, depth, fake_depth);
+    if (depth) {
+        CUcontext top = cus_context_handle(cus_context_current());
+        if (top != cus_fake_thread_stack_at(fake_depth - 1))
+            fail_msg("sweep %s, %s failure of call %lu: cuscope's top %p is not the driver's %p",
+                     name, mode, k, (void *)top, (void *)cus_fake_thread_stack_at(fake_depth - 1));
+    }
+}
+
+/* After a persistent fault the driver may hold an entry that a failed pop
+ * left behind, above cuscope's mirror: take those off with raw pops so that
+ * the drain below sees the two stacks agree again. */
+static void reconcile_persistent(void)
+{
+    void *pfn = NULL;
+    CUdriverProcAddressQueryResult qs;
+    if (cus_fake_get_proc_address("cuCtxPopCurrent", &pfn, 4000, 0, &qs) || !pfn)
+        fail_msg("sweep: the fake has no cuCtxPopCurrent");
+    PFN_cuCtxPopCurrent_v4000 raw_pop;
+    memcpy(&raw_pop, &pfn, sizeof pfn);
+    while (cus_fake_thread_stack_depth() > (int)cus_context_stack_depth()) {
+        CUcontext h;
+        if (raw_pop(&h))
+            fail_msg("sweep: cannot pop the driver's stack");
+    }
+}
+
+/* Pops whatever a failed run left pushed (a failed pop keeps its entry, as
+ * the driver does), and checks that nothing is left alive. */
+static void drain_and_check(const char *name, unsigned long k, const char *mode, bool persistent)
+{
+    while (cus_context_stack_depth())
+        if (cus_context_pop(NULL) != CUS_SUCCESS)
+            fail_msg("sweep %s, %s failure of call %lu: cannot pop after the run: %s", name,
+                     mode, k, cus_last_error_message());
+    if (cus_debug_live_objects())
+        fail_msg("sweep %s, %s failure of call %lu: %zu cuscope object(s) leaked", name, mode, k,
+                 cus_debug_live_objects());
+    /* A failed cuCtxDestroy or primary release leaves its driver handle
+     * behind: allowed only when each one reached the destroy handler. */
+    size_t handles = cus_fake_live_handles(CUS_FAKE_HANDLE_ANY);
+    if (handles > env_destroyed.count)
+        fail_msg("sweep %s, %s failure of call %lu: %zu fake handle(s) leaked", name, mode, k,
+                 handles);
+    if (!persistent && cus_fake_misuse_count())
+        fail_msg("sweep %s, %s failure of call %lu: driver misuse: %s", name, mode, k,
+                 cus_fake_last_misuse());
+}
+
+static void install(const char *name, const cus_fake_config *cfg)
+{
+    /* A persistent run can leave fake handles behind: a fresh install drops them. */
+    if (env_setup_with(cfg) != 0)
+        fail_msg("sweep %s: cannot install the fake driver", name);
+}
+
+void sweep_run(const char *name, sweep_scenario fn, void *arg, const cus_fake_config *cfg)
+{
+    install(name, cfg);
+    cus_status st = fn(arg);
+    if (st != CUS_SUCCESS)
+        fail_msg("sweep %s: the scenario fails without faults: %s", name, cus_last_error_message());
+    unsigned long calls = cus_fake_call_count();
+    unsigned long baseline_pops = cus_fake_calls_of("cuCtxPopCurrent");
+    check_stacks_agree(name, 0, "no");
+    drain_and_check(name, 0, "no", false);
+    totals.scenarios++;
+
+    for (int mode = 0; mode < 2; mode++) {
+        bool persistent = mode == 1;
+        const char *mode_name = persistent ? "persistent" : "transient";
+        for (unsigned long k = 1;; k++) {
+            if (k > calls + 1)
+                fail_msg("sweep %s: still failing at call %lu of %lu", name, k, calls);
+            install(name, cfg);
+            cus_fake_fail_call(k, INJECTED, persistent);
+            cus_clear_last_error();
+            st = fn(arg);
+            unsigned long fired = cus_fake_faults_fired();
+            const char *failed = cus_fake_call_name(k - 1);
+            cus_fake_clear_faults();
+            if (fired == 0) {
+                if (st != CUS_SUCCESS)
+                    fail_msg("sweep %s: with no fault fired the scenario failed: %s", name,
+                             cus_last_error_message());
+                drain_and_check(name, k, mode_name, persistent);
+                break;
+            }
+            totals.failure_points++;
+            note_site(failed);
+            /* cuscope retries a pop that undoes its own push (a temporary
+             * switch, a guard's exit) once: a transient pop failure is then
+             * absorbed, which shows as exactly one extra pop. */
+            bool absorbed = !persistent && failed && strcmp(failed, "cuCtxPopCurrent") == 0 &&
+                            cus_fake_calls_of("cuCtxPopCurrent") == baseline_pops + 1;
+            /* A cleanup's failure (a guard's pop) cannot be returned: once it
+             * reached the destroy handler, the scenario may see its effect. */
+            if (st == SCN_WRONG && env_destroyed.count)
+                st = CUS_ERROR_CONTEXT_MISMATCH;
+            else if (st == SCN_WRONG)
+                fail_msg("sweep %s: %s failure of call %lu (%s) made the scenario observe a "
+                         "wrong result",
+                         name, mode_name, k, failed ? failed : "?");
+            if (st == CUS_SUCCESS && env_destroyed.count == 0 && !absorbed)
+                fail_msg("sweep %s: %s failure of call %lu (%s) was swallowed: the scenario "
+                         "succeeded and nothing reached the destroy handler",
+                         name, mode_name, k, failed ? failed : "?");
+            if (st != CUS_SUCCESS && st != CUS_ERROR_CONTEXT_MISMATCH && cus_last_status() != st)
+                fail_msg("sweep %s: %s failure of call %lu (%s): returned %s but the last "
+                         "error records %s",
+                         name, mode_name, k, failed ? failed : "?", cus_status_name(st),
+                         cus_status_name(cus_last_status()));
+            if (st != CUS_SUCCESS && st != INJECTED && st < 10000)
+                fail_msg("sweep %s: %s failure of call %lu (%s): returned %s, not the injected "
+                         "%s",
+                         name, mode_name, k, failed ? failed : "?", cus_status_name(st),
+                         cus_status_name(INJECTED));
+            if (persistent)
+                reconcile_persistent(); /* a pop that kept failing stays on the driver */
+            else
+                check_stacks_agree(name, k, mode_name);
+            drain_and_check(name, k, mode_name, persistent);
+        }
+    }
+    totals.distinct_sites = site_count;
+    printf("sweep %-28s %3lu driver calls, each failed transiently and persistently\n", name,
+           calls);
+}
+
+const sweep_stats *sweep_totals(void)
+{
+    return &totals;
+}
+
+void sweep_report(void)
+{
+    printf("fault sweep: %lu scenarios, %lu failure points, %lu distinct entry points failed:\n",
+           totals.scenarios, totals.failure_points, totals.distinct_sites);
+    for (unsigned i = 0; i < site_count; i++)
+        printf("  %-32s %lu\n", sites[i], site_hits[i]);
+}

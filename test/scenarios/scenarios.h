@@ -1,0 +1,22 @@
+/* Scenarios written once and run on both drivers: as plain tests on the fake
+ * (unit) and the real driver (gpu), and under the fault sweep on the fake.
+ * Each uses only the public API, returns its first failing status, checks
+ * what it can observe (a wrong observation returns SCN_WRONG), and releases
+ * everything it made on every path. */
+#ifndef CUSCOPE_TEST_SCENARIOS_H
+#define CUSCOPE_TEST_SCENARIOS_H
+
+#include <cuscope/cuscope.h>
+
+/* Returned when a scenario observes a wrong result (not a driver error). */
+#define SCN_WRONG 19999
+
+typedef struct scenario {
+    const char *name;
+    cus_status (*run)(void *arg);
+} scenario;
+
+/* NULL-terminated. */
+extern const scenario context_scenarios[];
+
+#endif

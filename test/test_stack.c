@@ -1,0 +1,420 @@
+/* The per-thread context stack: each rule of DESIGN.md §3 pinned by a named
+ * test, checked against both cuscope's mirror and the fake driver's stack. */
+#include <string.h>
+
+#include <cudaTypedefs.h>
+
+#include "harness/env.h"
+
+static cus_device dev0(void)
+{
+    cus_device d = {0};
+    assert_ok(cus_device_get(0, &d));
+    return d;
+}
+
+static cus_context *new_ctx(unsigned int flags)
+{
+    cus_context *c = NULL;
+    assert_ok(cus_context_create(dev0(), flags, &c));
+    return c;
+}
+
+/* Both views of the calling thread's stack agree: depth and top. */
+static void assert_stack(unsigned int depth, const cus_context *top)
+{
+    assert_int_equal(cus_context_stack_depth(), depth);
+    assert_int_equal(cus_fake_thread_stack_depth(), (int)depth);
+    assert_ptr_equal(cus_context_current(), top);
+    if (depth)
+        assert_ptr_equal(cus_fake_thread_stack_at((int)depth - 1), cus_context_handle(top));
+}
+
+/* A raw fake entry point, converted without the pedantic warning. */
+#define RAW_FN(type, symbol, version)                                          \
+    __extension__({                                                            \
+        type f_;                                                               \
+        void *p_ = raw_fn(symbol, version);                                    \
+        memcpy(&f_, &p_, sizeof f_);                                           \
+        f_;                                                                    \
+    })
+
+static void *raw_fn(const char *symbol, int version)
+{
+    void *pfn = NULL;
+    CUdriverProcAddressQueryResult qs;
+    assert_int_equal(cus_fake_get_proc_address(symbol, &pfn, version, 0, &qs), CUDA_SUCCESS);
+    assert_non_null(pfn);
+    return pfn;
+}
+
+static void test_create_pushes_the_new_context(void **state)
+{
+    (void)state;
+    cus_autoptr(cus_context) ctx = new_ctx(0);
+    assert_stack(1, ctx);
+    assert_ok(cus_context_pop(NULL));
+    assert_stack(0, NULL);
+}
+
+static void test_create_no_push_leaves_the_stack_alone(void **state)
+{
+    (void)state;
+    cus_autoptr(cus_context) ctx = new_ctx(CUS_CTX_NO_PUSH);
+    assert_stack(0, NULL);
+}
+
+static void test_push_makes_the_context_current(void **state)
+{
+    (void)state;
+    cus_autoptr(cus_context) a = new_ctx(CUS_CTX_NO_PUSH);
+    cus_autoptr(cus_context) b = new_ctx(CUS_CTX_NO_PUSH);
+    assert_ok(cus_context_push(a));
+    assert_stack(1, a);
+    assert_ok(cus_context_push(b));
+    assert_stack(2, b);
+    assert_ok(cus_context_push(a)); /* the same context twice is allowed */
+    assert_stack(3, a);
+    for (int i = 0; i < 3; i++)
+        assert_ok(cus_context_pop(NULL));
+}
+
+static void test_pop_returns_the_popped_context(void **state)
+{
+    (void)state;
+    cus_autoptr(cus_context) a = new_ctx(CUS_CTX_NO_PUSH);
+    cus_autoptr(cus_context) b = new_ctx(CUS_CTX_NO_PUSH);
+    assert_ok(cus_context_push(a));
+    assert_ok(cus_context_push(b));
+    cus_autoptr(cus_context) popped = NULL;
+    assert_ok(cus_context_pop(&popped));
+    assert_ptr_equal(popped, b);
+    assert_stack(1, a); /* the previous context is current again */
+    assert_ok(cus_context_pop(NULL));
+    assert_stack(0, NULL);
+}
+
+static void test_pop_on_empty_stack_is_unbalanced_and_makes_no_driver_call(void **state)
+{
+    (void)state;
+    assert_ok(cus_init());
+    unsigned long calls = cus_fake_call_count();
+    cus_context *out = (cus_context *)&out;
+    assert_status(cus_context_pop(&out), CUS_ERROR_UNBALANCED_POP);
+    assert_ptr_equal(out, (cus_context *)&out);
+    assert_int_equal(cus_fake_call_count(), calls);
+}
+
+static void test_set_current_replaces_the_top(void **state)
+{
+    (void)state;
+    cus_autoptr(cus_context) a = new_ctx(CUS_CTX_NO_PUSH);
+    cus_autoptr(cus_context) b = new_ctx(CUS_CTX_NO_PUSH);
+    assert_ok(cus_context_push(a));
+    assert_ok(cus_context_set_current(b));
+    assert_stack(1, b);
+    assert_ok(cus_context_pop(NULL));
+    assert_stack(0, NULL);
+}
+
+static void test_set_current_on_empty_stack_pushes(void **state)
+{
+    (void)state;
+    cus_autoptr(cus_context) a = new_ctx(CUS_CTX_NO_PUSH);
+    assert_ok(cus_context_set_current(a));
+    assert_stack(1, a);
+    assert_ok(cus_context_pop(NULL));
+}
+
+static void test_set_current_null_pops_only_the_top(void **state)
+{
+    (void)state;
+    cus_autoptr(cus_context) a = new_ctx(CUS_CTX_NO_PUSH);
+    cus_autoptr(cus_context) b = new_ctx(CUS_CTX_NO_PUSH);
+    assert_ok(cus_context_push(a));
+    assert_ok(cus_context_push(b));
+    assert_ok(cus_context_set_current(NULL));
+    assert_stack(1, a); /* current is still non-NULL afterwards */
+    assert_ok(cus_context_set_current(NULL));
+    assert_stack(0, NULL);
+}
+
+static void test_set_current_null_on_empty_stack_is_a_noop(void **state)
+{
+    (void)state;
+    assert_ok(cus_context_set_current(NULL));
+    assert_stack(0, NULL);
+}
+
+static void test_destroy_pops_the_callers_copy(void **state)
+{
+    (void)state;
+    /* At the driver level, cuCtxDestroy pops the caller's current copy. */
+    assert_ok(cus_init());
+    PFN_cuCtxCreate_v3020 create = RAW_FN(PFN_cuCtxCreate_v3020, "cuCtxCreate", 3020);
+    PFN_cuCtxDestroy_v4000 destroy = RAW_FN(PFN_cuCtxDestroy_v4000, "cuCtxDestroy", 4000);
+    CUcontext h = NULL;
+    assert_int_equal(create(&h, 0, 0), CUDA_SUCCESS);
+    assert_int_equal(cus_fake_thread_stack_depth(), 1);
+    assert_int_equal(destroy(h), CUDA_SUCCESS);
+    assert_int_equal(cus_fake_thread_stack_depth(), 0);
+    /* Through cuscope, the last reference of a popped context destroys it. */
+    cus_context *ctx = new_ctx(0);
+    assert_int_equal(cus_fake_live_handles(CUS_FAKE_HANDLE_CONTEXT), 1);
+    ctx = cus_context_unref(ctx);
+    assert_null(ctx);
+    assert_int_equal(cus_fake_live_handles(CUS_FAKE_HANDLE_CONTEXT), 1); /* the stack holds it */
+    assert_ok(cus_context_pop(NULL));
+    assert_int_equal(cus_fake_live_handles(CUS_FAKE_HANDLE_CONTEXT), 0);
+    assert_stack(0, NULL);
+}
+
+static void test_primary_retain_and_release_never_push_or_pop(void **state)
+{
+    (void)state;
+    cus_autoptr(cus_context) a = new_ctx(0);
+    assert_stack(1, a);
+    cus_context *p1 = NULL, *p2 = NULL;
+    assert_ok(cus_context_retain_primary(dev0(), &p1));
+    assert_ok(cus_context_retain_primary(dev0(), &p2));
+    assert_ptr_equal(cus_context_handle(p1), cus_context_handle(p2)); /* one shared context */
+    assert_int_equal(cus_fake_primary_retain_count(0), 2);
+    assert_stack(1, a);
+    p1 = cus_context_unref(p1);
+    assert_int_equal(cus_fake_primary_retain_count(0), 1);
+    p2 = cus_context_unref(p2);
+    assert_int_equal(cus_fake_primary_retain_count(0), 0);
+    assert_stack(1, a);
+    assert_ok(cus_context_pop(NULL));
+}
+
+static void test_guard_on_current_context_makes_no_driver_call(void **state)
+{
+    (void)state;
+    cus_autoptr(cus_context) a = new_ctx(0);
+    unsigned long calls = cus_fake_call_count();
+    {
+        cus_context_scope(g, a);
+        assert_ok(g.status);
+        assert_null(g.ctx);
+        assert_stack(1, a);
+    }
+    assert_int_equal(cus_fake_call_count(), calls);
+    assert_stack(1, a);
+    assert_ok(cus_context_pop(NULL));
+}
+
+static void test_guard_pushes_and_pops_exactly_once(void **state)
+{
+    (void)state;
+    cus_autoptr(cus_context) a = new_ctx(0);
+    cus_autoptr(cus_context) b = new_ctx(CUS_CTX_NO_PUSH);
+    unsigned long push0 = cus_fake_calls_of("cuCtxPushCurrent");
+    unsigned long pop0 = cus_fake_calls_of("cuCtxPopCurrent");
+    {
+        cus_context_scope(g, b);
+        assert_ok(g.status);
+        assert_stack(2, b);
+    }
+    assert_int_equal(cus_fake_calls_of("cuCtxPushCurrent"), push0 + 1);
+    assert_int_equal(cus_fake_calls_of("cuCtxPopCurrent"), pop0 + 1);
+    assert_stack(1, a);
+    assert_ok(cus_context_pop(NULL));
+}
+
+static cus_status leave_early(cus_context *ctx, int *reached)
+{
+    cus_context_scope(g, ctx);
+    CUS_TRY(g.status);
+    *reached = 1;
+    return CUS_ERROR_INVALID_ARGUMENT; /* an early error return inside the scope */
+}
+
+static void test_guard_restores_on_early_return(void **state)
+{
+    (void)state;
+    cus_autoptr(cus_context) a = new_ctx(CUS_CTX_NO_PUSH);
+    int reached = 0;
+    assert_int_equal(leave_early(a, &reached), CUS_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(reached, 1);
+    assert_stack(0, NULL);
+}
+
+static void test_with_context_break_restores(void **state)
+{
+    (void)state;
+    cus_autoptr(cus_context) a = new_ctx(CUS_CTX_NO_PUSH);
+    cus_status st = -1;
+    int runs = 0;
+    cus_with_context(a, st)
+    {
+        runs++;
+        assert_stack(1, a);
+        break;
+    }
+    assert_int_equal(st, CUS_SUCCESS);
+    assert_int_equal(runs, 1);
+    assert_stack(0, NULL);
+}
+
+static void test_with_context_push_failure_skips_the_body(void **state)
+{
+    (void)state;
+    cus_autoptr(cus_context) a = new_ctx(0);
+    cus_autoptr(cus_context) b = new_ctx(CUS_CTX_NO_PUSH);
+    assert_ok(cus_fake_fail_entry("cuCtxPushCurrent", 1, CUDA_ERROR_OUT_OF_MEMORY, false));
+    cus_status st = CUS_SUCCESS;
+    int runs = 0;
+    cus_with_context(b, st) runs++;
+    assert_int_equal(st, CUDA_ERROR_OUT_OF_MEMORY);
+    assert_int_equal(runs, 0);
+    assert_stack(1, a); /* exactly as before */
+    assert_int_equal(cus_context_poisoned(b), CUS_SUCCESS); /* not sticky */
+    assert_ok(cus_context_pop(NULL));
+}
+
+static void test_guard_reports_someone_elses_context_on_top(void **state)
+{
+    (void)state;
+    cus_autoptr(cus_context) a = new_ctx(CUS_CTX_NO_PUSH);
+    cus_autoptr(cus_context) b = new_ctx(CUS_CTX_NO_PUSH);
+    {
+        cus_context_scope(g, a);
+        assert_ok(g.status);
+        assert_ok(cus_context_push(b)); /* pushed inside the scope and never popped */
+    }
+    assert_int_equal(env_destroyed.count, 1);
+    assert_int_equal(env_destroyed.last_status, CUS_ERROR_CONTEXT_MISMATCH);
+    assert_stack(2, b); /* left alone, not silently popped */
+    assert_ok(cus_context_pop(NULL));
+    assert_ok(cus_context_pop(NULL));
+}
+
+static void test_pop_detects_a_raw_push_and_restores_the_driver_stack(void **state)
+{
+    (void)state;
+    cus_autoptr(cus_context) a = new_ctx(0);
+    cus_autoptr(cus_context) b = new_ctx(CUS_CTX_NO_PUSH);
+    PFN_cuCtxPushCurrent_v4000 raw_push =
+        RAW_FN(PFN_cuCtxPushCurrent_v4000, "cuCtxPushCurrent", 4000);
+    PFN_cuCtxPopCurrent_v4000 raw_pop = RAW_FN(PFN_cuCtxPopCurrent_v4000, "cuCtxPopCurrent", 4000);
+    assert_int_equal(raw_push(cus_context_handle(b)), CUDA_SUCCESS); /* behind cuscope's back */
+    assert_status(cus_context_pop(NULL), CUS_ERROR_CONTEXT_MISMATCH);
+    assert_int_equal(cus_fake_thread_stack_depth(), 2);
+    assert_ptr_equal(cus_fake_thread_stack_at(1), cus_context_handle(b));
+    assert_int_equal(cus_context_stack_depth(), 1);
+    CUcontext h = NULL;
+    assert_int_equal(raw_pop(&h), CUDA_SUCCESS);
+    assert_ptr_equal(h, cus_context_handle(b));
+    assert_stack(1, a);
+    assert_ok(cus_context_pop(NULL));
+}
+
+static void test_push_failure_leaves_the_stack(void **state)
+{
+    (void)state;
+    cus_autoptr(cus_context) a = new_ctx(0);
+    cus_autoptr(cus_context) b = new_ctx(CUS_CTX_NO_PUSH);
+    assert_ok(cus_fake_fail_entry("cuCtxPushCurrent", 1, CUDA_ERROR_INVALID_VALUE, false));
+    assert_status(cus_context_push(b), CUDA_ERROR_INVALID_VALUE);
+    assert_stack(1, a);
+    assert_ok(cus_context_pop(NULL));
+}
+
+static void test_pop_failure_leaves_the_stack(void **state)
+{
+    (void)state;
+    cus_autoptr(cus_context) a = new_ctx(0);
+    assert_ok(cus_fake_fail_entry("cuCtxPopCurrent", 1, CUDA_ERROR_UNKNOWN, false));
+    cus_context *out = NULL;
+    assert_status(cus_context_pop(&out), CUDA_ERROR_UNKNOWN);
+    assert_null(out);
+    assert_stack(1, a);
+    assert_ok(cus_context_pop(NULL));
+}
+
+static void test_set_current_failure_leaves_the_stack(void **state)
+{
+    (void)state;
+    cus_autoptr(cus_context) a = new_ctx(0);
+    cus_autoptr(cus_context) b = new_ctx(CUS_CTX_NO_PUSH);
+    assert_ok(cus_fake_fail_entry("cuCtxSetCurrent", 1, CUDA_ERROR_UNKNOWN, false));
+    assert_status(cus_context_set_current(b), CUDA_ERROR_UNKNOWN);
+    assert_stack(1, a);
+    assert_ok(cus_fake_fail_entry("cuCtxSetCurrent", 1, CUDA_ERROR_UNKNOWN, false));
+    assert_status(cus_context_set_current(NULL), CUDA_ERROR_UNKNOWN);
+    assert_stack(1, a);
+    assert_ok(cus_context_pop(NULL));
+}
+
+static void test_temporary_switch_restores_after_failure(void **state)
+{
+    (void)state;
+    /* A call on a context that is not on top switches to it and back, also
+     * when the call itself fails. */
+    cus_autoptr(cus_context) a = new_ctx(0);
+    cus_autoptr(cus_context) b = new_ctx(CUS_CTX_NO_PUSH);
+    assert_ok(cus_fake_fail_entry("cuCtxSynchronize", 1, CUDA_ERROR_UNKNOWN, false));
+    assert_status(cus_context_synchronize(b), CUDA_ERROR_UNKNOWN);
+    assert_stack(1, a);
+    /* A pop that fails once is retried: the caller's stack comes back. */
+    unsigned long pops = cus_fake_calls_of("cuCtxPopCurrent");
+    assert_ok(cus_fake_fail_entry("cuCtxPopCurrent", 1, CUDA_ERROR_UNKNOWN, false));
+    assert_ok(cus_context_synchronize(b));
+    assert_int_equal(cus_fake_calls_of("cuCtxPopCurrent"), pops + 2);
+    assert_stack(1, a);
+    /* A pop that keeps failing is reported; the driver keeps b pushed (the
+     * mirror never had it), as a failed pop does. */
+    assert_ok(cus_fake_fail_entry("cuCtxPopCurrent", 1, CUDA_ERROR_UNKNOWN, true));
+    assert_status(cus_context_synchronize(b), CUDA_ERROR_UNKNOWN);
+    cus_fake_clear_faults();
+    assert_int_equal(cus_fake_thread_stack_depth(), 2);
+    PFN_cuCtxPopCurrent_v4000 raw_pop = RAW_FN(PFN_cuCtxPopCurrent_v4000, "cuCtxPopCurrent", 4000);
+    CUcontext h = NULL;
+    assert_int_equal(raw_pop(&h), CUDA_SUCCESS);
+    assert_ptr_equal(h, cus_context_handle(b));
+    assert_stack(1, a);
+    assert_ok(cus_context_pop(NULL));
+}
+
+static void test_stack_grows_past_its_first_allocation(void **state)
+{
+    (void)state;
+    cus_autoptr(cus_context) a = new_ctx(CUS_CTX_NO_PUSH);
+    for (int i = 0; i < 100; i++)
+        assert_ok(cus_context_push(a));
+    assert_stack(100, a);
+    for (int i = 0; i < 100; i++)
+        assert_ok(cus_context_pop(NULL));
+    assert_stack(0, NULL);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        ENV_TEST(test_create_pushes_the_new_context),
+        ENV_TEST(test_create_no_push_leaves_the_stack_alone),
+        ENV_TEST(test_push_makes_the_context_current),
+        ENV_TEST(test_pop_returns_the_popped_context),
+        ENV_TEST(test_pop_on_empty_stack_is_unbalanced_and_makes_no_driver_call),
+        ENV_TEST(test_set_current_replaces_the_top),
+        ENV_TEST(test_set_current_on_empty_stack_pushes),
+        ENV_TEST(test_set_current_null_pops_only_the_top),
+        ENV_TEST(test_set_current_null_on_empty_stack_is_a_noop),
+        ENV_TEST(test_destroy_pops_the_callers_copy),
+        ENV_TEST(test_primary_retain_and_release_never_push_or_pop),
+        ENV_TEST(test_guard_on_current_context_makes_no_driver_call),
+        ENV_TEST(test_guard_pushes_and_pops_exactly_once),
+        ENV_TEST(test_guard_restores_on_early_return),
+        ENV_TEST(test_with_context_break_restores),
+        ENV_TEST(test_with_context_push_failure_skips_the_body),
+        ENV_TEST(test_guard_reports_someone_elses_context_on_top),
+        ENV_TEST(test_pop_detects_a_raw_push_and_restores_the_driver_stack),
+        ENV_TEST(test_push_failure_leaves_the_stack),
+        ENV_TEST(test_pop_failure_leaves_the_stack),
+        ENV_TEST(test_set_current_failure_leaves_the_stack),
+        ENV_TEST(test_temporary_switch_restores_after_failure),
+        ENV_TEST(test_stack_grows_past_its_first_allocation),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

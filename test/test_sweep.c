@@ -1,0 +1,37 @@
+/* The fault sweep over every shared scenario, on the fake driver. */
+#include <string.h>
+
+#include "harness/env.h"
+#include "harness/sweep.h"
+#include "scenarios/scenarios.h"
+
+static void sweep_scenario_test(void **state)
+{
+    const scenario *s = *state;
+    sweep_run(s->name, s->run, NULL, NULL);
+}
+
+/* The scenarios again, impersonating a 12.0 driver (no cuCtxCreate_v4): the
+ * older creation ABI's failure paths. */
+static void sweep_scenario_old_driver(void **state)
+{
+    const scenario *s = *state;
+    cus_fake_config cfg = {.driver_version = 12000};
+    sweep_run(s->name, s->run, NULL, &cfg);
+}
+
+int main(void)
+{
+    struct CMUnitTest tests[64];
+    size_t n = 0;
+    for (const scenario *s = context_scenarios; s->name && n < 62; s++) {
+        tests[n++] = (struct CMUnitTest){s->name, sweep_scenario_test, NULL, env_teardown,
+                                         (void *)s};
+        if (strstr(s->name, "create") || strstr(s->name, "guards"))
+            tests[n++] = (struct CMUnitTest){s->name, sweep_scenario_old_driver, NULL,
+                                             env_teardown, (void *)s};
+    }
+    int failed = _cmocka_run_group_tests("sweep", tests, n, NULL, NULL);
+    sweep_report();
+    return failed;
+}
