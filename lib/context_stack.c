@@ -1,7 +1,9 @@
 /* The per-thread context stack: a mirror of what cuscope pushed on the
  * driver's stack, whose entries hold references, and the scoped guards. */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "internal.h"
 
@@ -10,10 +12,14 @@ typedef struct mirror {
     unsigned int depth, cap;
 } mirror;
 
-static _Thread_local mirror *tls_mirror;
+/* initial-exec: a direct %fs-relative load instead of a __tls_get_addr call
+ * on every stack operation; 16 bytes fit the static TLS reserve even when
+ * cuscope is dlopen()ed. */
+#define CUS_TLS_FAST __attribute__((tls_model("initial-exec")))
+static _Thread_local mirror *tls_mirror CUS_TLS_FAST;
 /* The handle on top of tls_mirror, cached so that the "already current" test
  * is one thread-local load and a compare. */
-static _Thread_local CUcontext tls_top;
+static _Thread_local CUcontext tls_top CUS_TLS_FAST;
 
 static pthread_key_t mirror_key;
 static pthread_once_t mirror_key_once = PTHREAD_ONCE_INIT;
@@ -139,25 +145,26 @@ CUS_API cus_status cus_context_push(cus_context *ctx)
     return CUS_SUCCESS;
 }
 
-CUS_API cus_status cus_context_pop(cus_context **popped)
+/* Pops the mirror's top through the driver. Records nothing: the callers
+ * decide where an error goes (the thread's last error, or the destroy
+ * handler). *detail receives the driver call that failed, if any. */
+static cus_status pop_top(cus_context **popped, CUcontext *driver_top, const char **failed_call)
 {
     mirror *m = tls_mirror;
     if (!m || !m->depth)
-        return CUS_FAIL(CUS_ERROR_UNBALANCED_POP, NULL,
-                        "this thread has no context pushed through cuscope");
+        return CUS_ERROR_UNBALANCED_POP;
     cus_context *top = m->items[m->depth - 1];
     CUcontext got = NULL;
     CUresult r = cus_drv_.cuCtxPopCurrent_(&got);
-    if (r)
-        return cus_context_driver_fail_(top, r, __func__, "cuCtxPopCurrent");
+    if (r) {
+        *failed_call = "cuCtxPopCurrent";
+        return (cus_status)r;
+    }
     if (got != top->handle) {
+        *driver_top = got;
         CUresult back = got ? cus_drv_.cuCtxPushCurrent_(got) : CUDA_SUCCESS;
-        return CUS_FAIL(CUS_ERROR_CONTEXT_MISMATCH, "cuCtxPopCurrent",
-                        "the driver's current context was %p but cuscope pushed %p last (raw "
-                        "cuCtx* calls on this thread?); %s",
-                        (void *)got, (void *)top->handle,
-                        back == CUDA_SUCCESS ? "the driver's stack was restored"
-                                             : "restoring the driver's stack failed too");
+        *failed_call = back ? "cuCtxPushCurrent" : "cuCtxPopCurrent";
+        return CUS_ERROR_CONTEXT_MISMATCH;
     }
     m->depth--;
     sync_top(m);
@@ -165,6 +172,46 @@ CUS_API cus_status cus_context_pop(cus_context **popped)
         *popped = top; /* the mirror's reference moves to the caller */
     else
         cus_context_unref(top);
+    return CUS_SUCCESS;
+}
+
+static cus_status pop_fail(cus_status st, const char *function, CUcontext driver_top,
+                           const char *failed_call, bool to_handler)
+{
+    mirror *m = tls_mirror;
+    CUcontext ours = m && m->depth ? m->items[m->depth - 1]->handle : NULL;
+    char detail[256];
+    if (st == CUS_ERROR_UNBALANCED_POP)
+        snprintf(detail, sizeof detail, "this thread has no context pushed through cuscope");
+    else if (st == CUS_ERROR_CONTEXT_MISMATCH)
+        snprintf(detail, sizeof detail,
+                 "the driver's current context was %p but cuscope pushed %p last (raw cuCtx* "
+                 "calls on this thread?); %s",
+                 (void *)driver_top, (void *)ours,
+                 strcmp(failed_call, "cuCtxPopCurrent") == 0
+                     ? "the driver's stack was restored"
+                     : "restoring the driver's stack failed too");
+    else
+        snprintf(detail, sizeof detail, "popping context %p", (void *)ours);
+    if (st == CUS_ERROR_UNBALANCED_POP || st == CUS_ERROR_CONTEXT_MISMATCH)
+        failed_call = st == CUS_ERROR_CONTEXT_MISMATCH ? failed_call : NULL;
+    if (to_handler) {
+        cus_destroy_error_(st, function, failed_call, "%s", detail);
+        return st;
+    }
+    if (m && m->depth && cus_status_is_sticky(st))
+        return cus_context_driver_fail_(m->items[m->depth - 1], (CUresult)st, function,
+                                        failed_call);
+    return cus_fail_(st, function, failed_call, "%s", detail);
+}
+
+CUS_API cus_status cus_context_pop(cus_context **popped)
+{
+    CUcontext driver_top = NULL;
+    const char *failed_call = NULL;
+    cus_status st = pop_top(popped, &driver_top, &failed_call);
+    if (CUS_UNLIKELY(st))
+        return pop_fail(st, __func__, driver_top, failed_call, false);
     return CUS_SUCCESS;
 }
 
@@ -243,13 +290,11 @@ CUS_API void cus_context_guard_exit(cus_context_guard *guard)
                            guard->depth + 1);
         return;
     }
-    cus_error_save saved;
-    cus_error_save_(&saved);
-    cus_status st = cus_context_pop(NULL);
+    CUcontext driver_top = NULL;
+    const char *failed_call = NULL;
+    cus_status st = pop_top(NULL, &driver_top, &failed_call);
     if (st && st != CUS_ERROR_CONTEXT_MISMATCH) /* once more, as cus_context_leave_ does */
-        st = cus_context_pop(NULL);
-    if (st)
-        cus_destroy_error_(st, __func__, cus_last_error()->driver_call, "%s",
-                           cus_last_error_message());
-    cus_error_restore_(&saved);
+        st = pop_top(NULL, &driver_top, &failed_call);
+    if (CUS_UNLIKELY(st))
+        pop_fail(st, __func__, driver_top, failed_call, true);
 }
