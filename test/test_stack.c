@@ -61,6 +61,7 @@ static void test_create_no_push_leaves_the_stack_alone(void **state)
 {
     (void)state;
     cus_autoptr(cus_context) ctx = new_ctx(CUS_CTX_NO_PUSH);
+    assert_non_null(ctx);
     assert_stack(0, NULL);
 }
 

@@ -1,0 +1,339 @@
+/* The fake driver's core: the lock, install/uninstall, the call prologue that
+ * every counted entry point runs (count, log, faults, cuInit check), the call
+ * log, fault injection and the misuse record. */
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cuscope/driver.h"
+#include "cuscope/object.h"
+#include "fake_internal.h"
+
+fake_state fake_g;
+
+/* One lock for everything shared: the fake is a test tool, so simplicity and
+ * TSan-cleanliness beat scalability. */
+static pthread_mutex_t fake_mutex = PTHREAD_MUTEX_INITIALIZER;
+
+void fake_lock(void)
+{
+    pthread_mutex_lock(&fake_mutex);
+}
+
+void fake_unlock(void)
+{
+    pthread_mutex_unlock(&fake_mutex);
+}
+
+/* --- the call log and counters ---------------------------------------------------- */
+
+#define FAKE_LOG_SIZE 4096
+
+static unsigned long call_count;                 /* counted calls since install */
+static unsigned long calls_by_entry[FAKE_ENTRY_COUNT];
+static const char *call_log[FAKE_LOG_SIZE];      /* log names (static strings), a ring */
+
+/* --- faults ------------------------------------------------------------------------- */
+
+#define FAKE_MAX_ENTRY_FAULTS 16
+
+static struct {
+    bool armed;
+    unsigned long at; /* the value of call_count that fires */
+    CUresult result;
+    bool persistent;
+} global_fault;
+
+typedef struct entry_fault {
+    bool armed;
+    bool matches[FAKE_ENTRY_COUNT]; /* resolved from the name when armed */
+    unsigned long n, seen;          /* fire at the n-th matching call since arming */
+    CUresult result;
+    bool persistent;
+} entry_fault;
+
+static entry_fault entry_faults[FAKE_MAX_ENTRY_FAULTS];
+static unsigned long faults_fired;
+
+/* Decides whether this counted call fails. Every armed rule sees the call
+ * (so their counts stay exact); the global fault wins, then the earliest
+ * entry rule. */
+static bool fault_fires_locked(fake_entry_id id, CUresult *result)
+{
+    bool fired = false;
+    if (global_fault.armed && call_count >= global_fault.at) {
+        if (call_count == global_fault.at || global_fault.persistent) {
+            fired = true;
+            *result = global_fault.result;
+        }
+        if (!global_fault.persistent)
+            global_fault.armed = false;
+    }
+    for (int i = 0; i < FAKE_MAX_ENTRY_FAULTS; i++) {
+        entry_fault *f = &entry_faults[i];
+        if (!f->armed || !f->matches[id])
+            continue;
+        f->seen++;
+        if (f->seen < f->n)
+            continue;
+        if (!fired) {
+            fired = true;
+            *result = f->result;
+        }
+        if (!f->persistent)
+            f->armed = false;
+    }
+    return fired;
+}
+
+/* --- misuse -------------------------------------------------------------------------- */
+
+/* A few message slots in a ring, so the pointer cus_fake_last_misuse() returned
+ * stays intact at least until the next misuse even if the caller reads it
+ * while another thread reports one. */
+#define FAKE_MISUSE_SLOTS 8
+#define FAKE_MISUSE_LEN 320
+
+static unsigned long misuse_count;
+static char misuse_text[FAKE_MISUSE_SLOTS][FAKE_MISUSE_LEN];
+
+void fake_misuse_locked(const char *fmt, ...)
+{
+    char *slot = misuse_text[misuse_count % FAKE_MISUSE_SLOTS];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(slot, FAKE_MISUSE_LEN, fmt, ap);
+    va_end(ap);
+    if (n >= 0 && n < FAKE_MISUSE_LEN && fake_g.current_call)
+        snprintf(slot + n, (size_t)(FAKE_MISUSE_LEN - n), " (in %s)", fake_g.current_call);
+    misuse_count++;
+}
+
+/* --- the prologue --------------------------------------------------------------------- */
+
+bool fake_enter(fake_entry_id id, CUresult *result)
+{
+    fake_lock();
+    fake_ensure_configured_locked();
+    call_log[call_count % FAKE_LOG_SIZE] = fake_entries[id].name;
+    call_count++;
+    calls_by_entry[id]++;
+    if (fault_fires_locked(id, result)) {
+        faults_fired++;
+        fake_unlock();
+        return false;
+    }
+    if (!(fake_entries[id].flags & FAKE_BEFORE_INIT) && !fake_g.initialized) {
+        *result = CUDA_ERROR_NOT_INITIALIZED;
+        fake_unlock();
+        return false;
+    }
+    fake_g.current_call = fake_entries[id].name;
+    return true;
+}
+
+CUresult fake_leave(CUresult r)
+{
+    fake_g.current_call = NULL;
+    fake_unlock();
+    return r;
+}
+
+/* --- configuration ---------------------------------------------------------------------- */
+
+static bool config_valid(const cus_fake_config *cfg)
+{
+    if (!cfg)
+        return true;
+    if (cfg->device_count < 0 || cfg->device_count > CUS_FAKE_MAX_DEVICES)
+        return false;
+    if (cfg->driver_version < 0)
+        return false;
+    if (cfg->devices && !cfg->no_devices) {
+        int n = cfg->device_count ? cfg->device_count : 1;
+        for (int i = 0; i < n; i++)
+            if (!fake_device_config_valid(&cfg->devices[i]))
+                return false;
+    }
+    return true;
+}
+
+/* Drops every handle, fault, counter and log entry, and applies cfg. */
+static void reset_locked(const cus_fake_config *cfg)
+{
+    fake_context_reset_locked();
+    fake_registry_clear_locked();
+    fake_resolver_reset_locked();
+
+    call_count = 0;
+    memset(calls_by_entry, 0, sizeof calls_by_entry);
+    memset(call_log, 0, sizeof call_log);
+    memset(&global_fault, 0, sizeof global_fault);
+    memset(entry_faults, 0, sizeof entry_faults);
+    faults_fired = 0;
+    misuse_count = 0;
+    memset(misuse_text, 0, sizeof misuse_text);
+
+    unsigned long generation = fake_g.generation + 1;
+    memset(&fake_g, 0, sizeof fake_g);
+    fake_g.generation = generation; /* every thread's stack is now stale, hence empty */
+    fake_g.configured = true;
+    fake_g.driver_version = cfg && cfg->driver_version ? cfg->driver_version : CUDA_VERSION;
+    fake_g.no_devices = cfg && cfg->no_devices;
+    fake_g.device_count = fake_g.no_devices ? 0 : (cfg && cfg->device_count ? cfg->device_count : 1);
+    for (int i = 0; i < fake_g.device_count; i++)
+        fake_device_configure(&fake_g.devices[i], i, cfg && cfg->devices ? &cfg->devices[i] : NULL);
+}
+
+void fake_ensure_configured_locked(void)
+{
+    if (!fake_g.configured)
+        reset_locked(NULL);
+}
+
+CUS_API cus_status cus_fake_install(const cus_fake_config *cfg)
+{
+    if (cus_debug_live_objects() != 0)
+        return CUS_ERROR_BUSY;
+    if (!config_valid(cfg))
+        return CUS_ERROR_INVALID_ARGUMENT;
+    fake_lock();
+    reset_locked(cfg);
+    fake_unlock();
+    /* Outside the lock: cuscope's loader lock is taken before ours when it
+     * loads through the resolver, so taking it under ours could deadlock. */
+    return cus_driver_install(cus_fake_get_proc_address);
+}
+
+CUS_API cus_status cus_fake_uninstall(void)
+{
+    if (cus_debug_live_objects() != 0)
+        return CUS_ERROR_BUSY;
+    cus_status st = cus_driver_install(NULL);
+    if (st != CUS_SUCCESS)
+        return st;
+    fake_lock();
+    reset_locked(NULL);
+    /* Back to "never installed": the next use applies the defaults again. */
+    fake_g.configured = false;
+    fake_unlock();
+    return CUS_SUCCESS;
+}
+
+/* --- faults: control ----------------------------------------------------------------------- */
+
+CUS_API void cus_fake_fail_call(unsigned long n, CUresult result, bool persistent)
+{
+    fake_lock();
+    fake_ensure_configured_locked();
+    /* n == 0 names no call: it disarms the global fault. */
+    global_fault.armed = n != 0;
+    global_fault.at = call_count + n;
+    global_fault.result = result;
+    global_fault.persistent = persistent;
+    fake_unlock();
+}
+
+CUS_API cus_status cus_fake_fail_entry(const char *name, unsigned long n, CUresult result,
+                                       bool persistent)
+{
+    /* An unknown name could never fire: refuse it, so a typo fails loudly. */
+    if (!name || n == 0 || !fake_entry_name_known(name))
+        return CUS_ERROR_INVALID_ARGUMENT;
+    cus_status st = CUS_ERROR_INVALID_ARGUMENT; /* all slots in use */
+    fake_lock();
+    fake_ensure_configured_locked();
+    for (int i = 0; i < FAKE_MAX_ENTRY_FAULTS; i++) {
+        entry_fault *f = &entry_faults[i];
+        if (f->armed)
+            continue;
+        memset(f, 0, sizeof *f);
+        for (int id = 0; id < FAKE_ENTRY_COUNT; id++)
+            f->matches[id] = !(fake_entries[id].flags & FAKE_UNCOUNTED) &&
+                             fake_entry_matches((fake_entry_id)id, name);
+        f->n = n;
+        f->result = result;
+        f->persistent = persistent;
+        f->armed = true;
+        st = CUS_SUCCESS;
+        break;
+    }
+    fake_unlock();
+    return st;
+}
+
+CUS_API void cus_fake_clear_faults(void)
+{
+    fake_lock();
+    memset(&global_fault, 0, sizeof global_fault);
+    memset(entry_faults, 0, sizeof entry_faults);
+    fake_unlock();
+}
+
+CUS_API unsigned long cus_fake_faults_fired(void)
+{
+    fake_lock();
+    unsigned long n = faults_fired;
+    fake_unlock();
+    return n;
+}
+
+/* --- queries ------------------------------------------------------------------------------------ */
+
+CUS_API unsigned long cus_fake_call_count(void)
+{
+    fake_lock();
+    unsigned long n = call_count;
+    fake_unlock();
+    return n;
+}
+
+CUS_API unsigned long cus_fake_calls_of(const char *name)
+{
+    if (!name)
+        return 0;
+    unsigned long n = 0;
+    fake_lock();
+    for (int id = 0; id < FAKE_ENTRY_COUNT; id++)
+        if (fake_entry_matches((fake_entry_id)id, name))
+            n += calls_by_entry[id];
+    fake_unlock();
+    return n;
+}
+
+CUS_API const char *cus_fake_call_name(unsigned long i)
+{
+    const char *name = NULL;
+    fake_lock();
+    if (i < call_count && call_count - i <= FAKE_LOG_SIZE)
+        name = call_log[i % FAKE_LOG_SIZE];
+    fake_unlock();
+    return name;
+}
+
+CUS_API unsigned long cus_fake_misuse_count(void)
+{
+    fake_lock();
+    unsigned long n = misuse_count;
+    fake_unlock();
+    return n;
+}
+
+CUS_API const char *cus_fake_last_misuse(void)
+{
+    fake_lock();
+    const char *s = misuse_count ? misuse_text[(misuse_count - 1) % FAKE_MISUSE_SLOTS] : "";
+    fake_unlock();
+    return s;
+}
+
+CUS_API size_t cus_fake_live_handles(cus_fake_handle_kind kind)
+{
+    if ((int)kind < 0 || kind >= CUS_FAKE_HANDLE_KIND_COUNT_)
+        return 0;
+    fake_lock();
+    size_t n = fake_handle_live_locked(kind);
+    fake_unlock();
+    return n;
+}
