@@ -141,18 +141,20 @@ CUS_API cus_status cus_context_wrap(CUcontext handle, cus_context **out)
 {
     CUS_CHECK_ARG(handle && out);
     CUS_TRY(cus_driver_ensure_());
+    /* The device is asked with the handle current; the raw push and the pop
+     * (retried once, as every undo is) leave the stack as it was. */
+    cus_context_scope_ scope = {NULL};
     CUresult r = cus_drv_.cuCtxPushCurrent_(handle);
     if (r)
         return CUS_FAIL((cus_status)r, "cuCtxPushCurrent", "wrapping context %p", (void *)handle);
+    scope.pushed = handle;
     CUdevice d = 0;
     CUresult rd = cus_drv_.cuCtxGetDevice_(&d);
-    CUcontext got = NULL;
-    CUresult rp = cus_drv_.cuCtxPopCurrent_(&got);
+    cus_status left = cus_context_leave_(&scope);
     if (rd)
         return CUS_FAIL((cus_status)rd, "cuCtxGetDevice", "wrapping context %p", (void *)handle);
-    if (rp)
-        return CUS_FAIL((cus_status)rp, "cuCtxPopCurrent", "wrapping context %p",
-                        (void *)handle);
+    if (left)
+        return CUS_FAIL(left, "cuCtxPopCurrent", "wrapping context %p", (void *)handle);
     cus_context *c = context_new(handle, (cus_device){d}, CUS_CONTEXT_FOREIGN);
     if (!c)
         return CUS_FAIL(CUS_ERROR_OUT_OF_HOST_MEMORY, NULL, "allocating a context");
@@ -180,22 +182,28 @@ CUS_API cus_status cus_context_poisoned(const cus_context *ctx)
     return ctx ? atomic_load_explicit(&ctx->poison, memory_order_relaxed) : CUS_SUCCESS;
 }
 
-/* Runs `call` (a CUresult expression) with ctx current, restoring the stack;
- * on failure returns from the enclosing function. */
-#define IN_CONTEXT(ctx, name, call)                                            \
-    do {                                                                       \
-        CUS_CHECK_POISON(ctx);                                                 \
-        cus_context_scope_ scope_;                                             \
-        CUresult r_ = cus_context_enter_((ctx), &scope_);                      \
-        if (r_)                                                                \
-            return cus_context_driver_fail_((ctx), r_, __func__, "cuCtxPushCurrent"); \
-        r_ = (call);                                                           \
-        cus_status left_ = cus_context_leave_(&scope_);                        \
-        if (r_)                                                                \
-            return cus_context_driver_fail_((ctx), r_, __func__, (name));      \
-        if (left_)                                                             \
-            return cus_context_driver_fail_((ctx), (CUresult)left_, __func__, "cuCtxPopCurrent"); \
-    } while (0)
+#define IN_CONTEXT CUS_IN_CONTEXT
+
+void cus_destroy_in_context_(cus_context *ctx, const char *function, const char *driver_call,
+                             CUresult (*call)(void *), void *arg, const char *what)
+{
+    if (atomic_load_explicit(&ctx->poison, memory_order_relaxed))
+        return; /* a dead context: the driver call would only fail again */
+    cus_context_scope_ scope;
+    CUresult r = cus_context_enter_(ctx, &scope);
+    if (r) {
+        cus_destroy_error_((cus_status)r, function, "cuCtxPushCurrent", "making context %p "
+                           "current to release %s", (void *)ctx->handle, what);
+        return;
+    }
+    r = call(arg);
+    cus_status left = cus_context_leave_(&scope);
+    if (r)
+        cus_destroy_error_((cus_status)r, function, driver_call, "releasing %s", what);
+    if (left)
+        cus_destroy_error_(left, function, "cuCtxPopCurrent", "restoring the stack after "
+                           "releasing %s", what);
+}
 
 CUS_API cus_status cus_context_synchronize(cus_context *ctx)
 {

@@ -81,7 +81,9 @@ CUS_API cus_context *cus_context_ref(cus_context *ctx);
 CUS_API cus_context *cus_context_unref(cus_context *ctx);
 CUS_DEFINE_AUTOPTR(cus_context, cus_context_unref)
 
-/* Plain accessors: no driver call, never fail. NULL ctx gives NULL / 0. */
+/* Plain accessors: no driver call, never fail. A NULL ctx gives a NULL
+ * handle, device 0 and CUS_CONTEXT_FOREIGN (the kind that is never
+ * destroyed). */
 CUS_API CUcontext cus_context_handle(const cus_context *ctx);
 CUS_API cus_device cus_context_device(const cus_context *ctx);
 CUS_API cus_context_kind cus_context_get_kind(const cus_context *ctx);
