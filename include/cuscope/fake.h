@@ -64,14 +64,17 @@ typedef struct cus_fake_config {
 } cus_fake_config;
 
 /* Resets the fake to a fresh state configured by cfg (NULL: one default
- * device), and makes cuscope use it (cus_driver_install). Fails with
- * CUS_ERROR_BUSY while cuscope objects are alive, and with
- * CUS_ERROR_INVALID_ARGUMENT for a bad config. cuscope then loads on its next
+ * device), and makes cuscope use it (cus_driver_install). First waits for
+ * host functions still running and joins the driver thread. Fails with
+ * CUS_ERROR_BUSY while cuscope objects are alive or inside a host function,
+ * and with CUS_ERROR_INVALID_ARGUMENT for a bad config. cuscope then loads on its next
  * call that needs the driver (or an explicit cus_init()). */
 CUS_API cus_status cus_fake_install(const cus_fake_config *cfg);
 
 /* Makes cuscope go back to the real driver (cus_driver_install(NULL)) and
- * frees the fake's state. CUS_ERROR_BUSY while cuscope objects are alive. */
+ * frees the fake's state, joining the driver thread as cus_fake_install()
+ * does. CUS_ERROR_BUSY while cuscope objects are alive or inside a host
+ * function. */
 CUS_API cus_status cus_fake_uninstall(void);
 
 /* The fake's resolver, cuGetProcAddress_v2's signature, for chaining (a tracer
@@ -89,7 +92,15 @@ typedef enum cus_fake_handle_kind {
     CUS_FAKE_HANDLE_ANY = 0,
     CUS_FAKE_HANDLE_CONTEXT,          /* cuCtxCreate contexts */
     CUS_FAKE_HANDLE_PRIMARY_CONTEXT,  /* primary contexts with a retain count > 0 */
-    /* later: modules, streams, events, memory, graphs */
+    CUS_FAKE_HANDLE_STREAM,           /* cuStreamCreate* streams (not the default streams) */
+    CUS_FAKE_HANDLE_EVENT,            /* cuEventCreate events */
+    /* cuMemAlloc blocks, and cuMemAllocAsync blocks from the call until their
+     * cuMemFreeAsync executes */
+    CUS_FAKE_HANDLE_DEVICE_MEMORY,
+    CUS_FAKE_HANDLE_HOST_MEMORY,      /* pinned: cuMemHostAlloc, cuMemAllocHost */
+    CUS_FAKE_HANDLE_MANAGED_MEMORY,   /* cuMemAllocManaged */
+    CUS_FAKE_HANDLE_HOST_REGISTRATION, /* cuMemHostRegister ranges */
+    /* later: modules, graphs */
     CUS_FAKE_HANDLE_KIND_COUNT_
 } cus_fake_handle_kind;
 
@@ -97,9 +108,13 @@ typedef enum cus_fake_handle_kind {
 CUS_API size_t cus_fake_live_handles(cus_fake_handle_kind kind);
 
 /* Misuse detected since install: a destroyed or unknown handle passed in, a
- * double destroy, a release of a primary context never retained. Each is
- * counted, and the last one described. The call itself returns the driver's
- * error for it (CUDA_ERROR_INVALID_CONTEXT and the like). */
+ * double destroy, a release of a primary context never retained, a copy or
+ * memset range outside its allocation, memory used after it was freed (or
+ * outside its stream-ordered lifetime), a CUDA call inside a host function.
+ * Each is counted, and the last one described. The call itself returns the
+ * driver's error for it (CUDA_ERROR_INVALID_CONTEXT and the like); misuse
+ * found while a queued operation executes skips that operation and leaves
+ * the synchronizing call's result alone. */
 CUS_API unsigned long cus_fake_misuse_count(void);
 CUS_API const char *cus_fake_last_misuse(void); /* "" if none; valid until the next misuse */
 
@@ -111,6 +126,101 @@ CUS_API int cus_fake_primary_retain_count(int ordinal);
  * (0 = bottom), NULL out of range. */
 CUS_API int cus_fake_thread_stack_depth(void);
 CUS_API CUcontext cus_fake_thread_stack_at(int i);
+
+/* --- streams, events and host functions ------------------------------------
+ * Work queued on a stream (copies, memsets, host functions, event records,
+ * waits on events, stream-ordered allocations and frees, prefetches) is never
+ * executed when it is queued: it runs, in stream order, when the host waits
+ * for it:
+ *   cuStreamSynchronize(s)   runs s to the end of what was queued;
+ *   cuEventSynchronize(e)    runs e's stream up to the record;
+ *   cuCtxSynchronize         runs every stream of the context; cuCtxDestroy and
+ *                            the last cuDevicePrimaryCtxRelease too, before the
+ *                            context's streams, events and memory are destroyed;
+ *   synchronous copies and memsets (cuMemcpyHtoD, cuMemsetD8, ...) run on the
+ *                            default stream, so after the work of the default
+ *                            stream and of the context's blocking streams;
+ *   cuMemFree, cuMemFreeHost and cuMemHostUnregister synchronize the context
+ *                            that owns the memory first (not for cuMemAllocAsync
+ *                            blocks, as documented for the driver);
+ *   cus_fake_run_streams()   runs everything.
+ * Running an operation first runs what it waits for: the event's stream up to
+ * the record for cuStreamWaitEvent, and the legacy default stream's rules (an
+ * operation on the default stream waits for all earlier work of the context's
+ * blocking streams, and an operation on a blocking stream for all earlier work
+ * of the default stream; CU_STREAM_NON_BLOCKING streams take no part).
+ * CU_STREAM_PER_THREAD is the same stream as the legacy default stream here.
+ *
+ * cuStreamQuery(s) and cuEventQuery(e) answer CUDA_SUCCESS when the work they
+ * look at (s's queue; e's stream up to the record) had completed when they
+ * were called, and CUDA_ERROR_NOT_READY otherwise; what they run is set by
+ * the query mode below. cuEventElapsedTime never runs anything.
+ *
+ * Host functions (cuLaunchHostFunc) run on the fake's driver thread, one
+ * thread the fake starts on first need and joins at cus_fake_install() and
+ * cus_fake_uninstall(); the thread that runs the queue waits for each. Every
+ * driver entry point called from a host function (even the uncounted ones and
+ * cus_fake_get_proc_address) fails with CUDA_ERROR_NOT_PERMITTED and counts a
+ * misuse "CUDA call inside a host function (cuXxx)".
+ *
+ * Event timing: cuEventElapsedTime answers 0.001 ms per memory operation and
+ * host function executed (on any stream) between the executions of the two
+ * records; negative when the end record executed first. */
+
+typedef enum cus_fake_query_mode {
+    /* The default: a query that answers CUDA_ERROR_NOT_READY then runs one
+     * operation of the stream it looks at (with what that operation waits
+     * for), as if the device made progress; a polling loop ends after
+     * pending + 1 queries. A query never blocks, though: it skips work that
+     * another thread is executing, and a host function it reaches is handed
+     * to the driver thread without waiting, the stream staying not ready
+     * until the function returns (so with host functions the count of
+     * polls is no longer exact). */
+    CUS_FAKE_QUERY_STEP = 0,
+    /* Queries run nothing: only synchronization makes progress. */
+    CUS_FAKE_QUERY_NONE,
+    /* Queries run the work they look at to completion first, waiting for
+     * whatever it waits for, and so answer CUDA_SUCCESS (an infinitely fast
+     * device; a host function that waits for the querying thread then
+     * deadlocks). */
+    CUS_FAKE_QUERY_ALL,
+} cus_fake_query_mode;
+
+/* Sets how cuStreamQuery and cuEventQuery make progress; install resets it
+ * to CUS_FAKE_QUERY_STEP. */
+CUS_API void cus_fake_set_query_mode(cus_fake_query_mode mode);
+
+/* Operations queued on a stream and not yet completed (NULL, CU_STREAM_LEGACY
+ * and CU_STREAM_PER_THREAD: the calling thread's current context's default
+ * stream); 0 for an unknown handle. A destroyed stream still counts the work
+ * it has left, which still runs. */
+CUS_API size_t cus_fake_stream_pending(CUstream stream);
+
+/* Runs every queued operation of every stream to completion, as if the device
+ * caught up. Does nothing (and counts a misuse) inside a host function. */
+CUS_API void cus_fake_run_streams(void);
+
+/* Host functions that have run to completion since install. */
+CUS_API unsigned long cus_fake_host_functions_run(void);
+
+/* Whether the calling thread is the fake's driver thread, the one that runs
+ * host functions. */
+CUS_API bool cus_fake_on_driver_thread(void);
+
+/* --- memory ----------------------------------------------------------------
+ * Device memory, pinned host memory and managed memory are host blocks whose
+ * addresses are the CUdeviceptr values, so a copy is a memmove. Addresses are
+ * never reused before the next install: a freed block stays reserved, and any
+ * later use of it is reported as use after free. Every device-side range of a
+ * copy or memset must lie inside one live allocation (or registered range);
+ * host-side ranges are checked only when they fall in pinned, managed or
+ * registered memory. cuMemGetInfo reports free = total_memory minus the
+ * device memory in use, and allocations beyond it fail with
+ * CUDA_ERROR_OUT_OF_MEMORY. Managed and pinned memory are not counted. */
+
+/* Bytes of device memory (cuMemAlloc, and cuMemAllocAsync until its free
+ * executes) live on a device; 0 for an unknown ordinal. */
+CUS_API size_t cus_fake_device_bytes_in_use(int ordinal);
 
 /* --- faults ---------------------------------------------------------------
  * Injected failures return `result` from the entry point without doing any of

@@ -1,6 +1,6 @@
 /* The fake driver's core: the lock, install/uninstall, the call prologue that
- * every counted entry point runs (count, log, faults, cuInit check), the call
- * log, fault injection and the misuse record. */
+ * every counted entry point runs (count, log, the host-function rule, faults,
+ * cuInit check), the call log, fault injection and the misuse record. */
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -24,6 +24,14 @@ void fake_lock(void)
 void fake_unlock(void)
 {
     pthread_mutex_unlock(&fake_mutex);
+}
+
+void fake_wait_locked(pthread_cond_t *cv)
+{
+    const char *call = fake_g.current_call;
+    fake_g.current_call = NULL; /* not ours while others hold the lock */
+    pthread_cond_wait(cv, &fake_mutex);
+    fake_g.current_call = call;
 }
 
 /* --- the call log and counters ---------------------------------------------------- */
@@ -119,6 +127,13 @@ bool fake_enter(fake_entry_id id, CUresult *result)
     call_log[call_count % FAKE_LOG_SIZE] = fake_entries[id].name;
     call_count++;
     calls_by_entry[id]++;
+    /* Before the faults: the rule is absolute, whatever else is armed. */
+    if (fake_in_host_function()) {
+        fake_misuse_locked("CUDA call inside a host function (%s)", fake_entries[id].name);
+        *result = CUDA_ERROR_NOT_PERMITTED;
+        fake_unlock();
+        return false;
+    }
     if (fault_fires_locked(id, result)) {
         faults_fired++;
         fake_unlock();
@@ -162,6 +177,11 @@ static bool config_valid(const cus_fake_config *cfg)
 /* Drops every handle, fault, counter and log entry, and applies cfg. */
 static void reset_locked(const cus_fake_config *cfg)
 {
+    /* The queues, events and memory first: they point at records that the
+     * registry frees. */
+    fake_stream_reset_locked();
+    fake_event_reset_locked();
+    fake_memory_reset_locked();
     fake_context_reset_locked();
     fake_registry_clear_locked();
     fake_resolver_reset_locked();
@@ -194,10 +214,12 @@ void fake_ensure_configured_locked(void)
 
 CUS_API cus_status cus_fake_install(const cus_fake_config *cfg)
 {
-    if (cus_debug_live_objects() != 0)
+    /* The driver thread cannot join itself. */
+    if (fake_in_host_function() || cus_debug_live_objects() != 0)
         return CUS_ERROR_BUSY;
     if (!config_valid(cfg))
         return CUS_ERROR_INVALID_ARGUMENT;
+    fake_stream_shutdown();
     fake_lock();
     reset_locked(cfg);
     fake_unlock();
@@ -208,11 +230,12 @@ CUS_API cus_status cus_fake_install(const cus_fake_config *cfg)
 
 CUS_API cus_status cus_fake_uninstall(void)
 {
-    if (cus_debug_live_objects() != 0)
+    if (fake_in_host_function() || cus_debug_live_objects() != 0)
         return CUS_ERROR_BUSY;
     cus_status st = cus_driver_install(NULL);
     if (st != CUS_SUCCESS)
         return st;
+    fake_stream_shutdown();
     fake_lock();
     reset_locked(NULL);
     /* Back to "never installed": the next use applies the defaults again. */

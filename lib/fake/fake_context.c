@@ -209,6 +209,16 @@ static CUresult current_locked(struct CUctx_st **out)
     return CUDA_SUCCESS;
 }
 
+CUresult fake_current_context_locked(struct CUctx_st **out)
+{
+    return current_locked(out);
+}
+
+CUresult fake_context_arg_locked(CUcontext ctx, CUresult if_inactive, struct CUctx_st **out)
+{
+    return context_arg_locked(ctx, if_inactive, out);
+}
+
 #define GET_CURRENT(c)                                                         \
     struct CUctx_st *c = NULL;                                                 \
     do {                                                                       \
@@ -306,6 +316,8 @@ CUresult CUDAAPI fake_cuCtxDestroy(CUcontext ctx)
     /* Only the caller's copy, and only on top; other threads keep theirs. */
     if (top_locked() == ctx)
         pop_locked();
+    /* Its queued work runs, then its streams, events and memory go. */
+    fake_context_teardown_locked((struct CUctx_st *)h);
     return fake_leave(CUDA_SUCCESS);
 }
 
@@ -395,7 +407,7 @@ CUresult CUDAAPI fake_cuCtxSynchronize(void)
 {
     FAKE_ENTER(cuCtxSynchronize);
     GET_CURRENT(c);
-    (void)c; /* nothing runs asynchronously yet */
+    fake_context_synchronize_locked(c);
     return fake_leave(CUDA_SUCCESS);
 }
 
@@ -424,7 +436,10 @@ CUresult CUDAAPI fake_cuCtxSynchronize_v2(CUcontext ctx)
 {
     FAKE_ENTER(cuCtxSynchronize_v2);
     struct CUctx_st *c = NULL;
-    return fake_leave(context_or_current_locked(ctx, &c));
+    CUresult r = context_or_current_locked(ctx, &c);
+    if (r == CUDA_SUCCESS)
+        fake_context_synchronize_locked(c);
+    return fake_leave(r);
 }
 #endif
 
@@ -572,8 +587,10 @@ CUresult CUDAAPI fake_cuDevicePrimaryCtxRelease(CUdevice_v1 dev)
                            (int)dev);
         return fake_leave(CUDA_ERROR_INVALID_CONTEXT);
     }
-    if (--d->primary_retains == 0)
+    if (--d->primary_retains == 0) {
         fake_handle_set_state_locked(&d->primary->h, FAKE_INACTIVE);
+        fake_context_teardown_locked(d->primary); /* as cuCtxDestroy */
+    }
     return fake_leave(CUDA_SUCCESS);
 }
 

@@ -10,6 +10,7 @@
 
 #include <cuda.h>
 #include <cudaTypedefs.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -70,7 +71,84 @@ enum { FAKE_UNCOUNTED = 1, FAKE_BEFORE_INIT = 2 };
     X(cuCtxGetSharedMemConfig, 4020, cuCtxGetSharedMemConfig, 0)                      \
     X(cuCtxSetSharedMemConfig, 4020, cuCtxSetSharedMemConfig, 0)                      \
     X(cuCtxGetStreamPriorityRange, 5050, cuCtxGetStreamPriorityRange, 0)             \
+    X(cuCtxEnablePeerAccess, 4000, cuCtxEnablePeerAccess, 0)                          \
+    X(cuCtxDisablePeerAccess, 4000, cuCtxDisablePeerAccess, 0)                        \
+    X(cuDeviceCanAccessPeer, 4000, cuDeviceCanAccessPeer, 0)                          \
+    X(cuStreamCreate, 2000, cuStreamCreate, 0)                                        \
+    X(cuStreamCreateWithPriority, 5050, cuStreamCreateWithPriority, 0)                \
+    X(cuStreamDestroy, 4000, cuStreamDestroy, 0)                                      \
+    X(cuStreamSynchronize, 2000, cuStreamSynchronize, 0)                              \
+    X(cuStreamQuery, 2000, cuStreamQuery, 0)                                          \
+    X(cuStreamWaitEvent, 3020, cuStreamWaitEvent, 0)                                  \
+    X(cuStreamGetPriority, 5050, cuStreamGetPriority, 0)                              \
+    X(cuStreamGetFlags, 5050, cuStreamGetFlags, 0)                                    \
+    X(cuStreamGetCtx, 9020, cuStreamGetCtx, 0)                                        \
+    X(cuLaunchHostFunc, 10000, cuLaunchHostFunc, 0)                                   \
+    X(cuEventCreate, 2000, cuEventCreate, 0)                                          \
+    X(cuEventRecord, 2000, cuEventRecord, 0)                                          \
+    X(cuEventSynchronize, 2000, cuEventSynchronize, 0)                                \
+    X(cuEventQuery, 2000, cuEventQuery, 0)                                            \
+    X(cuEventElapsedTime, 2000, cuEventElapsedTime, 0)                                \
+    X(cuEventDestroy, 4000, cuEventDestroy, 0)                                        \
+    X(cuMemGetInfo, 3020, cuMemGetInfo, 0)                                            \
+    X(cuMemAlloc, 3020, cuMemAlloc, 0)                                                \
+    X(cuMemFree, 3020, cuMemFree, 0)                                                  \
+    X(cuMemAllocAsync, 11020, cuMemAllocAsync, 0)                                     \
+    X(cuMemFreeAsync, 11020, cuMemFreeAsync, 0)                                       \
+    X(cuMemAllocHost, 3020, cuMemAllocHost, 0)                                        \
+    X(cuMemHostAlloc, 2020, cuMemHostAlloc, 0)                                        \
+    X(cuMemFreeHost, 2000, cuMemFreeHost, 0)                                          \
+    X(cuMemAllocManaged, 6000, cuMemAllocManaged, 0)                                  \
+    X(cuMemHostRegister, 6050, cuMemHostRegister, 0)                                  \
+    X(cuMemHostUnregister, 4000, cuMemHostUnregister, 0)                              \
+    X(cuMemHostGetDevicePointer, 3020, cuMemHostGetDevicePointer, 0)                  \
+    X(cuPointerGetAttribute, 4000, cuPointerGetAttribute, 0)                          \
+    X(cuMemcpy, 4000, cuMemcpy, 0)                                                    \
+    X(cuMemcpyAsync, 4000, cuMemcpyAsync, 0)                                          \
+    X(cuMemcpyHtoD, 3020, cuMemcpyHtoD, 0)                                            \
+    X(cuMemcpyDtoH, 3020, cuMemcpyDtoH, 0)                                            \
+    X(cuMemcpyDtoD, 3020, cuMemcpyDtoD, 0)                                            \
+    X(cuMemcpyHtoDAsync, 3020, cuMemcpyHtoDAsync, 0)                                  \
+    X(cuMemcpyDtoHAsync, 3020, cuMemcpyDtoHAsync, 0)                                  \
+    X(cuMemcpyDtoDAsync, 3020, cuMemcpyDtoDAsync, 0)                                  \
+    X(cuMemcpyPeer, 4000, cuMemcpyPeer, 0)                                            \
+    X(cuMemcpyPeerAsync, 4000, cuMemcpyPeerAsync, 0)                                  \
+    X(cuMemsetD8, 3020, cuMemsetD8, 0)                                                \
+    X(cuMemsetD16, 3020, cuMemsetD16, 0)                                              \
+    X(cuMemsetD32, 3020, cuMemsetD32, 0)                                              \
+    X(cuMemsetD8Async, 3020, cuMemsetD8Async, 0)                                      \
+    X(cuMemsetD16Async, 3020, cuMemsetD16Async, 0)                                    \
+    X(cuMemsetD32Async, 3020, cuMemsetD32Async, 0)                                    \
+    X(cuMemPrefetchAsync, 8000, cuMemPrefetchAsync, 0)                                \
+    X(cuMemAdvise, 8000, cuMemAdvise, 0)                                              \
+    FAKE_ENTRIES_12020_(X)                                                            \
+    FAKE_ENTRIES_12050_(X)                                                            \
+    FAKE_ENTRIES_12080_(X)                                                            \
     FAKE_ENTRIES_13000_(X)
+
+/* Newer variants with a changed signature, listed so that a caller asking at
+ * a newer version gets the signature it expects; only with headers that
+ * declare their types. */
+#if CUDA_VERSION >= 12020
+#define FAKE_HAVE_12020_ENTRIES 1
+#define FAKE_ENTRIES_12020_(X)                                                 \
+    X(cuMemPrefetchAsync, 12020, cuMemPrefetchAsync_v2, 0)                     \
+    X(cuMemAdvise, 12020, cuMemAdvise_v2, 0)
+#else
+#define FAKE_ENTRIES_12020_(X)
+#endif
+#if CUDA_VERSION >= 12050
+#define FAKE_HAVE_12050_ENTRIES 1
+#define FAKE_ENTRIES_12050_(X) X(cuStreamGetCtx, 12050, cuStreamGetCtx_v2, 0)
+#else
+#define FAKE_ENTRIES_12050_(X)
+#endif
+#if CUDA_VERSION >= 12080
+#define FAKE_HAVE_12080_ENTRIES 1 /* same signature as the 2000 one */
+#define FAKE_ENTRIES_12080_(X) X(cuEventElapsedTime, 12080, cuEventElapsedTime_v2, 0)
+#else
+#define FAKE_ENTRIES_12080_(X)
+#endif
 
 /* The variants that take an explicit context (CUDA 13.0); only with headers
  * that declare their types. */
@@ -132,6 +210,11 @@ FAKE_HIDDEN CUresult fake_leave(CUresult r);
         if (!fake_enter(FAKE_E_##name, &fake_enter_r_))                        \
             return fake_enter_r_;                                              \
     } while (0)
+
+/* Waits on cv, releasing the lock meanwhile (pthread_cond_wait on the fake's
+ * mutex); the caller's current_call is kept across the wait. Everything may
+ * have changed on return: callers recheck their state. */
+FAKE_HIDDEN void fake_wait_locked(pthread_cond_t *cv);
 
 /* Records a misuse (use after destroy, double destroy, ...): counted, and the
  * text kept for cus_fake_last_misuse(), with the entry point appended. */
@@ -213,6 +296,10 @@ struct CUctx_st {
     size_t limits[FAKE_LIMIT_SLOTS];
     CUfunc_cache cache_config;
     CUsharedconfig shared_mem_config;
+    /* The legacy default stream (NULL, CU_STREAM_LEGACY, CU_STREAM_PER_THREAD),
+     * made on first use and kept across a primary context's reactivations;
+     * owned by fake_stream.c, not a registered handle. */
+    struct CUstream_st *default_stream;
 };
 
 /* Resets a context's per-context state to the driver's defaults. */
@@ -220,6 +307,164 @@ FAKE_HIDDEN void fake_context_defaults(struct CUctx_st *c);
 /* Frees every thread's emulated stack (install, uninstall); the threads see
  * empty stacks from the generation bump that goes with it. */
 FAKE_HIDDEN void fake_context_reset_locked(void);
+
+/* The calling thread's current context, live: CUDA_ERROR_INVALID_CONTEXT with
+ * none, CUDA_ERROR_CONTEXT_IS_DESTROYED if it is dead. */
+FAKE_HIDDEN CUresult fake_current_context_locked(struct CUctx_st **out);
+/* An explicit context argument: unknown or destroyed handles are misuse and
+ * CUDA_ERROR_INVALID_CONTEXT; a released primary context answers if_inactive. */
+FAKE_HIDDEN CUresult fake_context_arg_locked(CUcontext ctx, CUresult if_inactive,
+                                             struct CUctx_st **out);
+
+/* --- streams, events, host functions (fake_stream.c, fake_event.c) -------------
+ * Every stream has an in-order queue of operations that runs only when the
+ * host waits for it (synchronize calls, queries by the query mode, a
+ * synchronous copy, cus_fake_run_streams), never at enqueue. Positions count
+ * a stream's operations from 1: `enqueued` ever queued, `executed` completed
+ * (an operation being executed is off the queue but not yet counted). A
+ * dependency (stream, pos) is met once that stream executed >= pos. */
+
+typedef struct fake_mem fake_mem;
+
+typedef enum fake_op_kind {
+    FAKE_OP_COPY,     /* memmove(dst, src, n) */
+    FAKE_OP_MEMSET,   /* count elements of 1, 2 or 4 bytes */
+    FAKE_OP_HOST_FN,  /* cuLaunchHostFunc: runs on the driver thread */
+    FAKE_OP_RECORD,   /* cuEventRecord */
+    FAKE_OP_WAIT,     /* cuStreamWaitEvent: nothing but its dependency */
+    FAKE_OP_ALLOC,    /* cuMemAllocAsync: the block becomes usable */
+    FAKE_OP_FREE,     /* cuMemFreeAsync: the block is freed */
+    FAKE_OP_PREFETCH, /* cuMemPrefetchAsync: nothing but the lifetime check */
+} fake_op_kind;
+
+typedef struct fake_dep {
+    struct CUstream_st *stream;
+    uint64_t pos;
+} fake_dep;
+
+typedef struct fake_op {
+    struct fake_op *next;
+    fake_op_kind kind;
+    const char *call;  /* the log name of the entry point that queued it */
+    struct CUstream_st *stream; /* set at enqueue */
+    uint64_t seq;      /* global enqueue order (context synchronization) */
+    CUresult *result;  /* where a synchronous caller wants the outcome, or NULL */
+    union {
+        struct { /* COPY; a NULL fake_mem is unchecked host memory */
+            uintptr_t dst, src;
+            size_t n;
+            fake_mem *dst_mem, *src_mem;
+        } copy;
+        struct { /* MEMSET */
+            uintptr_t dst;
+            unsigned int value, elem;
+            size_t count;
+            fake_mem *mem;
+        } memset;
+        struct { /* HOST_FN */
+            CUhostFn fn;
+            void *user_data;
+        } host;
+        struct { /* RECORD */
+            struct CUevent_st *event;
+            unsigned long generation;
+        } record;
+        struct { /* ALLOC, FREE, PREFETCH */
+            fake_mem *mem;
+        } mem;
+    } u;
+    size_t deps_done, ndeps;
+    fake_dep deps[]; /* met in order before the operation executes */
+} fake_op;
+
+struct CUstream_st {
+    fake_handle h;  /* kind STREAM; a default stream is not registered */
+    struct CUctx_st *ctx;
+    unsigned int flags;
+    int priority;
+    bool is_default;    /* the context's legacy default stream */
+    bool ctx_destroyed; /* destroyed with its context rather than by cuStreamDestroy */
+    bool torn_down;     /* its context's teardown took it */
+    bool busy;          /* an operation is executing (maybe with the lock released) */
+    uint64_t busy_seq;  /* that operation's seq */
+    fake_op *head, *tail;
+    uint64_t enqueued, executed;
+    struct CUstream_st *pend_prev, *pend_next; /* the list of streams with work */
+    bool pending_listed;
+    unsigned long doomed; /* the teardown ticket that will destroy it */
+};
+
+struct CUevent_st {
+    fake_handle h; /* kind EVENT */
+    struct CUctx_st *ctx;
+    unsigned int flags;
+    bool ctx_destroyed;
+    bool recorded;                /* cuEventRecord was called */
+    struct CUstream_st *stream;   /* the latest record: its stream and position */
+    uint64_t pos;
+    unsigned long generation;     /* bumped by each cuEventRecord */
+    bool stamped;                 /* the latest record executed, at work counter `stamp` */
+    uint64_t stamp;
+    unsigned long doomed;
+};
+
+/* Whether the calling thread is running a host function (the driver thread,
+ * or the caller itself where the driver thread could not be started). */
+FAKE_HIDDEN bool fake_in_host_function(void);
+
+/* A stream argument: NULL, CU_STREAM_LEGACY and CU_STREAM_PER_THREAD are the
+ * current context's default stream (INVALID_CONTEXT / CONTEXT_IS_DESTROYED
+ * without a live one); an unknown or destroyed stream, or one of a dead
+ * context, is misuse and CUDA_ERROR_INVALID_HANDLE. */
+FAKE_HIDDEN CUresult fake_stream_arg_locked(CUstream hs, struct CUstream_st **out);
+/* The context's default stream, made on first use; NULL when out of memory. */
+FAKE_HIDDEN struct CUstream_st *fake_default_stream_locked(struct CUctx_st *c);
+/* Appends a copy of proto (its payload, kind, call and result) to s with the
+ * extra dependencies and the legacy-stream ones; CUDA_ERROR_OUT_OF_MEMORY. */
+FAKE_HIDDEN CUresult fake_stream_enqueue_locked(struct CUstream_st *s, const fake_op *proto,
+                                                const fake_dep *extra, size_t nextra);
+/* A synchronous operation: queued on c's default stream (so after the work of
+ * the default stream and of c's blocking streams) and run to completion;
+ * returns the outcome of its execution. May release the lock. */
+FAKE_HIDDEN CUresult fake_stream_submit_sync_locked(struct CUctx_st *c, const fake_op *proto);
+/* Runs s until s->executed >= pos (dependencies first). May release the lock. */
+FAKE_HIDDEN void fake_stream_run_to_locked(struct CUstream_st *s, uint64_t pos);
+/* The rule of cuStreamQuery and cuEventQuery: CUDA_SUCCESS if s had reached
+ * target on entry; CUDA_ERROR_NOT_READY otherwise, after running what the
+ * query mode says. May release the lock. */
+FAKE_HIDDEN CUresult fake_stream_query_locked(struct CUstream_st *s, uint64_t target);
+/* An event argument: unknown, destroyed, or of a dead context: misuse and
+ * CUDA_ERROR_INVALID_HANDLE. */
+FAKE_HIDDEN CUresult fake_event_arg_locked(CUevent he, struct CUevent_st **out);
+/* Runs every operation of c's streams queued before the call (all contexts'
+ * for NULL). May release the lock. */
+FAKE_HIDDEN void fake_context_synchronize_locked(struct CUctx_st *c);
+/* A context's death (cuCtxDestroy, the last cuDevicePrimaryCtxRelease): the
+ * caller has already marked it. Runs the work queued in its streams, then
+ * destroys its streams, events and memory. May release the lock. */
+FAKE_HIDDEN void fake_context_teardown_locked(struct CUctx_st *c);
+/* The work counter: memory operations and host functions executed since
+ * install (event timing). */
+FAKE_HIDDEN uint64_t fake_work_done_locked(void);
+/* Executes a RECORD operation. */
+FAKE_HIDDEN void fake_event_execute_record_locked(const fake_op *op);
+/* Teardown steps of a context for events and memory: mark with the ticket,
+ * then destroy what carries it. */
+FAKE_HIDDEN void fake_event_doom_locked(struct CUctx_st *c, unsigned long ticket);
+FAKE_HIDDEN void fake_event_destroy_doomed_locked(unsigned long ticket);
+FAKE_HIDDEN void fake_memory_doom_locked(struct CUctx_st *c, unsigned long ticket);
+FAKE_HIDDEN void fake_memory_destroy_doomed_locked(struct CUctx_st *c, unsigned long ticket);
+/* Executes a COPY, MEMSET, ALLOC, FREE or PREFETCH operation; its outcome. */
+FAKE_HIDDEN CUresult fake_memory_execute_locked(const fake_op *op);
+
+/* Stops the driver thread (waiting for every thread that released the lock
+ * inside the fake to finish first). Called without the lock, before a reset. */
+FAKE_HIDDEN void fake_stream_shutdown(void);
+/* Drop every queue, stream, event, allocation and peer link (install,
+ * uninstall; before the registry is cleared). */
+FAKE_HIDDEN void fake_stream_reset_locked(void);
+FAKE_HIDDEN void fake_event_reset_locked(void);
+FAKE_HIDDEN void fake_memory_reset_locked(void);
 
 /* --- the state shared by the files ---------------------------------------------- */
 

@@ -6,7 +6,7 @@
  * record, so a later use of it is recognised (and reported) rather than
  * undefined, and a new handle never reuses its address.
  *
- * Adding a kind (modules, streams, events, memory, graphs): add its value to
+ * Adding a kind (modules, graphs): add its value to
  * cus_fake_handle_kind, a line to kind_info below (its noun, and a finalizer if
  * the record owns more memory than itself), and a record struct that starts
  * with a fake_handle. Handles that are not pointers (CUdeviceptr) register
@@ -25,6 +25,15 @@ static const kind_info kind_info_table[CUS_FAKE_HANDLE_KIND_COUNT_] = {
     [CUS_FAKE_HANDLE_ANY] = {"handle", NULL},
     [CUS_FAKE_HANDLE_CONTEXT] = {"context", NULL},
     [CUS_FAKE_HANDLE_PRIMARY_CONTEXT] = {"primary context", NULL},
+    /* The records below own nothing the registry must free: the queues, the
+     * memory blocks and the default streams are freed by the reset functions
+     * of fake_stream.c, fake_event.c and fake_memory.c, which run first. */
+    [CUS_FAKE_HANDLE_STREAM] = {"stream", NULL},
+    [CUS_FAKE_HANDLE_EVENT] = {"event", NULL},
+    [CUS_FAKE_HANDLE_DEVICE_MEMORY] = {"device memory", NULL},
+    [CUS_FAKE_HANDLE_HOST_MEMORY] = {"pinned host memory", NULL},
+    [CUS_FAKE_HANDLE_MANAGED_MEMORY] = {"managed memory", NULL},
+    [CUS_FAKE_HANDLE_HOST_REGISTRATION] = {"host registration", NULL},
 };
 
 typedef struct slot {

@@ -52,6 +52,18 @@ CUS_API cus_status cus_fake_hide_entry(const char *symbol)
     return any ? CUS_SUCCESS : CUS_ERROR_INVALID_ARGUMENT;
 }
 
+/* --- the host-function rule for the uncounted entry points ------------------------------
+ * They skip the prologue, so they apply the rule themselves: a misuse, and
+ * CUDA_ERROR_NOT_PERMITTED, without counting or logging the call. */
+static CUresult refuse_in_host_function(const char *name)
+{
+    fake_lock();
+    fake_ensure_configured_locked();
+    fake_misuse_locked("CUDA call inside a host function (%s)", name);
+    fake_unlock();
+    return CUDA_ERROR_NOT_PERMITTED;
+}
+
 /* --- the resolver ------------------------------------------------------------------- */
 
 CUS_API CUresult cus_fake_get_proc_address(const char *symbol, void **pfn, int cuda_version,
@@ -60,6 +72,8 @@ CUS_API CUresult cus_fake_get_proc_address(const char *symbol, void **pfn, int c
 {
     const cuuint64_t known_flags =
         CU_GET_PROC_ADDRESS_LEGACY_STREAM | CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM;
+    if (fake_in_host_function())
+        return refuse_in_host_function("cuGetProcAddress");
     if (!symbol || !pfn)
         return CUDA_ERROR_INVALID_VALUE;
     *pfn = NULL;
@@ -116,6 +130,8 @@ CUresult CUDAAPI fake_cuGetProcAddress(const char *symbol, void **pfn, int cuda_
 
 CUresult CUDAAPI fake_cuGetErrorName(CUresult error, const char **pstr)
 {
+    if (fake_in_host_function())
+        return refuse_in_host_function("cuGetErrorName");
     if (!pstr)
         return CUDA_ERROR_INVALID_VALUE;
     switch ((int)error) {
@@ -133,6 +149,8 @@ CUresult CUDAAPI fake_cuGetErrorName(CUresult error, const char **pstr)
 
 CUresult CUDAAPI fake_cuGetErrorString(CUresult error, const char **pstr)
 {
+    if (fake_in_host_function())
+        return refuse_in_host_function("cuGetErrorString");
     if (!pstr)
         return CUDA_ERROR_INVALID_VALUE;
     switch ((int)error) {

@@ -1,0 +1,218 @@
+/* Events: the cuEvent* entry points. An event's latest record is a position
+ * in a stream (captured by cuEventRecord, as the driver captures "the
+ * contents of the stream at the time of the call"); the event is complete
+ * once that stream executed up to it, and an event never recorded is
+ * complete. Timing: when the record operation executes, the event takes the
+ * work counter (memory operations and host functions executed since install)
+ * as its time stamp; cuEventElapsedTime answers 0.001 ms per unit between the
+ * two stamps. */
+#include <inttypes.h>
+#include <stdlib.h>
+
+#include "fake_internal.h"
+
+static struct CUevent_st **events; /* every event since install, for teardown */
+static size_t event_count, event_capacity;
+
+void fake_event_reset_locked(void)
+{
+    free(events); /* the registry frees the records */
+    events = NULL;
+    event_count = event_capacity = 0;
+}
+
+static bool reserve_event_slot_locked(void)
+{
+    if (event_count < event_capacity)
+        return true;
+    size_t cap = event_capacity ? event_capacity * 2 : 32;
+    struct CUevent_st **list = realloc(events, cap * sizeof *list);
+    if (!list)
+        return false;
+    events = list;
+    event_capacity = cap;
+    return true;
+}
+
+CUresult fake_event_arg_locked(CUevent he, struct CUevent_st **out)
+{
+    fake_handle *h = fake_handle_find_locked((uintptr_t)he);
+    if (!h || h->kind != CUS_FAKE_HANDLE_EVENT) {
+        fake_misuse_locked("unknown event handle 0x%" PRIxPTR, (uintptr_t)he);
+        return CUDA_ERROR_INVALID_HANDLE;
+    }
+    struct CUevent_st *e = (struct CUevent_st *)h;
+    if (h->state == FAKE_DESTROYED || e->ctx->h.state != FAKE_LIVE) {
+        if (h->state == FAKE_DESTROYED && !e->ctx_destroyed)
+            fake_misuse_locked("event 0x%" PRIxPTR " used after cuEventDestroy", (uintptr_t)he);
+        else
+            fake_misuse_locked("event 0x%" PRIxPTR " used after its context was destroyed",
+                               (uintptr_t)he);
+        return CUDA_ERROR_INVALID_HANDLE;
+    }
+    *out = e;
+    return CUDA_SUCCESS;
+}
+
+static bool complete_locked(const struct CUevent_st *e)
+{
+    return !e->recorded || e->stream->executed >= e->pos;
+}
+
+void fake_event_execute_record_locked(const fake_op *op)
+{
+    struct CUevent_st *e = op->u.record.event;
+    /* Only the latest record stamps (an older one may still be in a queue). */
+    if (op->u.record.generation == e->generation) {
+        e->stamped = true;
+        e->stamp = fake_work_done_locked();
+    }
+}
+
+void fake_event_doom_locked(struct CUctx_st *c, unsigned long ticket)
+{
+    for (size_t i = 0; i < event_count; i++)
+        if (events[i]->ctx == c && events[i]->h.state == FAKE_LIVE)
+            events[i]->doomed = ticket;
+}
+
+void fake_event_destroy_doomed_locked(unsigned long ticket)
+{
+    for (size_t i = 0; i < event_count; i++) {
+        struct CUevent_st *e = events[i];
+        if (e->doomed == ticket && e->h.state == FAKE_LIVE) {
+            e->ctx_destroyed = true;
+            fake_handle_set_state_locked(&e->h, FAKE_DESTROYED);
+        }
+    }
+}
+
+/* --- entry points ---------------------------------------------------------------------------- */
+
+CUresult CUDAAPI fake_cuEventCreate(CUevent *phEvent, unsigned int Flags)
+{
+    FAKE_ENTER(cuEventCreate);
+    const unsigned int known =
+        CU_EVENT_BLOCKING_SYNC | CU_EVENT_DISABLE_TIMING | CU_EVENT_INTERPROCESS;
+    if (!phEvent || (Flags & ~known))
+        return fake_leave(CUDA_ERROR_INVALID_VALUE);
+    if ((Flags & CU_EVENT_INTERPROCESS) && !(Flags & CU_EVENT_DISABLE_TIMING))
+        return fake_leave(CUDA_ERROR_INVALID_VALUE);
+    struct CUctx_st *c = NULL;
+    CUresult r = fake_current_context_locked(&c);
+    if (r != CUDA_SUCCESS)
+        return fake_leave(r);
+    if (!reserve_event_slot_locked())
+        return fake_leave(CUDA_ERROR_OUT_OF_MEMORY);
+    struct CUevent_st *e = fake_handle_new_locked(CUS_FAKE_HANDLE_EVENT, sizeof *e, 0);
+    if (!e)
+        return fake_leave(CUDA_ERROR_OUT_OF_MEMORY);
+    e->ctx = c;
+    e->flags = Flags;
+    events[event_count++] = e;
+    *phEvent = e;
+    return fake_leave(CUDA_SUCCESS);
+}
+
+CUresult CUDAAPI fake_cuEventRecord(CUevent hEvent, CUstream hStream)
+{
+    FAKE_ENTER(cuEventRecord);
+    struct CUevent_st *e = NULL;
+    CUresult r = fake_event_arg_locked(hEvent, &e);
+    if (r != CUDA_SUCCESS)
+        return fake_leave(r);
+    struct CUstream_st *s = NULL;
+    r = fake_stream_arg_locked(hStream, &s);
+    if (r != CUDA_SUCCESS)
+        return fake_leave(r);
+    if (s->ctx != e->ctx) /* documented: "must be from the same context" */
+        return fake_leave(CUDA_ERROR_INVALID_HANDLE);
+    fake_op op = {.kind = FAKE_OP_RECORD, .u.record = {e, e->generation + 1}};
+    r = fake_stream_enqueue_locked(s, &op, NULL, 0);
+    if (r != CUDA_SUCCESS)
+        return fake_leave(r);
+    e->generation++;
+    e->recorded = true;
+    e->stream = s;
+    e->pos = s->enqueued;
+    e->stamped = false;
+    return fake_leave(CUDA_SUCCESS);
+}
+
+CUresult CUDAAPI fake_cuEventSynchronize(CUevent hEvent)
+{
+    FAKE_ENTER(cuEventSynchronize);
+    struct CUevent_st *e = NULL;
+    CUresult r = fake_event_arg_locked(hEvent, &e);
+    if (r == CUDA_SUCCESS && e->recorded)
+        fake_stream_run_to_locked(e->stream, e->pos);
+    return fake_leave(r);
+}
+
+CUresult CUDAAPI fake_cuEventQuery(CUevent hEvent)
+{
+    FAKE_ENTER(cuEventQuery);
+    struct CUevent_st *e = NULL;
+    CUresult r = fake_event_arg_locked(hEvent, &e);
+    if (r != CUDA_SUCCESS)
+        return fake_leave(r);
+    if (!e->recorded)
+        return fake_leave(CUDA_SUCCESS);
+    return fake_leave(fake_stream_query_locked(e->stream, e->pos));
+}
+
+/* Both variants: cuEventElapsedTime_v2 (12.8) only changed the resolution the
+ * driver promises. Runs nothing. */
+static CUresult elapsed_locked(float *pMilliseconds, CUevent hStart, CUevent hEnd)
+{
+    struct CUevent_st *a = NULL, *b = NULL;
+    CUresult r = fake_event_arg_locked(hStart, &a);
+    if (r == CUDA_SUCCESS)
+        r = fake_event_arg_locked(hEnd, &b);
+    if (r != CUDA_SUCCESS)
+        return r;
+    if (!pMilliseconds)
+        return CUDA_ERROR_INVALID_VALUE;
+    if ((a->flags | b->flags) & CU_EVENT_DISABLE_TIMING)
+        return CUDA_ERROR_INVALID_HANDLE;
+    if (!a->recorded || !b->recorded || a->ctx != b->ctx)
+        return CUDA_ERROR_INVALID_HANDLE;
+    if (!complete_locked(a) || !complete_locked(b))
+        return CUDA_ERROR_NOT_READY;
+    /* Complete means the latest record executed, so both are stamped. */
+    int64_t units = (int64_t)b->stamp - (int64_t)a->stamp;
+    *pMilliseconds = (float)((double)units * 0.001);
+    return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI fake_cuEventElapsedTime(float *pMilliseconds, CUevent hStart, CUevent hEnd)
+{
+    FAKE_ENTER(cuEventElapsedTime);
+    return fake_leave(elapsed_locked(pMilliseconds, hStart, hEnd));
+}
+
+#ifdef FAKE_HAVE_12080_ENTRIES
+CUresult CUDAAPI fake_cuEventElapsedTime_v2(float *pMilliseconds, CUevent hStart, CUevent hEnd)
+{
+    FAKE_ENTER(cuEventElapsedTime_v2);
+    return fake_leave(elapsed_locked(pMilliseconds, hStart, hEnd));
+}
+#endif
+
+CUresult CUDAAPI fake_cuEventDestroy(CUevent hEvent)
+{
+    FAKE_ENTER(cuEventDestroy);
+    fake_handle *h = fake_handle_find_locked((uintptr_t)hEvent);
+    if (h && h->kind == CUS_FAKE_HANDLE_EVENT && h->state == FAKE_DESTROYED &&
+        !((struct CUevent_st *)h)->ctx_destroyed) {
+        fake_misuse_locked("double destroy of event 0x%" PRIxPTR, (uintptr_t)hEvent);
+        return fake_leave(CUDA_ERROR_INVALID_HANDLE);
+    }
+    struct CUevent_st *e = NULL;
+    CUresult r = fake_event_arg_locked(hEvent, &e);
+    if (r != CUDA_SUCCESS)
+        return fake_leave(r);
+    /* A record still queued stays harmless: the record is never freed. */
+    fake_handle_set_state_locked(&e->h, FAKE_DESTROYED);
+    return fake_leave(CUDA_SUCCESS);
+}
