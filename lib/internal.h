@@ -7,6 +7,7 @@
 #include <stddef.h>
 
 #include "cuscope/cuscope.h"
+#include "cuscope/stream.h"
 #include "driver/driver.h"
 
 #define CUS_HIDDEN __attribute__((visibility("hidden")))
@@ -45,15 +46,27 @@ CUS_HIDDEN void cus_error_restore_(const cus_error_save *s);
 
 /* --- objects (object.c) ----------------------------------------------------- */
 
+typedef void (*cus_destroy_fn_)(void *obj);
+
 typedef struct cus_refcount {
     atomic_uint count;
+    /* Set only while a destruction is deferred (the last reference was
+     * dropped inside a host function): the deferred list's link. */
+    struct cus_refcount *deferred_next;
+    void *deferred_obj;
+    cus_destroy_fn_ deferred_destroy;
 } cus_refcount;
 
 CUS_HIDDEN extern atomic_size_t cus_live_objects_;
 
+/* True on a thread while it runs a host function queued through cuscope. */
+CUS_HIDDEN extern _Thread_local bool cus_in_host_fn_ __attribute__((tls_model("initial-exec")));
+CUS_HIDDEN extern atomic_bool cus_deferred_pending_;
+
 static inline void cus_refcount_init_(cus_refcount *r)
 {
     atomic_init(&r->count, 1);
+    r->deferred_next = NULL;
     atomic_fetch_add_explicit(&cus_live_objects_, 1, memory_order_relaxed);
 }
 static inline void cus_refcount_inc_(cus_refcount *r)
@@ -73,10 +86,30 @@ static inline void cus_object_freed_(void)
     atomic_fetch_sub_explicit(&cus_live_objects_, 1, memory_order_relaxed);
 }
 
+/* Queues a destruction that must not run on a driver thread. */
+CUS_HIDDEN void cus_defer_destroy_(cus_refcount *r, void *obj, cus_destroy_fn_ destroy);
+/* Runs a destruction with the thread's last error saved and restored. */
+CUS_HIDDEN void cus_run_destroy_(void *obj, cus_destroy_fn_ destroy);
+static inline void cus_release_deferred_if_any_(void)
+{
+    if (CUS_UNLIKELY(atomic_load_explicit(&cus_deferred_pending_, memory_order_relaxed)))
+        (void)cus_release_deferred();
+}
+
+/* Fails the enclosing cuscope function when called inside a host function. */
+#define CUS_CHECK_NOT_IN_HOST_FN()                                             \
+    do {                                                                       \
+        if (CUS_UNLIKELY(cus_in_host_fn_))                                     \
+            return CUS_FAIL(CUS_ERROR_IN_HOST_FUNCTION, NULL,                  \
+                            "host functions run on a driver thread and must not call CUDA " \
+                            "or cuscope; no driver call was made");            \
+    } while (0)
+
 /* Generates T_ref and T_unref for a struct with a `cus_refcount refs` member
- * and a destroy function that frees it; the destroy runs with the thread's
- * last error saved and restored. */
+ * and a destroy function that frees it. The destroy runs with the thread's
+ * last error saved and restored; inside a host function it is deferred. */
 #define CUS_DEFINE_REF_UNREF(T, destroy)                                       \
+    static void T##_destroy_erased_(void *p) { destroy((T *)p); }              \
     CUS_API T *T##_ref(T *p)                                                   \
     {                                                                          \
         if (p)                                                                 \
@@ -86,11 +119,10 @@ static inline void cus_object_freed_(void)
     CUS_API T *T##_unref(T *p)                                                 \
     {                                                                          \
         if (p && cus_refcount_dec_(&p->refs)) {                                \
-            cus_error_save saved_;                                             \
-            cus_error_save_(&saved_);                                          \
-            destroy(p);                                                        \
-            cus_object_freed_();                                               \
-            cus_error_restore_(&saved_);                                       \
+            if (CUS_UNLIKELY(cus_in_host_fn_))                                 \
+                cus_defer_destroy_(&p->refs, p, T##_destroy_erased_);          \
+            else                                                               \
+                cus_run_destroy_(p, T##_destroy_erased_);                      \
         }                                                                      \
         return NULL;                                                           \
     }
@@ -133,5 +165,43 @@ CUS_HIDDEN cus_status cus_context_mirror_reserve_(const char *function);
 /* Records a push the driver already did (cuCtxCreate): takes a reference.
  * Needs a prior successful cus_context_mirror_reserve_(). */
 CUS_HIDDEN void cus_context_mirror_push_(cus_context *ctx);
+
+/* --- streams, events, memory ---------------------------------------------- */
+
+struct cus_stream {
+    cus_refcount refs;
+    CUstream handle;
+    cus_context *ctx; /* a reference */
+    cus_stream_kind kind;
+};
+
+struct cus_event {
+    cus_refcount refs;
+    CUevent handle;
+    cus_context *ctx; /* a reference */
+};
+
+/* Runs `call` (a CUresult expression) with ctx current, restoring the stack;
+ * on failure returns from the enclosing function. */
+#define CUS_IN_CONTEXT(ctx, name, call)                                        \
+    do {                                                                       \
+        CUS_CHECK_POISON(ctx);                                                 \
+        cus_context_scope_ scope_;                                             \
+        CUresult r_ = cus_context_enter_((ctx), &scope_);                      \
+        if (r_)                                                                \
+            return cus_context_driver_fail_((ctx), r_, __func__, "cuCtxPushCurrent"); \
+        r_ = (call);                                                           \
+        cus_status left_ = cus_context_leave_(&scope_);                        \
+        if (r_)                                                                \
+            return cus_context_driver_fail_((ctx), r_, __func__, (name));      \
+        if (left_)                                                             \
+            return cus_context_driver_fail_((ctx), (CUresult)left_, __func__, "cuCtxPopCurrent"); \
+    } while (0)
+
+/* The same for a destructor: runs `call` with ctx current unless ctx is
+ * poisoned, and sends any failure to the destroy handler. */
+CUS_HIDDEN void cus_destroy_in_context_(cus_context *ctx, const char *function,
+                                        const char *driver_call, CUresult (*call)(void *),
+                                        void *arg, const char *what);
 
 #endif

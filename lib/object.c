@@ -1,10 +1,62 @@
-/* The process-wide count of live cuscope objects (diagnostics, and the guard
- * that keeps cus_driver_install() from swapping the driver under them). */
+/* Object bookkeeping: the process-wide count of live cuscope objects
+ * (diagnostics, and the guard that keeps cus_driver_install() from swapping
+ * the driver under them), and destructions deferred out of host functions. */
+#include <pthread.h>
+
 #include "internal.h"
 
 atomic_size_t cus_live_objects_;
+_Thread_local bool cus_in_host_fn_ __attribute__((tls_model("initial-exec")));
+atomic_bool cus_deferred_pending_;
+
+static pthread_mutex_t deferred_lock = PTHREAD_MUTEX_INITIALIZER;
+static cus_refcount *deferred_head;
 
 CUS_API size_t cus_debug_live_objects(void)
 {
     return atomic_load_explicit(&cus_live_objects_, memory_order_relaxed);
+}
+
+void cus_run_destroy_(void *obj, cus_destroy_fn_ destroy)
+{
+    cus_error_save saved;
+    cus_error_save_(&saved);
+    destroy(obj);
+    cus_object_freed_();
+    cus_error_restore_(&saved);
+}
+
+void cus_defer_destroy_(cus_refcount *r, void *obj, cus_destroy_fn_ destroy)
+{
+    r->deferred_obj = obj;
+    r->deferred_destroy = destroy;
+    pthread_mutex_lock(&deferred_lock);
+    r->deferred_next = deferred_head;
+    deferred_head = r;
+    atomic_store_explicit(&cus_deferred_pending_, true, memory_order_relaxed);
+    pthread_mutex_unlock(&deferred_lock);
+}
+
+CUS_API unsigned int cus_release_deferred(void)
+{
+    if (cus_in_host_fn_)
+        return 0;
+    pthread_mutex_lock(&deferred_lock);
+    cus_refcount *list = deferred_head;
+    deferred_head = NULL;
+    atomic_store_explicit(&cus_deferred_pending_, false, memory_order_relaxed);
+    pthread_mutex_unlock(&deferred_lock);
+    unsigned int n = 0;
+    while (list) {
+        cus_refcount *next = list->deferred_next;
+        cus_run_destroy_(list->deferred_obj, list->deferred_destroy);
+        list = next;
+        n++;
+    }
+    return n;
+}
+
+CUS_API bool cus_in_host_fn(void)
+{
+    return cus_in_host_fn_;
 }

@@ -37,7 +37,12 @@ typedef int cus_status;
     X(UNBALANCED_POP, 10008, "pop with no context pushed through cuscope on this thread")       \
     X(BUSY, 10009, "the operation needs every cuscope object to be released first")            \
     X(CONTEXTS_LEFT_PUSHED, 10010,                                                              \
-      "a thread exited with contexts still pushed through cuscope; cuscope popped them")
+      "a thread exited with contexts still pushed through cuscope; cuscope popped them")        \
+    X(IN_HOST_FUNCTION, 10011,                                                                  \
+      "a cuscope call was made inside a host function (cuLaunchHostFunc): host functions must " \
+      "not call CUDA")                                                                          \
+    X(OUT_OF_RANGE, 10012,                                                                      \
+      "a range lies outside its buffer, or a size computation overflows")
 
 enum cus_status_code {
     CUS_SUCCESS = 0,
