@@ -7,7 +7,6 @@
 #include <stddef.h>
 
 #include "cuscope/cuscope.h"
-#include "cuscope/stream.h"
 #include "driver/driver.h"
 
 #define CUS_HIDDEN __attribute__((visibility("hidden")))
@@ -166,20 +165,7 @@ CUS_HIDDEN cus_status cus_context_mirror_reserve_(const char *function);
  * Needs a prior successful cus_context_mirror_reserve_(). */
 CUS_HIDDEN void cus_context_mirror_push_(cus_context *ctx);
 
-/* --- streams, events, memory ---------------------------------------------- */
-
-struct cus_stream {
-    cus_refcount refs;
-    CUstream handle;
-    cus_context *ctx; /* a reference */
-    cus_stream_kind kind;
-};
-
-struct cus_event {
-    cus_refcount refs;
-    CUevent handle;
-    cus_context *ctx; /* a reference */
-};
+/* --- helpers for objects that live in a context -------------------------- */
 
 /* Runs `call` (a CUresult expression) with ctx current, restoring the stack;
  * on failure returns from the enclosing function. */

@@ -19,6 +19,7 @@
 #ifndef CUSCOPE_OBJECT_H
 #define CUSCOPE_OBJECT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #if defined(CUSCOPE_COMPILATION)
@@ -79,6 +80,17 @@ extern "C" {
 /* Diagnostics: the number of cuscope objects alive in this process (all
  * types). Tests assert it returns to zero. Thread-safe. */
 CUS_API size_t cus_debug_live_objects(void);
+
+/* Host functions (cuLaunchHostFunc callbacks) run on a thread the driver owns
+ * and must not call CUDA. Dropping a last reference there defers the object's
+ * destruction (which needs the driver): cus_release_deferred() runs the
+ * deferred ones on the calling thread and returns how many (0, doing nothing,
+ * when called inside a host function); cuscope also runs them at its next
+ * synchronizing call. Thread-safe. */
+CUS_API unsigned int cus_release_deferred(void);
+
+/* Whether the calling thread is running a host function queued by cuscope. */
+CUS_API bool cus_in_host_fn(void);
 
 #ifdef __cplusplus
 }
