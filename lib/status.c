@@ -33,16 +33,35 @@ static const status_entry *find_status(cus_status status)
     return NULL;
 }
 
+/* A code newer than the headers cuscope was built with: ask the loaded
+ * driver, which knows its own codes. */
+static const char *ask_driver(cus_status status, bool name)
+{
+    if (status <= 0 || status >= 10000 ||
+        !atomic_load_explicit(&cus_driver_ready_, memory_order_acquire))
+        return NULL;
+    const char *text = NULL;
+    CUresult r = name ? cus_drv_.cuGetErrorName_((CUresult)status, &text)
+                      : cus_drv_.cuGetErrorString_((CUresult)status, &text);
+    return r == CUDA_SUCCESS ? text : NULL;
+}
+
 CUS_API const char *cus_status_name(cus_status status)
 {
     const status_entry *e = find_status(status);
-    return e ? e->name : "CUS_UNKNOWN_STATUS";
+    if (e)
+        return e->name;
+    const char *d = ask_driver(status, true);
+    return d ? d : "CUS_UNKNOWN_STATUS";
 }
 
 CUS_API const char *cus_status_string(cus_status status)
 {
     const status_entry *e = find_status(status);
-    return e ? e->text : "unknown status code";
+    if (e)
+        return e->text;
+    const char *d = ask_driver(status, false);
+    return d ? d : "unknown status code";
 }
 
 CUS_API bool cus_status_is_sticky(cus_status status)
