@@ -65,6 +65,7 @@ static cus_context *context_new(CUcontext handle, cus_device dev, cus_context_ki
 
 CUS_API cus_status cus_context_create(cus_device dev, unsigned int flags, cus_context **out)
 {
+    CUS_CHECK_NOT_IN_HOST_FN();
     CUS_CHECK_ARG(out);
     CUS_TRY(cus_driver_ensure_());
     bool push = !(flags & CUS_CTX_NO_PUSH);
@@ -120,6 +121,7 @@ CUS_API cus_status cus_context_create(cus_device dev, unsigned int flags, cus_co
 
 CUS_API cus_status cus_context_retain_primary(cus_device dev, cus_context **out)
 {
+    CUS_CHECK_NOT_IN_HOST_FN();
     CUS_CHECK_ARG(out);
     CUS_TRY(cus_driver_ensure_());
     cus_context *c = context_new(NULL, dev, CUS_CONTEXT_PRIMARY);
@@ -139,6 +141,7 @@ CUS_API cus_status cus_context_retain_primary(cus_device dev, cus_context **out)
 
 CUS_API cus_status cus_context_wrap(CUcontext handle, cus_context **out)
 {
+    CUS_CHECK_NOT_IN_HOST_FN();
     CUS_CHECK_ARG(handle && out);
     CUS_TRY(cus_driver_ensure_());
     /* The device is asked with the handle current; the raw push and the pop
@@ -209,11 +212,13 @@ CUS_API cus_status cus_context_synchronize(cus_context *ctx)
 {
     CUS_CHECK_ARG(ctx);
     IN_CONTEXT(ctx, "cuCtxSynchronize", cus_drv_.cuCtxSynchronize_());
+    cus_release_deferred_if_any_(); /* host functions that just ran may have dropped some */
     return CUS_SUCCESS;
 }
 
 CUS_API cus_status cus_context_api_version(cus_context *ctx, unsigned int *version)
 {
+    CUS_CHECK_NOT_IN_HOST_FN();
     CUS_CHECK_ARG(ctx && version);
     CUS_CHECK_POISON(ctx);
     unsigned int v = 0;

@@ -135,6 +135,7 @@ cus_status cus_context_leave_(cus_context_scope_ *scope)
 
 CUS_API cus_status cus_context_push(cus_context *ctx)
 {
+    CUS_CHECK_NOT_IN_HOST_FN();
     CUS_CHECK_ARG(ctx);
     CUS_CHECK_POISON(ctx);
     CUS_TRY(cus_context_mirror_reserve_(__func__));
@@ -207,6 +208,7 @@ static cus_status pop_fail(cus_status st, const char *function, CUcontext driver
 
 CUS_API cus_status cus_context_pop(cus_context **popped)
 {
+    CUS_CHECK_NOT_IN_HOST_FN();
     CUcontext driver_top = NULL;
     const char *failed_call = NULL;
     cus_status st = pop_top(popped, &driver_top, &failed_call);
@@ -217,6 +219,7 @@ CUS_API cus_status cus_context_pop(cus_context **popped)
 
 CUS_API cus_status cus_context_set_current(cus_context *ctx)
 {
+    CUS_CHECK_NOT_IN_HOST_FN();
     if (ctx) {
         CUS_CHECK_POISON(ctx);
         CUS_TRY(cus_context_mirror_reserve_(__func__));

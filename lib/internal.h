@@ -165,12 +165,27 @@ CUS_HIDDEN cus_status cus_context_mirror_reserve_(const char *function);
  * Needs a prior successful cus_context_mirror_reserve_(). */
 CUS_HIDDEN void cus_context_mirror_push_(cus_context *ctx);
 
-/* --- helpers for objects that live in a context -------------------------- */
+/* --- streams and events ----------------------------------------------------- */
+
+struct cus_stream {
+    cus_refcount refs;
+    CUstream handle;
+    cus_context *ctx; /* a reference */
+    cus_stream_kind kind;
+};
+
+struct cus_event {
+    cus_refcount refs;
+    CUevent handle;
+    cus_context *ctx; /* a reference */
+};
+
 
 /* Runs `call` (a CUresult expression) with ctx current, restoring the stack;
  * on failure returns from the enclosing function. */
 #define CUS_IN_CONTEXT(ctx, name, call)                                        \
     do {                                                                       \
+        CUS_CHECK_NOT_IN_HOST_FN();                                            \
         CUS_CHECK_POISON(ctx);                                                 \
         cus_context_scope_ scope_;                                             \
         CUresult r_ = cus_context_enter_((ctx), &scope_);                      \

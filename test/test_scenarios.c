@@ -22,9 +22,12 @@ int main(void)
     env_require_driver_or_skip();
     struct CMUnitTest tests[32];
     size_t n = 0;
-    for (const scenario *s = context_scenarios; s->name && n < 32; s++, n++) {
-        tests[n] = (struct CMUnitTest){s->name, run_scenario, scenario_setup, env_teardown,
-                                       (void *)s};
+    static const scenario *const lists[] = {context_scenarios, stream_scenarios};
+    for (size_t l = 0; l < sizeof lists / sizeof lists[0]; l++) {
+        for (const scenario *s = lists[l]; s->name && n < 32; s++, n++) {
+            tests[n] = (struct CMUnitTest){s->name, run_scenario, scenario_setup, env_teardown,
+                                           (void *)s};
+        }
     }
     return _cmocka_run_group_tests("scenarios", tests, n, NULL, NULL);
 }

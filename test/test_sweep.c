@@ -20,16 +20,25 @@ static void sweep_scenario_old_driver(void **state)
     sweep_run(s->name, s->run, NULL, &cfg);
 }
 
-int main(void)
+/* No argument: every list. "context" or "stream": that list only (meson runs
+ * them as separate tests: the stream scenarios hit a known library bug, see
+ * test_known_bugs.c). */
+int main(int argc, char **argv)
 {
     struct CMUnitTest tests[64];
     size_t n = 0;
-    for (const scenario *s = context_scenarios; s->name && n < 62; s++) {
-        tests[n++] = (struct CMUnitTest){s->name, sweep_scenario_test, NULL, env_teardown,
-                                         (void *)s};
-        if (strstr(s->name, "create") || strstr(s->name, "guards"))
-            tests[n++] = (struct CMUnitTest){s->name, sweep_scenario_old_driver, NULL,
-                                             env_teardown, (void *)s};
+    static const scenario *const lists[] = {context_scenarios, stream_scenarios};
+    static const char *const list_names[] = {"context", "stream"};
+    for (size_t l = 0; l < sizeof lists / sizeof lists[0]; l++) {
+        if (argc > 1 && strcmp(argv[1], list_names[l]) != 0)
+            continue;
+        for (const scenario *s = lists[l]; s->name && n < 62; s++) {
+            tests[n++] = (struct CMUnitTest){s->name, sweep_scenario_test, NULL, env_teardown,
+                                             (void *)s};
+            if (strstr(s->name, "create") || strstr(s->name, "guards"))
+                tests[n++] = (struct CMUnitTest){s->name, sweep_scenario_old_driver, NULL,
+                                                 env_teardown, (void *)s};
+        }
     }
     int failed = _cmocka_run_group_tests("sweep", tests, n, NULL, NULL);
     sweep_report();

@@ -8,5 +8,7 @@
 #include "driver.h"
 #include "device.h"
 #include "context.h"
+#include "stream.h"
+#include "event.h"
 
 #endif

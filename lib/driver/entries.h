@@ -40,4 +40,18 @@
     X(cuCtxSetCacheConfig, cuCtxSetCacheConfig, 3020, REQUIRED)                \
     X(cuCtxGetSharedMemConfig, cuCtxGetSharedMemConfig, 4020, OPTIONAL)        \
     X(cuCtxSetSharedMemConfig, cuCtxSetSharedMemConfig, 4020, OPTIONAL)        \
-    X(cuCtxGetStreamPriorityRange, cuCtxGetStreamPriorityRange, 5050, REQUIRED)
+    X(cuCtxGetStreamPriorityRange, cuCtxGetStreamPriorityRange, 5050, REQUIRED) \
+    X(cuStreamCreateWithPriority, cuStreamCreateWithPriority, 5050, REQUIRED)  \
+    X(cuStreamDestroy, cuStreamDestroy, 4000, REQUIRED)                        \
+    X(cuStreamSynchronize, cuStreamSynchronize, 2000, REQUIRED)                \
+    X(cuStreamQuery, cuStreamQuery, 2000, REQUIRED)                            \
+    X(cuStreamWaitEvent, cuStreamWaitEvent, 3020, REQUIRED)                    \
+    X(cuStreamGetPriority, cuStreamGetPriority, 5050, REQUIRED)                \
+    X(cuStreamGetFlags, cuStreamGetFlags, 5050, REQUIRED)                      \
+    X(cuLaunchHostFunc, cuLaunchHostFunc, 10000, REQUIRED)                     \
+    X(cuEventCreate, cuEventCreate, 2000, REQUIRED)                            \
+    X(cuEventRecord, cuEventRecord, 2000, REQUIRED)                            \
+    X(cuEventSynchronize, cuEventSynchronize, 2000, REQUIRED)                  \
+    X(cuEventQuery, cuEventQuery, 2000, REQUIRED)                              \
+    X(cuEventElapsedTime, cuEventElapsedTime, 2000, REQUIRED)                  \
+    X(cuEventDestroy, cuEventDestroy, 4000, REQUIRED)

@@ -18,5 +18,6 @@ typedef struct scenario {
 
 /* NULL-terminated. */
 extern const scenario context_scenarios[];
+extern const scenario stream_scenarios[];
 
 #endif

@@ -1,0 +1,96 @@
+/* cuscope/stream.h: streams and host functions.
+ *
+ * A cus_stream is a reference-counted stream that holds a reference to its
+ * context (so the context outlives it) and is destroyed with that context
+ * made current. Kinds: owned (cus_stream_create), the context's legacy default
+ * stream and per-thread default stream (cus_stream_legacy /
+ * cus_stream_per_thread: handles the driver owns, never destroyed), and
+ * foreign (cus_stream_wrap).
+ *
+ * Host functions (cus_stream_launch_host_fn) run on a thread that the driver
+ * owns, in stream order. They must not call CUDA, and so must not call
+ * cuscope: a cuscope call made from inside one fails with
+ * CUS_ERROR_IN_HOST_FUNCTION and makes no driver call. Dropping a reference
+ * there is allowed: if it is the last one, the object's destruction (which
+ * needs the driver) is deferred to the next cuscope call made outside a host
+ * function on any thread, or to cus_release_deferred() (cuscope/object.h).
+ *
+ * Functions are thread-safe (a stream may be used from several threads, as
+ * with the driver), return a cus_status, record the thread's last error on
+ * failure, and leave out parameters untouched then.
+ */
+#ifndef CUSCOPE_STREAM_H
+#define CUSCOPE_STREAM_H
+
+#include <cuda.h>
+#include <stdbool.h>
+
+#include "context.h"
+#include "object.h"
+#include "status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct cus_stream cus_stream;
+
+typedef enum cus_stream_kind {
+    CUS_STREAM_OWNED,
+    CUS_STREAM_LEGACY_DEFAULT,
+    CUS_STREAM_PER_THREAD_DEFAULT,
+    CUS_STREAM_FOREIGN,
+} cus_stream_kind;
+
+/* Creates a stream on ctx with CU_STREAM_* flags (CU_STREAM_NON_BLOCKING: no
+ * implicit synchronisation with the legacy default stream) and a priority,
+ * which must lie in cus_context_stream_priority_range() (numerically
+ * greatest <= priority <= least; 0 is the default), else
+ * CUS_ERROR_INVALID_ARGUMENT. *out receives a new reference. */
+CUS_API cus_status cus_stream_create(cus_context *ctx, unsigned int flags, int priority,
+                                     cus_stream **out);
+
+/* ctx's legacy default stream (CU_STREAM_LEGACY) and per-thread default stream
+ * (CU_STREAM_PER_THREAD). New references to objects that never destroy the
+ * driver's stream. */
+CUS_API cus_status cus_stream_legacy(cus_context *ctx, cus_stream **out);
+CUS_API cus_status cus_stream_per_thread(cus_context *ctx, cus_stream **out);
+
+/* Wraps a stream of ctx that someone else owns and keeps alive. */
+CUS_API cus_status cus_stream_wrap(cus_context *ctx, CUstream handle, cus_stream **out);
+
+CUS_API cus_stream *cus_stream_ref(cus_stream *stream);
+CUS_API cus_stream *cus_stream_unref(cus_stream *stream);
+CUS_DEFINE_AUTOPTR(cus_stream, cus_stream_unref)
+
+/* Accessors: no driver call; NULL gives NULL. The context is borrowed. */
+CUS_API CUstream cus_stream_handle(const cus_stream *stream);
+CUS_API cus_context *cus_stream_context(const cus_stream *stream);
+CUS_API cus_stream_kind cus_stream_get_kind(const cus_stream *stream);
+
+/* Waits until all work queued on the stream has finished. */
+CUS_API cus_status cus_stream_synchronize(cus_stream *stream);
+
+/* Whether all work queued on the stream has finished: CUS_SUCCESS with
+ * *done = true or false. Not-ready is a result, not an error. */
+CUS_API cus_status cus_stream_query(cus_stream *stream, bool *done);
+
+/* Later work on stream waits until event's last record has completed. The
+ * event may belong to another context (cross-device ordering). */
+typedef struct cus_event cus_event;
+CUS_API cus_status cus_stream_wait_event(cus_stream *stream, cus_event *event);
+
+/* Queues fn(user_data) on the stream (cuLaunchHostFunc). fn runs on a driver
+ * thread, after the work before it and before the work after it; it must not
+ * call CUDA or cuscope (see above). */
+typedef void (*cus_host_fn)(void *user_data);
+CUS_API cus_status cus_stream_launch_host_fn(cus_stream *stream, cus_host_fn fn, void *user_data);
+
+CUS_API cus_status cus_stream_priority(cus_stream *stream, int *priority);
+CUS_API cus_status cus_stream_flags(cus_stream *stream, unsigned int *flags);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,226 @@
+/* Streams and host functions. */
+#include <stdlib.h>
+
+#include "internal.h"
+
+static CUresult destroy_stream_call(void *h)
+{
+    return cus_drv_.cuStreamDestroy_((CUstream)h);
+}
+
+static void stream_destroy(cus_stream *s)
+{
+    if (s->kind == CUS_STREAM_OWNED)
+        cus_destroy_in_context_(s->ctx, "cus_stream_unref", "cuStreamDestroy",
+                                destroy_stream_call, s->handle, "a stream");
+    cus_context_unref(s->ctx);
+    free(s);
+}
+
+CUS_DEFINE_REF_UNREF(cus_stream, stream_destroy)
+
+static cus_stream *stream_new(cus_context *ctx, CUstream handle, cus_stream_kind kind)
+{
+    cus_stream *s = calloc(1, sizeof *s);
+    if (s) {
+        cus_refcount_init_(&s->refs);
+        s->handle = handle;
+        s->ctx = cus_context_ref(ctx);
+        s->kind = kind;
+    }
+    return s;
+}
+
+CUS_API cus_status cus_stream_create(cus_context *ctx, unsigned int flags, int priority,
+                                     cus_stream **out)
+{
+    CUS_CHECK_NOT_IN_HOST_FN();
+    CUS_CHECK_ARG(ctx && out);
+    CUS_CHECK_POISON(ctx);
+    cus_release_deferred_if_any_();
+    int least = 0, greatest = 0;
+    CUS_TRY(cus_context_stream_priority_range(ctx, &least, &greatest));
+    if (priority > least || priority < greatest)
+        return CUS_FAIL(CUS_ERROR_INVALID_ARGUMENT, NULL,
+                        "priority %d is outside the context's range [%d, %d] (greatest first)",
+                        priority, greatest, least);
+    cus_stream *s = stream_new(ctx, NULL, CUS_STREAM_OWNED);
+    if (!s)
+        return CUS_FAIL(CUS_ERROR_OUT_OF_HOST_MEMORY, NULL, "allocating a stream");
+    CUstream h = NULL;
+    cus_context_scope_ scope;
+    CUresult r = cus_context_enter_(ctx, &scope);
+    const char *call = "cuCtxPushCurrent";
+    if (!r) {
+        call = "cuStreamCreateWithPriority";
+        r = cus_drv_.cuStreamCreateWithPriority_(&h, flags, priority);
+        cus_status left = cus_context_leave_(&scope);
+        if (!r && left) {
+            CUresult rd = cus_drv_.cuStreamDestroy_(h);
+            if (rd)
+                cus_destroy_error_((cus_status)rd, __func__, "cuStreamDestroy",
+                                   "rolling back a stream whose creation failed");
+            r = (CUresult)left;
+            call = "cuCtxPopCurrent";
+        }
+    }
+    if (r) {
+        s->handle = NULL;
+        s->kind = CUS_STREAM_FOREIGN; /* nothing to destroy */
+        cus_stream_unref(s);
+        return cus_context_driver_fail_(ctx, r, __func__, call);
+    }
+    s->handle = h;
+    *out = s;
+    return CUS_SUCCESS;
+}
+
+static cus_status stream_special(cus_context *ctx, CUstream handle, cus_stream_kind kind,
+                                 cus_stream **out, const char *function)
+{
+    if (!ctx || !out)
+        return cus_fail_(CUS_ERROR_INVALID_ARGUMENT, function, NULL, "ctx and out are required");
+    cus_stream *s = stream_new(ctx, handle, kind);
+    if (!s)
+        return cus_fail_(CUS_ERROR_OUT_OF_HOST_MEMORY, function, NULL, "allocating a stream");
+    *out = s;
+    return CUS_SUCCESS;
+}
+
+CUS_API cus_status cus_stream_legacy(cus_context *ctx, cus_stream **out)
+{
+    CUS_CHECK_NOT_IN_HOST_FN();
+    return stream_special(ctx, CU_STREAM_LEGACY, CUS_STREAM_LEGACY_DEFAULT, out, __func__);
+}
+
+CUS_API cus_status cus_stream_per_thread(cus_context *ctx, cus_stream **out)
+{
+    CUS_CHECK_NOT_IN_HOST_FN();
+    return stream_special(ctx, CU_STREAM_PER_THREAD, CUS_STREAM_PER_THREAD_DEFAULT, out,
+                          __func__);
+}
+
+CUS_API cus_status cus_stream_wrap(cus_context *ctx, CUstream handle, cus_stream **out)
+{
+    CUS_CHECK_NOT_IN_HOST_FN();
+    CUS_CHECK_ARG(handle);
+    return stream_special(ctx, handle, CUS_STREAM_FOREIGN, out, __func__);
+}
+
+CUS_API CUstream cus_stream_handle(const cus_stream *stream)
+{
+    return stream ? stream->handle : NULL;
+}
+
+CUS_API cus_context *cus_stream_context(const cus_stream *stream)
+{
+    return stream ? stream->ctx : NULL;
+}
+
+CUS_API cus_stream_kind cus_stream_get_kind(const cus_stream *stream)
+{
+    return stream ? stream->kind : CUS_STREAM_FOREIGN;
+}
+
+CUS_API cus_status cus_stream_synchronize(cus_stream *stream)
+{
+    CUS_CHECK_NOT_IN_HOST_FN();
+    CUS_CHECK_ARG(stream);
+    cus_release_deferred_if_any_();
+    CUS_IN_CONTEXT(stream->ctx, "cuStreamSynchronize", cus_drv_.cuStreamSynchronize_(stream->handle));
+    cus_release_deferred_if_any_(); /* host functions that just ran may have dropped some */
+    return CUS_SUCCESS;
+}
+
+CUS_API cus_status cus_stream_query(cus_stream *stream, bool *done)
+{
+    CUS_CHECK_NOT_IN_HOST_FN();
+    CUS_CHECK_ARG(stream && done);
+    CUresult q = CUDA_SUCCESS;
+    CUS_IN_CONTEXT(stream->ctx, "cuStreamQuery",
+                   ((q = cus_drv_.cuStreamQuery_(stream->handle)) == CUDA_ERROR_NOT_READY
+                        ? CUDA_SUCCESS
+                        : q));
+    *done = q == CUDA_SUCCESS;
+    cus_release_deferred_if_any_();
+    return CUS_SUCCESS;
+}
+
+CUS_API cus_status cus_stream_wait_event(cus_stream *stream, cus_event *event)
+{
+    CUS_CHECK_NOT_IN_HOST_FN();
+    CUS_CHECK_ARG(stream && event);
+    CUS_CHECK_POISON(event->ctx);
+    CUS_IN_CONTEXT(stream->ctx, "cuStreamWaitEvent",
+                   cus_drv_.cuStreamWaitEvent_(stream->handle, event->handle, 0));
+    return CUS_SUCCESS;
+}
+
+typedef struct host_call {
+    cus_host_fn fn;
+    void *user_data;
+} host_call;
+
+/* Runs on the driver's thread: marks it so that cuscope refuses calls and
+ * defers destructions made from inside fn. */
+static void CUDA_CB host_trampoline(void *arg)
+{
+    host_call call = *(host_call *)arg;
+    free(arg);
+    bool outer = cus_in_host_fn_;
+    cus_in_host_fn_ = true;
+    call.fn(call.user_data);
+    cus_in_host_fn_ = outer;
+}
+
+CUS_API cus_status cus_stream_launch_host_fn(cus_stream *stream, cus_host_fn fn, void *user_data)
+{
+    CUS_CHECK_NOT_IN_HOST_FN();
+    CUS_CHECK_ARG(stream && fn);
+    host_call *call = malloc(sizeof *call);
+    if (!call)
+        return CUS_FAIL(CUS_ERROR_OUT_OF_HOST_MEMORY, NULL, "allocating a host function record");
+    call->fn = fn;
+    call->user_data = user_data;
+    cus_context *ctx = stream->ctx;
+    if (CUS_UNLIKELY(atomic_load_explicit(&ctx->poison, memory_order_relaxed))) {
+        free(call);
+        return cus_context_poisoned_fail_(ctx, __func__);
+    }
+    cus_context_scope_ scope;
+    CUresult r = cus_context_enter_(ctx, &scope);
+    if (r) {
+        free(call);
+        return cus_context_driver_fail_(ctx, r, __func__, "cuCtxPushCurrent");
+    }
+    r = cus_drv_.cuLaunchHostFunc_(stream->handle, host_trampoline, call);
+    if (r)
+        free(call); /* never queued, so never run */
+    cus_status left = cus_context_leave_(&scope);
+    if (r)
+        return cus_context_driver_fail_(ctx, r, __func__, "cuLaunchHostFunc");
+    if (left)
+        return cus_context_driver_fail_(ctx, (CUresult)left, __func__, "cuCtxPopCurrent");
+    return CUS_SUCCESS;
+}
+
+CUS_API cus_status cus_stream_priority(cus_stream *stream, int *priority)
+{
+    CUS_CHECK_NOT_IN_HOST_FN();
+    CUS_CHECK_ARG(stream && priority);
+    int p = 0;
+    CUS_IN_CONTEXT(stream->ctx, "cuStreamGetPriority",
+                   cus_drv_.cuStreamGetPriority_(stream->handle, &p));
+    *priority = p;
+    return CUS_SUCCESS;
+}
+
+CUS_API cus_status cus_stream_flags(cus_stream *stream, unsigned int *flags)
+{
+    CUS_CHECK_NOT_IN_HOST_FN();
+    CUS_CHECK_ARG(stream && flags);
+    unsigned int f = 0;
+    CUS_IN_CONTEXT(stream->ctx, "cuStreamGetFlags", cus_drv_.cuStreamGetFlags_(stream->handle, &f));
+    *flags = f;
+    return CUS_SUCCESS;
+}
