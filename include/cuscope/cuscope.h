@@ -10,5 +10,6 @@
 #include "context.h"
 #include "stream.h"
 #include "event.h"
+#include "memory.h"
 
 #endif

@@ -54,4 +54,32 @@
     X(cuEventSynchronize, cuEventSynchronize, 2000, REQUIRED)                  \
     X(cuEventQuery, cuEventQuery, 2000, REQUIRED)                              \
     X(cuEventElapsedTime, cuEventElapsedTime, 2000, REQUIRED)                  \
-    X(cuEventDestroy, cuEventDestroy, 4000, REQUIRED)
+    X(cuEventDestroy, cuEventDestroy, 4000, REQUIRED) \
+    X(cuMemAlloc, cuMemAlloc, 3020, REQUIRED)                                  \
+    X(cuMemFree, cuMemFree, 3020, REQUIRED)                                    \
+    X(cuMemAllocAsync, cuMemAllocAsync, 11020, REQUIRED)                       \
+    X(cuMemFreeAsync, cuMemFreeAsync, 11020, REQUIRED)                         \
+    X(cuMemAllocManaged, cuMemAllocManaged, 6000, REQUIRED)                    \
+    X(cuMemHostAlloc, cuMemHostAlloc, 2020, REQUIRED)                          \
+    X(cuMemFreeHost, cuMemFreeHost, 2000, REQUIRED)                            \
+    X(cuMemHostRegister, cuMemHostRegister, 6050, REQUIRED)                    \
+    X(cuMemHostUnregister, cuMemHostUnregister, 4000, REQUIRED)                \
+    X(cuMemGetInfo, cuMemGetInfo, 3020, REQUIRED)                              \
+    X(cuMemcpyHtoD, cuMemcpyHtoD, 3020, REQUIRED)                              \
+    X(cuMemcpyDtoH, cuMemcpyDtoH, 3020, REQUIRED)                              \
+    X(cuMemcpyDtoD, cuMemcpyDtoD, 3020, REQUIRED)                              \
+    X(cuMemcpyHtoDAsync, cuMemcpyHtoDAsync, 3020, REQUIRED)                    \
+    X(cuMemcpyDtoHAsync, cuMemcpyDtoHAsync, 3020, REQUIRED)                    \
+    X(cuMemcpyDtoDAsync, cuMemcpyDtoDAsync, 3020, REQUIRED)                    \
+    X(cuMemcpyPeer, cuMemcpyPeer, 4000, REQUIRED)                              \
+    X(cuMemcpyPeerAsync, cuMemcpyPeerAsync, 4000, REQUIRED)                    \
+    X(cuMemsetD8, cuMemsetD8, 3020, REQUIRED)                                  \
+    X(cuMemsetD16, cuMemsetD16, 3020, REQUIRED)                                \
+    X(cuMemsetD32, cuMemsetD32, 3020, REQUIRED)                                \
+    X(cuMemsetD8Async, cuMemsetD8Async, 3020, REQUIRED)                        \
+    X(cuMemsetD16Async, cuMemsetD16Async, 3020, REQUIRED)                      \
+    X(cuMemsetD32Async, cuMemsetD32Async, 3020, REQUIRED)                      \
+    X(cuMemPrefetchAsync, cuMemPrefetchAsync, 8000, OPTIONAL)                  \
+    X(cuMemAdvise, cuMemAdvise, 8000, OPTIONAL)                                \
+    X(cuDeviceCanAccessPeer, cuDeviceCanAccessPeer, 4000, REQUIRED)            \
+    X(cuCtxEnablePeerAccess, cuCtxEnablePeerAccess, 4000, REQUIRED)

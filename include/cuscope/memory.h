@@ -1,0 +1,143 @@
+/* cuscope/memory.h: device, stream-ordered, managed and host memory, and
+ * copies between them.
+ *
+ * A cus_buffer is reference-counted device-accessible memory that holds its
+ * context (and, when stream-ordered, its stream) alive:
+ *   device          cus_buffer_alloc: cuMemAlloc, freed with cuMemFree;
+ *   stream-ordered  cus_buffer_alloc_async: cuMemAllocAsync on a stream, and
+ *                   freed on that same stream (cuMemFreeAsync) when the last
+ *                   reference goes, so work queued before the release still
+ *                   sees valid memory;
+ *   managed         cus_buffer_alloc_managed: cuMemAllocManaged, usable from
+ *                   the host through cus_buffer_host_ptr().
+ * A cus_host_buffer is page-locked host memory: allocated (cuMemHostAlloc) or
+ * registered (cuMemHostRegister over memory the caller owns and keeps alive).
+ *
+ * Copies and fills are bounds-checked against the buffers before any driver
+ * call: a range past the end, or whose end overflows, fails with
+ * CUS_ERROR_OUT_OF_RANGE and reaches no driver. Sizes computed from element
+ * counts are overflow-checked (CUS_ERROR_OUT_OF_RANGE).
+ *
+ * Functions are thread-safe, return a cus_status, record the thread's last
+ * error on failure, and leave out parameters untouched then. A buffer whose
+ * context is poisoned frees its host-side record without driver calls.
+ */
+#ifndef CUSCOPE_MEMORY_H
+#define CUSCOPE_MEMORY_H
+
+#include <cuda.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "context.h"
+#include "object.h"
+#include "status.h"
+#include "stream.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct cus_buffer cus_buffer;
+typedef struct cus_host_buffer cus_host_buffer;
+
+typedef enum cus_buffer_kind {
+    CUS_BUFFER_DEVICE,
+    CUS_BUFFER_STREAM_ORDERED,
+    CUS_BUFFER_MANAGED,
+} cus_buffer_kind;
+
+/* bytes of device memory on ctx. bytes == 0 is CUS_ERROR_INVALID_ARGUMENT. */
+CUS_API cus_status cus_buffer_alloc(cus_context *ctx, size_t bytes, cus_buffer **out);
+
+/* count elements of elem_size bytes, the product overflow-checked. */
+CUS_API cus_status cus_buffer_alloc_array(cus_context *ctx, size_t count, size_t elem_size,
+                                          cus_buffer **out);
+#define cus_buffer_alloc_n(ctx, type, count, out)                              \
+    cus_buffer_alloc_array((ctx), (count), sizeof(type), (out))
+
+/* Stream-ordered: allocated in stream order on stream, freed on it. */
+CUS_API cus_status cus_buffer_alloc_async(cus_stream *stream, size_t bytes, cus_buffer **out);
+
+/* Managed memory (CU_MEM_ATTACH_GLOBAL or CU_MEM_ATTACH_HOST). */
+CUS_API cus_status cus_buffer_alloc_managed(cus_context *ctx, size_t bytes, unsigned int flags,
+                                            cus_buffer **out);
+
+CUS_API cus_buffer *cus_buffer_ref(cus_buffer *buf);
+CUS_API cus_buffer *cus_buffer_unref(cus_buffer *buf);
+CUS_DEFINE_AUTOPTR(cus_buffer, cus_buffer_unref)
+
+/* Accessors; no driver call. NULL gives 0 / NULL. */
+CUS_API CUdeviceptr cus_buffer_ptr(const cus_buffer *buf);
+CUS_API size_t cus_buffer_size(const cus_buffer *buf);
+CUS_API cus_buffer_kind cus_buffer_get_kind(const cus_buffer *buf);
+CUS_API cus_context *cus_buffer_context(const cus_buffer *buf); /* borrowed */
+/* The host address of a managed buffer; NULL for the other kinds. */
+CUS_API void *cus_buffer_host_ptr(const cus_buffer *buf);
+
+/* Managed memory: prefetch to a device (CU_DEVICE_CPU for the host) on a
+ * stream, and usage advice. CUS_ERROR_INVALID_ARGUMENT for other kinds;
+ * CUS_ERROR_NOT_SUPPORTED where the driver lacks the entry point. */
+CUS_API cus_status cus_buffer_prefetch(cus_buffer *buf, CUdevice device, cus_stream *stream);
+CUS_API cus_status cus_buffer_advise(cus_buffer *buf, CUmem_advise advice, CUdevice device);
+
+/* Page-locked host memory of bytes with CU_MEMHOSTALLOC_* flags. */
+CUS_API cus_status cus_host_buffer_alloc(cus_context *ctx, size_t bytes, unsigned int flags,
+                                         cus_host_buffer **out);
+/* Page-locks [ptr, ptr + bytes), which the caller keeps alive until the last
+ * reference is dropped (then it is unregistered). CU_MEMHOSTREGISTER_* flags. */
+CUS_API cus_status cus_host_buffer_register(cus_context *ctx, void *ptr, size_t bytes,
+                                            unsigned int flags, cus_host_buffer **out);
+CUS_API cus_host_buffer *cus_host_buffer_ref(cus_host_buffer *buf);
+CUS_API cus_host_buffer *cus_host_buffer_unref(cus_host_buffer *buf);
+CUS_DEFINE_AUTOPTR(cus_host_buffer, cus_host_buffer_unref)
+CUS_API void *cus_host_buffer_data(const cus_host_buffer *buf);
+CUS_API size_t cus_host_buffer_size(const cus_host_buffer *buf);
+CUS_API bool cus_host_buffer_is_registered(const cus_host_buffer *buf);
+
+/* --- copies ----------------------------------------------------------------
+ * Synchronous forms return when the copy is done. _async forms queue it on
+ * stream, whose context must be the device buffer's (else
+ * CUS_ERROR_CONTEXT_MISMATCH); for them the host memory should be a
+ * cus_host_buffer, or the driver copies synchronously. */
+CUS_API cus_status cus_copy_to_device(cus_buffer *dst, size_t dst_offset, const void *src,
+                                      size_t bytes);
+CUS_API cus_status cus_copy_to_host(void *dst, cus_buffer *src, size_t src_offset, size_t bytes);
+/* Between two buffers; between two contexts it is a peer copy. */
+CUS_API cus_status cus_copy_device(cus_buffer *dst, size_t dst_offset, cus_buffer *src,
+                                   size_t src_offset, size_t bytes);
+CUS_API cus_status cus_copy_to_device_async(cus_buffer *dst, size_t dst_offset, const void *src,
+                                            size_t bytes, cus_stream *stream);
+CUS_API cus_status cus_copy_to_host_async(void *dst, cus_buffer *src, size_t src_offset,
+                                          size_t bytes, cus_stream *stream);
+CUS_API cus_status cus_copy_device_async(cus_buffer *dst, size_t dst_offset, cus_buffer *src,
+                                         size_t src_offset, size_t bytes, cus_stream *stream);
+
+/* Fills count 8-, 16- or 32-bit elements starting at byte offset (which must
+ * be aligned to the element size). */
+CUS_API cus_status cus_buffer_fill_u8(cus_buffer *buf, size_t offset, uint8_t value, size_t count);
+CUS_API cus_status cus_buffer_fill_u16(cus_buffer *buf, size_t offset, uint16_t value,
+                                       size_t count);
+CUS_API cus_status cus_buffer_fill_u32(cus_buffer *buf, size_t offset, uint32_t value,
+                                       size_t count);
+CUS_API cus_status cus_buffer_fill_u8_async(cus_buffer *buf, size_t offset, uint8_t value,
+                                            size_t count, cus_stream *stream);
+CUS_API cus_status cus_buffer_fill_u16_async(cus_buffer *buf, size_t offset, uint16_t value,
+                                             size_t count, cus_stream *stream);
+CUS_API cus_status cus_buffer_fill_u32_async(cus_buffer *buf, size_t offset, uint32_t value,
+                                             size_t count, cus_stream *stream);
+
+/* Free and total memory of ctx's device. */
+CUS_API cus_status cus_memory_info(cus_context *ctx, size_t *free_bytes, size_t *total_bytes);
+
+/* Peer access between the devices of two contexts. */
+CUS_API cus_status cus_context_can_access_peer(cus_context *ctx, cus_context *peer, bool *can);
+/* Lets ctx access peer's memory; already enabled is not an error. */
+CUS_API cus_status cus_context_enable_peer_access(cus_context *ctx, cus_context *peer);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

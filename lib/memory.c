@@ -1,0 +1,506 @@
+/* Device, stream-ordered, managed and page-locked host memory, and the
+ * bounds-checked copies and fills between them. */
+#include <stdlib.h>
+
+#include "cuscope/memory.h"
+#include "internal.h"
+
+struct cus_buffer {
+    cus_refcount refs;
+    CUdeviceptr ptr;
+    size_t size;
+    cus_buffer_kind kind;
+    cus_context *ctx;   /* a reference */
+    cus_stream *stream; /* stream-ordered: the stream it is freed on (a reference) */
+};
+
+struct cus_host_buffer {
+    cus_refcount refs;
+    void *data;
+    size_t size;
+    bool registered;
+    cus_context *ctx; /* a reference */
+};
+
+/* --- buffers ------------------------------------------------------------------ */
+
+static CUresult free_call(void *b)
+{
+    const cus_buffer *buf = b;
+    if (buf->kind == CUS_BUFFER_STREAM_ORDERED)
+        return cus_drv_.cuMemFreeAsync_(buf->ptr, buf->stream->handle);
+    return cus_drv_.cuMemFree_(buf->ptr);
+}
+
+static void buffer_destroy(cus_buffer *b)
+{
+    if (b->ptr)
+        cus_destroy_in_context_(b->ctx, "cus_buffer_unref",
+                                b->kind == CUS_BUFFER_STREAM_ORDERED ? "cuMemFreeAsync"
+                                                                     : "cuMemFree",
+                                free_call, b, "device memory");
+    cus_stream_unref(b->stream);
+    cus_context_unref(b->ctx);
+    free(b);
+}
+
+CUS_DEFINE_REF_UNREF(cus_buffer, buffer_destroy)
+
+/* Allocates through `call` with ctx current; fills the new buffer. */
+static cus_status buffer_new(cus_context *ctx, cus_stream *stream, size_t bytes,
+                             cus_buffer_kind kind, unsigned int flags, cus_buffer **out,
+                             const char *function)
+{
+    if (!ctx || !out || bytes == 0)
+        return cus_fail_(CUS_ERROR_INVALID_ARGUMENT, function, NULL,
+                         "a context, an out pointer and a non-zero size are required");
+    if (CUS_UNLIKELY(atomic_load_explicit(&ctx->poison, memory_order_relaxed)))
+        return cus_context_poisoned_fail_(ctx, function);
+    cus_release_deferred_if_any_();
+    cus_buffer *b = calloc(1, sizeof *b);
+    if (!b)
+        return cus_fail_(CUS_ERROR_OUT_OF_HOST_MEMORY, function, NULL, "allocating a buffer");
+    cus_context_scope_ scope;
+    CUresult r = cus_context_enter_(ctx, &scope);
+    const char *call = "cuCtxPushCurrent";
+    CUdeviceptr p = 0;
+    if (!r) {
+        switch (kind) {
+        case CUS_BUFFER_DEVICE:
+            call = "cuMemAlloc";
+            r = cus_drv_.cuMemAlloc_(&p, bytes);
+            break;
+        case CUS_BUFFER_STREAM_ORDERED:
+            call = "cuMemAllocAsync";
+            r = cus_drv_.cuMemAllocAsync_(&p, bytes, stream->handle);
+            break;
+        case CUS_BUFFER_MANAGED:
+            call = "cuMemAllocManaged";
+            r = cus_drv_.cuMemAllocManaged_(&p, bytes, flags);
+            break;
+        }
+        cus_status left = cus_context_leave_(&scope);
+        if (!r && left) {
+            CUresult rf = kind == CUS_BUFFER_STREAM_ORDERED
+                              ? cus_drv_.cuMemFreeAsync_(p, stream->handle)
+                              : cus_drv_.cuMemFree_(p);
+            if (rf)
+                cus_destroy_error_((cus_status)rf, function, "cuMemFree",
+                                   "rolling back an allocation whose creation failed");
+            r = (CUresult)left;
+            call = "cuCtxPopCurrent";
+        }
+    }
+    if (r) {
+        free(b);
+        return cus_context_driver_fail_(ctx, r, function, call);
+    }
+    cus_refcount_init_(&b->refs);
+    b->ptr = p;
+    b->size = bytes;
+    b->kind = kind;
+    b->ctx = cus_context_ref(ctx);
+    b->stream = cus_stream_ref(stream);
+    *out = b;
+    return CUS_SUCCESS;
+}
+
+CUS_API cus_status cus_buffer_alloc(cus_context *ctx, size_t bytes, cus_buffer **out)
+{
+    CUS_CHECK_NOT_IN_HOST_FN();
+    return buffer_new(ctx, NULL, bytes, CUS_BUFFER_DEVICE, 0, out, __func__);
+}
+
+CUS_API cus_status cus_buffer_alloc_array(cus_context *ctx, size_t count, size_t elem_size,
+                                          cus_buffer **out)
+{
+    CUS_CHECK_NOT_IN_HOST_FN();
+    size_t bytes;
+    if (__builtin_mul_overflow(count, elem_size, &bytes))
+        return CUS_FAIL(CUS_ERROR_OUT_OF_RANGE, NULL, "%zu elements of %zu bytes overflow size_t",
+                        count, elem_size);
+    return buffer_new(ctx, NULL, bytes, CUS_BUFFER_DEVICE, 0, out, __func__);
+}
+
+CUS_API cus_status cus_buffer_alloc_async(cus_stream *stream, size_t bytes, cus_buffer **out)
+{
+    CUS_CHECK_NOT_IN_HOST_FN();
+    CUS_CHECK_ARG(stream);
+    return buffer_new(stream->ctx, stream, bytes, CUS_BUFFER_STREAM_ORDERED, 0, out, __func__);
+}
+
+CUS_API cus_status cus_buffer_alloc_managed(cus_context *ctx, size_t bytes, unsigned int flags,
+                                            cus_buffer **out)
+{
+    CUS_CHECK_NOT_IN_HOST_FN();
+    return buffer_new(ctx, NULL, bytes, CUS_BUFFER_MANAGED, flags ? flags : CU_MEM_ATTACH_GLOBAL,
+                      out, __func__);
+}
+
+CUS_API CUdeviceptr cus_buffer_ptr(const cus_buffer *buf)
+{
+    return buf ? buf->ptr : 0;
+}
+
+CUS_API size_t cus_buffer_size(const cus_buffer *buf)
+{
+    return buf ? buf->size : 0;
+}
+
+CUS_API cus_buffer_kind cus_buffer_get_kind(const cus_buffer *buf)
+{
+    return buf ? buf->kind : CUS_BUFFER_DEVICE;
+}
+
+CUS_API cus_context *cus_buffer_context(const cus_buffer *buf)
+{
+    return buf ? buf->ctx : NULL;
+}
+
+CUS_API void *cus_buffer_host_ptr(const cus_buffer *buf)
+{
+    return buf && buf->kind == CUS_BUFFER_MANAGED ? (void *)(uintptr_t)buf->ptr : NULL;
+}
+
+CUS_API cus_status cus_buffer_prefetch(cus_buffer *buf, CUdevice device, cus_stream *stream)
+{
+    CUS_CHECK_NOT_IN_HOST_FN();
+    CUS_CHECK_ARG(buf && stream && buf->kind == CUS_BUFFER_MANAGED);
+    if (!cus_drv_.cuMemPrefetchAsync_)
+        return CUS_FAIL(CUS_ERROR_NOT_SUPPORTED, NULL, "the driver lacks cuMemPrefetchAsync");
+    CUS_IN_CONTEXT(buf->ctx, "cuMemPrefetchAsync",
+                   cus_drv_.cuMemPrefetchAsync_(buf->ptr, buf->size, device, stream->handle));
+    return CUS_SUCCESS;
+}
+
+CUS_API cus_status cus_buffer_advise(cus_buffer *buf, CUmem_advise advice, CUdevice device)
+{
+    CUS_CHECK_NOT_IN_HOST_FN();
+    CUS_CHECK_ARG(buf && buf->kind == CUS_BUFFER_MANAGED);
+    if (!cus_drv_.cuMemAdvise_)
+        return CUS_FAIL(CUS_ERROR_NOT_SUPPORTED, NULL, "the driver lacks cuMemAdvise");
+    CUS_IN_CONTEXT(buf->ctx, "cuMemAdvise",
+                   cus_drv_.cuMemAdvise_(buf->ptr, buf->size, advice, device));
+    return CUS_SUCCESS;
+}
+
+/* --- page-locked host memory --------------------------------------------------- */
+
+static CUresult host_free_call(void *h)
+{
+    const cus_host_buffer *hb = h;
+    return hb->registered ? cus_drv_.cuMemHostUnregister_(hb->data)
+                          : cus_drv_.cuMemFreeHost_(hb->data);
+}
+
+static void host_buffer_destroy(cus_host_buffer *hb)
+{
+    cus_destroy_in_context_(hb->ctx, "cus_host_buffer_unref",
+                            hb->registered ? "cuMemHostUnregister" : "cuMemFreeHost",
+                            host_free_call, hb, "page-locked host memory");
+    cus_context_unref(hb->ctx);
+    free(hb);
+}
+
+CUS_DEFINE_REF_UNREF(cus_host_buffer, host_buffer_destroy)
+
+static cus_status host_buffer_new(cus_context *ctx, void *ptr, size_t bytes, unsigned int flags,
+                                  bool registering, cus_host_buffer **out, const char *function)
+{
+    if (!ctx || !out || bytes == 0 || (registering && !ptr))
+        return cus_fail_(CUS_ERROR_INVALID_ARGUMENT, function, NULL,
+                         "a context, an out pointer, a non-zero size (and memory to register) "
+                         "are required");
+    if (CUS_UNLIKELY(atomic_load_explicit(&ctx->poison, memory_order_relaxed)))
+        return cus_context_poisoned_fail_(ctx, function);
+    cus_host_buffer *hb = calloc(1, sizeof *hb);
+    if (!hb)
+        return cus_fail_(CUS_ERROR_OUT_OF_HOST_MEMORY, function, NULL, "allocating a record");
+    const char *call = registering ? "cuMemHostRegister" : "cuMemHostAlloc";
+    cus_context_scope_ scope;
+    CUresult r = cus_context_enter_(ctx, &scope);
+    void *p = ptr;
+    if (r) {
+        call = "cuCtxPushCurrent";
+    } else {
+        r = registering ? cus_drv_.cuMemHostRegister_(ptr, bytes, flags)
+                        : cus_drv_.cuMemHostAlloc_(&p, bytes, flags);
+        cus_status left = cus_context_leave_(&scope);
+        if (!r && left) {
+            CUresult rf = registering ? cus_drv_.cuMemHostUnregister_(p) : cus_drv_.cuMemFreeHost_(p);
+            if (rf)
+                cus_destroy_error_((cus_status)rf, function, registering ? "cuMemHostUnregister"
+                                                                          : "cuMemFreeHost",
+                                   "rolling back page-locked memory whose creation failed");
+            r = (CUresult)left;
+            call = "cuCtxPopCurrent";
+        }
+    }
+    if (r) {
+        free(hb);
+        return cus_context_driver_fail_(ctx, r, function, call);
+    }
+    cus_refcount_init_(&hb->refs);
+    hb->data = p;
+    hb->size = bytes;
+    hb->registered = registering;
+    hb->ctx = cus_context_ref(ctx);
+    *out = hb;
+    return CUS_SUCCESS;
+}
+
+CUS_API cus_status cus_host_buffer_alloc(cus_context *ctx, size_t bytes, unsigned int flags,
+                                         cus_host_buffer **out)
+{
+    CUS_CHECK_NOT_IN_HOST_FN();
+    return host_buffer_new(ctx, NULL, bytes, flags, false, out, __func__);
+}
+
+CUS_API cus_status cus_host_buffer_register(cus_context *ctx, void *ptr, size_t bytes,
+                                            unsigned int flags, cus_host_buffer **out)
+{
+    CUS_CHECK_NOT_IN_HOST_FN();
+    return host_buffer_new(ctx, ptr, bytes, flags, true, out, __func__);
+}
+
+CUS_API void *cus_host_buffer_data(const cus_host_buffer *buf)
+{
+    return buf ? buf->data : NULL;
+}
+
+CUS_API size_t cus_host_buffer_size(const cus_host_buffer *buf)
+{
+    return buf ? buf->size : 0;
+}
+
+CUS_API bool cus_host_buffer_is_registered(const cus_host_buffer *buf)
+{
+    return buf && buf->registered;
+}
+
+/* --- copies and fills ------------------------------------------------------------ */
+
+/* [offset, offset + bytes) inside buf, without overflow. */
+#define CHECK_RANGE(buf, offset, bytes)                                        \
+    do {                                                                       \
+        if ((offset) > (buf)->size || (bytes) > (buf)->size - (offset))        \
+            return CUS_FAIL(CUS_ERROR_OUT_OF_RANGE, NULL,                      \
+                            "%zu bytes at offset %zu of a %zu-byte buffer", (size_t)(bytes), \
+                            (size_t)(offset), (buf)->size);                    \
+    } while (0)
+
+#define CHECK_STREAM(buf, stream)                                              \
+    do {                                                                       \
+        if (cus_context_handle((stream)->ctx) != cus_context_handle((buf)->ctx)) \
+            return CUS_FAIL(CUS_ERROR_CONTEXT_MISMATCH, NULL,                  \
+                            "a stream of context %p used for a buffer of context %p", \
+                            (void *)cus_context_handle((stream)->ctx),         \
+                            (void *)cus_context_handle((buf)->ctx));           \
+    } while (0)
+
+CUS_API cus_status cus_copy_to_device(cus_buffer *dst, size_t dst_offset, const void *src,
+                                      size_t bytes)
+{
+    CUS_CHECK_NOT_IN_HOST_FN();
+    CUS_CHECK_ARG(dst && (src || !bytes));
+    CHECK_RANGE(dst, dst_offset, bytes);
+    if (!bytes)
+        return CUS_SUCCESS;
+    CUS_IN_CONTEXT(dst->ctx, "cuMemcpyHtoD",
+                   cus_drv_.cuMemcpyHtoD_(dst->ptr + dst_offset, src, bytes));
+    return CUS_SUCCESS;
+}
+
+CUS_API cus_status cus_copy_to_host(void *dst, cus_buffer *src, size_t src_offset, size_t bytes)
+{
+    CUS_CHECK_NOT_IN_HOST_FN();
+    CUS_CHECK_ARG(src && (dst || !bytes));
+    CHECK_RANGE(src, src_offset, bytes);
+    if (!bytes)
+        return CUS_SUCCESS;
+    CUS_IN_CONTEXT(src->ctx, "cuMemcpyDtoH",
+                   cus_drv_.cuMemcpyDtoH_(dst, src->ptr + src_offset, bytes));
+    return CUS_SUCCESS;
+}
+
+CUS_API cus_status cus_copy_device(cus_buffer *dst, size_t dst_offset, cus_buffer *src,
+                                   size_t src_offset, size_t bytes)
+{
+    CUS_CHECK_NOT_IN_HOST_FN();
+    CUS_CHECK_ARG(dst && src);
+    CHECK_RANGE(dst, dst_offset, bytes);
+    CHECK_RANGE(src, src_offset, bytes);
+    if (!bytes)
+        return CUS_SUCCESS;
+    CUS_CHECK_POISON(src->ctx);
+    if (cus_context_handle(dst->ctx) == cus_context_handle(src->ctx)) {
+        CUS_IN_CONTEXT(dst->ctx, "cuMemcpyDtoD",
+                       cus_drv_.cuMemcpyDtoD_(dst->ptr + dst_offset, src->ptr + src_offset, bytes));
+    } else {
+        CUS_IN_CONTEXT(dst->ctx, "cuMemcpyPeer",
+                       cus_drv_.cuMemcpyPeer_(dst->ptr + dst_offset, dst->ctx->handle,
+                                              src->ptr + src_offset, src->ctx->handle, bytes));
+    }
+    return CUS_SUCCESS;
+}
+
+CUS_API cus_status cus_copy_to_device_async(cus_buffer *dst, size_t dst_offset, const void *src,
+                                            size_t bytes, cus_stream *stream)
+{
+    CUS_CHECK_NOT_IN_HOST_FN();
+    CUS_CHECK_ARG(dst && stream && (src || !bytes));
+    CHECK_RANGE(dst, dst_offset, bytes);
+    CHECK_STREAM(dst, stream);
+    if (!bytes)
+        return CUS_SUCCESS;
+    CUS_IN_CONTEXT(dst->ctx, "cuMemcpyHtoDAsync",
+                   cus_drv_.cuMemcpyHtoDAsync_(dst->ptr + dst_offset, src, bytes, stream->handle));
+    return CUS_SUCCESS;
+}
+
+CUS_API cus_status cus_copy_to_host_async(void *dst, cus_buffer *src, size_t src_offset,
+                                          size_t bytes, cus_stream *stream)
+{
+    CUS_CHECK_NOT_IN_HOST_FN();
+    CUS_CHECK_ARG(src && stream && (dst || !bytes));
+    CHECK_RANGE(src, src_offset, bytes);
+    CHECK_STREAM(src, stream);
+    if (!bytes)
+        return CUS_SUCCESS;
+    CUS_IN_CONTEXT(src->ctx, "cuMemcpyDtoHAsync",
+                   cus_drv_.cuMemcpyDtoHAsync_(dst, src->ptr + src_offset, bytes, stream->handle));
+    return CUS_SUCCESS;
+}
+
+CUS_API cus_status cus_copy_device_async(cus_buffer *dst, size_t dst_offset, cus_buffer *src,
+                                         size_t src_offset, size_t bytes, cus_stream *stream)
+{
+    CUS_CHECK_NOT_IN_HOST_FN();
+    CUS_CHECK_ARG(dst && src && stream);
+    CHECK_RANGE(dst, dst_offset, bytes);
+    CHECK_RANGE(src, src_offset, bytes);
+    CHECK_STREAM(dst, stream);
+    if (!bytes)
+        return CUS_SUCCESS;
+    CUS_CHECK_POISON(src->ctx);
+    if (cus_context_handle(dst->ctx) == cus_context_handle(src->ctx)) {
+        CUS_IN_CONTEXT(dst->ctx, "cuMemcpyDtoDAsync",
+                       cus_drv_.cuMemcpyDtoDAsync_(dst->ptr + dst_offset, src->ptr + src_offset,
+                                                   bytes, stream->handle));
+    } else {
+        CUS_IN_CONTEXT(dst->ctx, "cuMemcpyPeerAsync",
+                       cus_drv_.cuMemcpyPeerAsync_(dst->ptr + dst_offset, dst->ctx->handle,
+                                                   src->ptr + src_offset, src->ctx->handle, bytes,
+                                                   stream->handle));
+    }
+    return CUS_SUCCESS;
+}
+
+/* Validates a fill of count elements of `width` bytes at offset. */
+#define CHECK_FILL(buf, offset, count, width)                                  \
+    do {                                                                       \
+        CUS_CHECK_NOT_IN_HOST_FN();                                            \
+        CUS_CHECK_ARG(buf);                                                    \
+        if ((offset) % (width))                                                \
+            return CUS_FAIL(CUS_ERROR_INVALID_ARGUMENT, NULL,                  \
+                            "offset %zu is not aligned to %d bytes", (size_t)(offset), (width)); \
+        size_t bytes_;                                                         \
+        if (__builtin_mul_overflow((count), (size_t)(width), &bytes_))         \
+            return CUS_FAIL(CUS_ERROR_OUT_OF_RANGE, NULL, "%zu elements overflow", (size_t)(count)); \
+        CHECK_RANGE(buf, offset, bytes_);                                      \
+        if (!(count))                                                          \
+            return CUS_SUCCESS;                                                \
+    } while (0)
+
+CUS_API cus_status cus_buffer_fill_u8(cus_buffer *buf, size_t offset, uint8_t value, size_t count)
+{
+    CHECK_FILL(buf, offset, count, 1);
+    CUS_IN_CONTEXT(buf->ctx, "cuMemsetD8", cus_drv_.cuMemsetD8_(buf->ptr + offset, value, count));
+    return CUS_SUCCESS;
+}
+
+CUS_API cus_status cus_buffer_fill_u16(cus_buffer *buf, size_t offset, uint16_t value, size_t count)
+{
+    CHECK_FILL(buf, offset, count, 2);
+    CUS_IN_CONTEXT(buf->ctx, "cuMemsetD16", cus_drv_.cuMemsetD16_(buf->ptr + offset, value, count));
+    return CUS_SUCCESS;
+}
+
+CUS_API cus_status cus_buffer_fill_u32(cus_buffer *buf, size_t offset, uint32_t value, size_t count)
+{
+    CHECK_FILL(buf, offset, count, 4);
+    CUS_IN_CONTEXT(buf->ctx, "cuMemsetD32", cus_drv_.cuMemsetD32_(buf->ptr + offset, value, count));
+    return CUS_SUCCESS;
+}
+
+CUS_API cus_status cus_buffer_fill_u8_async(cus_buffer *buf, size_t offset, uint8_t value,
+                                            size_t count, cus_stream *stream)
+{
+    CUS_CHECK_ARG(stream);
+    CHECK_FILL(buf, offset, count, 1);
+    CHECK_STREAM(buf, stream);
+    CUS_IN_CONTEXT(buf->ctx, "cuMemsetD8Async",
+                   cus_drv_.cuMemsetD8Async_(buf->ptr + offset, value, count, stream->handle));
+    return CUS_SUCCESS;
+}
+
+CUS_API cus_status cus_buffer_fill_u16_async(cus_buffer *buf, size_t offset, uint16_t value,
+                                             size_t count, cus_stream *stream)
+{
+    CUS_CHECK_ARG(stream);
+    CHECK_FILL(buf, offset, count, 2);
+    CHECK_STREAM(buf, stream);
+    CUS_IN_CONTEXT(buf->ctx, "cuMemsetD16Async",
+                   cus_drv_.cuMemsetD16Async_(buf->ptr + offset, value, count, stream->handle));
+    return CUS_SUCCESS;
+}
+
+CUS_API cus_status cus_buffer_fill_u32_async(cus_buffer *buf, size_t offset, uint32_t value,
+                                             size_t count, cus_stream *stream)
+{
+    CUS_CHECK_ARG(stream);
+    CHECK_FILL(buf, offset, count, 4);
+    CHECK_STREAM(buf, stream);
+    CUS_IN_CONTEXT(buf->ctx, "cuMemsetD32Async",
+                   cus_drv_.cuMemsetD32Async_(buf->ptr + offset, value, count, stream->handle));
+    return CUS_SUCCESS;
+}
+
+CUS_API cus_status cus_memory_info(cus_context *ctx, size_t *free_bytes, size_t *total_bytes)
+{
+    CUS_CHECK_NOT_IN_HOST_FN();
+    CUS_CHECK_ARG(ctx && (free_bytes || total_bytes));
+    size_t f = 0, t = 0;
+    CUS_IN_CONTEXT(ctx, "cuMemGetInfo", cus_drv_.cuMemGetInfo_(&f, &t));
+    if (free_bytes)
+        *free_bytes = f;
+    if (total_bytes)
+        *total_bytes = t;
+    return CUS_SUCCESS;
+}
+
+CUS_API cus_status cus_context_can_access_peer(cus_context *ctx, cus_context *peer, bool *can)
+{
+    CUS_CHECK_NOT_IN_HOST_FN();
+    CUS_CHECK_ARG(ctx && peer && can);
+    int v = 0;
+    CUresult r = cus_drv_.cuDeviceCanAccessPeer_(&v, ctx->device.handle, peer->device.handle);
+    if (r)
+        return CUS_FAIL((cus_status)r, "cuDeviceCanAccessPeer", "devices %d and %d",
+                        (int)ctx->device.handle, (int)peer->device.handle);
+    *can = v != 0;
+    return CUS_SUCCESS;
+}
+
+CUS_API cus_status cus_context_enable_peer_access(cus_context *ctx, cus_context *peer)
+{
+    CUS_CHECK_NOT_IN_HOST_FN();
+    CUS_CHECK_ARG(ctx && peer);
+    CUresult rr = CUDA_SUCCESS;
+    CUS_IN_CONTEXT(ctx, "cuCtxEnablePeerAccess",
+                   ((rr = cus_drv_.cuCtxEnablePeerAccess_(peer->handle, 0)) ==
+                            CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED
+                        ? CUDA_SUCCESS
+                        : rr));
+    return CUS_SUCCESS;
+}
