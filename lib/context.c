@@ -185,8 +185,6 @@ CUS_API cus_status cus_context_poisoned(const cus_context *ctx)
     return ctx ? atomic_load_explicit(&ctx->poison, memory_order_relaxed) : CUS_SUCCESS;
 }
 
-#define IN_CONTEXT CUS_IN_CONTEXT
-
 void cus_destroy_in_context_(cus_context *ctx, const char *function, const char *driver_call,
                              CUresult (*call)(void *), void *arg, const char *what)
 {
@@ -211,7 +209,7 @@ void cus_destroy_in_context_(cus_context *ctx, const char *function, const char 
 CUS_API cus_status cus_context_synchronize(cus_context *ctx)
 {
     CUS_CHECK_ARG(ctx);
-    IN_CONTEXT(ctx, "cuCtxSynchronize", cus_drv_.cuCtxSynchronize_());
+    CUS_IN_CONTEXT(ctx, "cuCtxSynchronize", cus_drv_.cuCtxSynchronize_());
     cus_release_deferred_if_any_(); /* host functions that just ran may have dropped some */
     return CUS_SUCCESS;
 }
@@ -233,7 +231,7 @@ CUS_API cus_status cus_context_flags(cus_context *ctx, unsigned int *flags)
 {
     CUS_CHECK_ARG(ctx && flags);
     unsigned int f = 0;
-    IN_CONTEXT(ctx, "cuCtxGetFlags", cus_drv_.cuCtxGetFlags_(&f));
+    CUS_IN_CONTEXT(ctx, "cuCtxGetFlags", cus_drv_.cuCtxGetFlags_(&f));
     *flags = f;
     return CUS_SUCCESS;
 }
@@ -242,7 +240,7 @@ CUS_API cus_status cus_context_get_limit(cus_context *ctx, CUlimit limit, size_t
 {
     CUS_CHECK_ARG(ctx && value);
     size_t v = 0;
-    IN_CONTEXT(ctx, "cuCtxGetLimit", cus_drv_.cuCtxGetLimit_(&v, limit));
+    CUS_IN_CONTEXT(ctx, "cuCtxGetLimit", cus_drv_.cuCtxGetLimit_(&v, limit));
     *value = v;
     return CUS_SUCCESS;
 }
@@ -250,7 +248,7 @@ CUS_API cus_status cus_context_get_limit(cus_context *ctx, CUlimit limit, size_t
 CUS_API cus_status cus_context_set_limit(cus_context *ctx, CUlimit limit, size_t value)
 {
     CUS_CHECK_ARG(ctx);
-    IN_CONTEXT(ctx, "cuCtxSetLimit", cus_drv_.cuCtxSetLimit_(limit, value));
+    CUS_IN_CONTEXT(ctx, "cuCtxSetLimit", cus_drv_.cuCtxSetLimit_(limit, value));
     return CUS_SUCCESS;
 }
 
@@ -258,7 +256,7 @@ CUS_API cus_status cus_context_get_cache_config(cus_context *ctx, CUfunc_cache *
 {
     CUS_CHECK_ARG(ctx && config);
     CUfunc_cache c = CU_FUNC_CACHE_PREFER_NONE;
-    IN_CONTEXT(ctx, "cuCtxGetCacheConfig", cus_drv_.cuCtxGetCacheConfig_(&c));
+    CUS_IN_CONTEXT(ctx, "cuCtxGetCacheConfig", cus_drv_.cuCtxGetCacheConfig_(&c));
     *config = c;
     return CUS_SUCCESS;
 }
@@ -266,7 +264,7 @@ CUS_API cus_status cus_context_get_cache_config(cus_context *ctx, CUfunc_cache *
 CUS_API cus_status cus_context_set_cache_config(cus_context *ctx, CUfunc_cache config)
 {
     CUS_CHECK_ARG(ctx);
-    IN_CONTEXT(ctx, "cuCtxSetCacheConfig", cus_drv_.cuCtxSetCacheConfig_(config));
+    CUS_IN_CONTEXT(ctx, "cuCtxSetCacheConfig", cus_drv_.cuCtxSetCacheConfig_(config));
     return CUS_SUCCESS;
 }
 
@@ -283,7 +281,7 @@ CUS_API cus_status cus_context_get_shared_mem_config(cus_context *ctx, CUsharedc
     if (!cus_drv_.cuCtxGetSharedMemConfig_)
         return shared_mem_unsupported(__func__, "cuCtxGetSharedMemConfig");
     CUsharedconfig c = CU_SHARED_MEM_CONFIG_DEFAULT_BANK_SIZE;
-    IN_CONTEXT(ctx, "cuCtxGetSharedMemConfig", cus_drv_.cuCtxGetSharedMemConfig_(&c));
+    CUS_IN_CONTEXT(ctx, "cuCtxGetSharedMemConfig", cus_drv_.cuCtxGetSharedMemConfig_(&c));
     *config = c;
     return CUS_SUCCESS;
 }
@@ -293,7 +291,7 @@ CUS_API cus_status cus_context_set_shared_mem_config(cus_context *ctx, CUsharedc
     CUS_CHECK_ARG(ctx);
     if (!cus_drv_.cuCtxSetSharedMemConfig_)
         return shared_mem_unsupported(__func__, "cuCtxSetSharedMemConfig");
-    IN_CONTEXT(ctx, "cuCtxSetSharedMemConfig", cus_drv_.cuCtxSetSharedMemConfig_(config));
+    CUS_IN_CONTEXT(ctx, "cuCtxSetSharedMemConfig", cus_drv_.cuCtxSetSharedMemConfig_(config));
     return CUS_SUCCESS;
 }
 
@@ -301,7 +299,7 @@ CUS_API cus_status cus_context_stream_priority_range(cus_context *ctx, int *leas
 {
     CUS_CHECK_ARG(ctx && (least || greatest));
     int lo = 0, hi = 0;
-    IN_CONTEXT(ctx, "cuCtxGetStreamPriorityRange", cus_drv_.cuCtxGetStreamPriorityRange_(&lo, &hi));
+    CUS_IN_CONTEXT(ctx, "cuCtxGetStreamPriorityRange", cus_drv_.cuCtxGetStreamPriorityRange_(&lo, &hi));
     if (least)
         *least = lo;
     if (greatest)
