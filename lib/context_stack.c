@@ -19,7 +19,7 @@ typedef struct mirror {
 static _Thread_local mirror *tls_mirror CUS_TLS_FAST;
 /* The handle on top of tls_mirror, cached so that the "already current" test
  * is one thread-local load and a compare. */
-static _Thread_local CUcontext tls_top CUS_TLS_FAST;
+_Thread_local CUcontext cus_tls_top_ CUS_TLS_FAST;
 
 static pthread_key_t mirror_key;
 static pthread_once_t mirror_key_once = PTHREAD_ONCE_INIT;
@@ -27,7 +27,7 @@ static int mirror_key_error;
 
 static void sync_top(const mirror *m)
 {
-    tls_top = m->depth ? m->items[m->depth - 1]->handle : NULL;
+    cus_tls_top_ = m->depth ? m->items[m->depth - 1]->handle : NULL;
 }
 
 /* Runs when a thread with a mirror exits: pops and releases what it left. */
@@ -54,7 +54,7 @@ static void mirror_thread_exit(void *p)
     free(m->items);
     free(m);
     tls_mirror = NULL;
-    tls_top = NULL;
+    cus_tls_top_ = NULL;
 }
 
 static void make_key(void)
@@ -94,18 +94,18 @@ void cus_context_mirror_push_(cus_context *ctx)
 {
     mirror *m = tls_mirror;
     m->items[m->depth++] = cus_context_ref(ctx);
-    tls_top = ctx->handle;
+    cus_tls_top_ = ctx->handle;
 }
 
 CUcontext cus_context_mirror_top_(void)
 {
-    return tls_top;
+    return cus_tls_top_;
 }
 
 CUresult cus_context_enter_(const cus_context *ctx, cus_context_scope_ *scope)
 {
     scope->pushed = NULL;
-    if (CUS_LIKELY(ctx->handle == tls_top))
+    if (CUS_LIKELY(ctx->handle == cus_tls_top_))
         return CUDA_SUCCESS;
     CUresult r = cus_drv_.cuCtxPushCurrent_(ctx->handle);
     if (r == CUDA_SUCCESS)
@@ -268,7 +268,7 @@ CUS_API cus_context_guard cus_context_guard_enter(cus_context *ctx)
         g.status = CUS_FAIL(CUS_ERROR_INVALID_ARGUMENT, NULL, "invalid argument: ctx is NULL");
         return g;
     }
-    if (CUS_LIKELY(ctx->handle == tls_top))
+    if (CUS_LIKELY(ctx->handle == cus_tls_top_))
         return g;
     g.depth = cus_context_stack_depth();
     g.status = cus_context_push(ctx);

@@ -8,7 +8,7 @@
 
 typedef struct error_record {
     cus_error pub;
-    char message[512];
+    char message[CUS_ERROR_MESSAGE_MAX_];
 } error_record;
 
 static _Thread_local error_record last_error = {
@@ -23,7 +23,7 @@ static atomic_ulong destroy_errors;
 CUS_PRINTF(5, 0) static void format_record(error_record *rec, cus_status status, const char *function,
                           const char *driver_call, const char *fmt, va_list ap)
 {
-    char detail[384];
+    char detail[CUS_ERROR_MESSAGE_MAX_ - 128]; /* room for the prefix */
     vsnprintf(detail, sizeof detail, fmt, ap);
     rec->pub.status = status;
     rec->pub.function = function ? function : "";

@@ -4,6 +4,7 @@
 
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <pthread.h>
 #include <stddef.h>
 
 #include "cuscope/cuscope.h"
@@ -15,6 +16,10 @@
 #define CUS_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
 /* --- errors (error.c) ------------------------------------------------------ */
+
+/* The last-error message's capacity: large enough for a JIT error log's
+ * first lines. */
+#define CUS_ERROR_MESSAGE_MAX_ 1024
 
 /* Records the calling thread's last error and returns status, so that
  * `return cus_fail_(...)` reads naturally. driver_call may be NULL. */
@@ -38,7 +43,7 @@ CUS_HIDDEN void cus_destroy_error_(cus_status status, const char *function, cons
 typedef struct cus_error_save {
     cus_status status;
     const char *function, *driver_call;
-    char message[512];
+    char message[CUS_ERROR_MESSAGE_MAX_];
 } cus_error_save;
 CUS_HIDDEN void cus_error_save_(cus_error_save *s);
 CUS_HIDDEN void cus_error_restore_(const cus_error_save *s);
@@ -156,6 +161,9 @@ typedef struct cus_context_scope_ {
 } cus_context_scope_;
 CUS_HIDDEN CUresult cus_context_enter_(const cus_context *ctx, cus_context_scope_ *scope);
 CUS_HIDDEN cus_status cus_context_leave_(cus_context_scope_ *scope);
+/* The handle on top of the calling thread's mirror (NULL when empty): the
+ * launch path's "already current" test reads it inline. */
+CUS_HIDDEN extern _Thread_local CUcontext cus_tls_top_ __attribute__((tls_model("initial-exec")));
 /* The handle on top of the calling thread's mirror, or NULL. */
 CUS_HIDDEN CUcontext cus_context_mirror_top_(void);
 /* Makes room for one more entry on the calling thread's mirror, so that the
@@ -180,6 +188,36 @@ struct cus_event {
     cus_context *ctx; /* a reference */
 };
 
+/* --- modules and functions (module.c, function.c, launch.c) ------------------ */
+
+/* A function is part of its module: it has no count of its own (its ref and
+ * unref count on the module) and is freed with the module. Everything the
+ * launch path reads is set before the function is published and never
+ * changes, so launches read it without a lock. */
+struct cus_function {
+    cus_module *module;
+    CUfunction handle;
+    CUcontext ctx_handle; /* the module's context, for the launch's checks */
+    char *name;
+    bool layout_known;
+    unsigned int nparams;
+    size_t *param_offsets, *param_sizes; /* nparams each, when known */
+};
+
+struct cus_module {
+    cus_refcount refs; /* the module's references and its functions' */
+    CUmodule handle;
+    cus_context *ctx;  /* a reference */
+    cus_image_format format;
+    char *info_log;
+    /* The function cache: looked up and filled under the lock; entries are
+     * never removed before the module dies. */
+    pthread_mutex_t lock;
+    cus_function **functions;
+    size_t nfunctions, capacity;
+    const char **names; /* cus_module_function_names, filled once */
+    unsigned int nnames;
+};
 
 /* Runs `call` (a CUresult expression) with ctx current, restoring the stack;
  * on failure returns from the enclosing function. */

@@ -11,5 +11,8 @@
 #include "stream.h"
 #include "event.h"
 #include "memory.h"
+#include "module.h"
+#include "function.h"
+#include "launch.h"
 
 #endif

@@ -100,7 +100,8 @@ typedef enum cus_fake_handle_kind {
     CUS_FAKE_HANDLE_HOST_MEMORY,      /* pinned: cuMemHostAlloc, cuMemAllocHost */
     CUS_FAKE_HANDLE_MANAGED_MEMORY,   /* cuMemAllocManaged */
     CUS_FAKE_HANDLE_HOST_REGISTRATION, /* cuMemHostRegister ranges */
-    /* later: modules, graphs */
+    CUS_FAKE_HANDLE_MODULE,           /* cuModuleLoadData* modules */
+    /* later: graphs */
     CUS_FAKE_HANDLE_KIND_COUNT_
 } cus_fake_handle_kind;
 
@@ -221,6 +222,63 @@ CUS_API bool cus_fake_on_driver_thread(void);
 /* Bytes of device memory (cuMemAlloc, and cuMemAllocAsync until its free
  * executes) live on a device; 0 for an unknown ordinal. */
 CUS_API size_t cus_fake_device_bytes_in_use(int ordinal);
+
+/* --- modules and launches --------------------------------------------------
+ * cuModuleLoadData and cuModuleLoadDataEx accept PTX text, cubins (ELF) and
+ * uncompressed fatbins, and parse them: kernel names, parameter layouts
+ * (cuFuncGetParamInfo answers the offsets and sizes the real driver does),
+ * __device__ and __constant__ globals with their initial values (device
+ * memory that cuModuleGetGlobal returns), .maxntid and static shared memory.
+ * A malformed image fails as with the driver (CUDA_ERROR_INVALID_IMAGE,
+ * CUDA_ERROR_INVALID_PTX with a ptxas-style line in the JIT error log,
+ * CUDA_ERROR_NO_BINARY_FOR_GPU). cuModuleLoad reads a file.
+ *
+ * cuLaunchKernel and cuLaunchKernelEx validate the configuration (a grid or
+ * block of 0, more than 1024 threads per block or more than the function
+ * allows, dynamic shared memory above the function's maximum) and the
+ * function's context against the current one, copy the arguments by the
+ * kernel's layout, record the launch, and queue it on the stream. When it
+ * executes, in stream order, the host implementation registered for the
+ * kernel's name (if any) runs on the thread that executes the queue, with
+ * args[i] pointing at the copied argument i: device pointers are host
+ * addresses in the fake, so it can read and write buffers directly. Its
+ * return value is the kernel's fate: CUDA_SUCCESS, or a sticky error such as
+ * CUDA_ERROR_ILLEGAL_ADDRESS, which poisons the context as a faulting kernel
+ * does: from then on every call that uses the context (and the
+ * synchronization that ran the kernel) returns that error, until the
+ * context is destroyed or its primary context reset by its last release. */
+
+#define CUS_FAKE_MAX_LAUNCH_ARG_BYTES 4096 /* the driver's limit is 32764 from 12.1; the fake keeps 4 KiB */
+
+typedef struct cus_fake_launch {
+    const char *function;     /* the kernel's name; valid until the next install */
+    CUfunction handle;
+    CUcontext context;
+    CUstream stream;          /* as passed (NULL, CU_STREAM_LEGACY, ...) */
+    unsigned int grid[3], block[3], cluster[3]; /* cluster: zeros unless cuLaunchKernelEx set it */
+    unsigned int shared_bytes;
+    bool cooperative;
+    bool extended;            /* launched with cuLaunchKernelEx */
+    size_t nargs;             /* the kernel's parameter count */
+    size_t arg_bytes;         /* the packed size (the end of the last parameter) */
+    unsigned char args[CUS_FAKE_MAX_LAUNCH_ARG_BYTES]; /* at the kernel's offsets */
+} cus_fake_launch;
+
+/* Launches recorded since install (every successful cuLaunchKernel*). */
+CUS_API unsigned long cus_fake_launch_count(void);
+/* A copy of the i-th recorded launch (0-based, since install; the last 256 are
+ * kept): CUS_ERROR_OUT_OF_RANGE for one not kept or not made. */
+CUS_API cus_status cus_fake_launch_at(unsigned long i, cus_fake_launch *out);
+/* The last one: CUS_ERROR_OUT_OF_RANGE if there was none. */
+CUS_API cus_status cus_fake_last_launch(cus_fake_launch *out);
+
+/* A host implementation of a kernel: args[i] points at the copy of argument i. */
+typedef CUresult (*cus_fake_kernel_fn)(const cus_fake_launch *launch, void **args, void *user);
+
+/* Registers fn as the host implementation of the kernels called name (in any
+ * module, loaded before or after); NULL removes it. Registrations last until
+ * the next install. A kernel without one does nothing when it runs. Up to 64. */
+CUS_API cus_status cus_fake_register_kernel(const char *name, cus_fake_kernel_fn fn, void *user);
 
 /* --- faults ---------------------------------------------------------------
  * Injected failures return `result` from the entry point without doing any of

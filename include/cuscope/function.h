@@ -1,0 +1,74 @@
+/* cuscope/function.h: kernels of a module, their attributes and parameter
+ * layout. Launching them is cuscope/launch.h.
+ *
+ * A cus_function belongs to its module (cus_module_get_function): ref and
+ * unref count references to the module, which stays loaded while any are
+ * held. Getters that return values never fail and need no driver.
+ *
+ * The parameter layout (count, and each parameter's offset and size) is read
+ * from the driver once, at the first lookup, with cuFuncGetParamInfo (an
+ * optional entry point, drivers from 12.4). Without it, the layout is
+ * unknown and launches are not checked.
+ *
+ * Thread-safe; failures return a cus_status and record the thread's last
+ * error; none may be called from a host function.
+ */
+#ifndef CUSCOPE_FUNCTION_H
+#define CUSCOPE_FUNCTION_H
+
+#include <cuda.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "module.h"
+#include "object.h"
+#include "status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+CUS_API cus_function *cus_function_ref(cus_function *fn);
+CUS_API cus_function *cus_function_unref(cus_function *fn);
+CUS_DEFINE_AUTOPTR(cus_function, cus_function_unref)
+
+CUS_API CUfunction cus_function_handle(const cus_function *fn);
+CUS_API const char *cus_function_name(const cus_function *fn); /* valid with the function */
+CUS_API cus_module *cus_function_module(const cus_function *fn); /* borrowed */
+
+/* Whether the parameter layout is known; when it is, the number of
+ * parameters, and parameter i's offset and size in bytes
+ * (CUS_ERROR_OUT_OF_RANGE past the last, CUS_ERROR_NOT_SUPPORTED when the
+ * layout is unknown). */
+CUS_API bool cus_function_layout_known(const cus_function *fn);
+CUS_API unsigned int cus_function_param_count(const cus_function *fn);
+CUS_API cus_status cus_function_param_info(const cus_function *fn, unsigned int i,
+                                           size_t *offset, size_t *size);
+
+/* cuFuncGetAttribute / cuFuncSetAttribute (CU_FUNC_ATTRIBUTE_NUM_REGS,
+ * MAX_THREADS_PER_BLOCK, SHARED_SIZE_BYTES, ...). */
+CUS_API cus_status cus_function_attribute(cus_function *fn, CUfunction_attribute attr, int *value);
+CUS_API cus_status cus_function_set_attribute(cus_function *fn, CUfunction_attribute attr,
+                                              int value);
+/* Allows launches with up to bytes of dynamic shared memory (above 48 KiB this
+ * is required): CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES. */
+CUS_API cus_status cus_function_set_max_dynamic_shared(cus_function *fn, size_t bytes);
+CUS_API cus_status cus_function_set_cache_config(cus_function *fn, CUfunc_cache config);
+/* Deprecated by the driver; CUS_ERROR_NOT_SUPPORTED where it is gone. */
+CUS_API cus_status cus_function_set_shared_mem_config(cus_function *fn, CUsharedconfig config);
+
+/* The block size that maximises occupancy (cuOccupancyMaxPotentialBlockSize)
+ * with dynamic_shared bytes per block and at most block_limit threads (0: no
+ * limit); *min_grid receives the grid size that fills the device (may be
+ * NULL). */
+CUS_API cus_status cus_function_max_potential_block(cus_function *fn, size_t dynamic_shared,
+                                                    int block_limit, int *min_grid, int *block);
+/* Active blocks per multiprocessor at that block size. */
+CUS_API cus_status cus_function_max_active_blocks(cus_function *fn, int block,
+                                                  size_t dynamic_shared, int *blocks);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

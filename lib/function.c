@@ -1,0 +1,148 @@
+/* Functions: references (which count on their module), the parameter layout,
+ * attributes and occupancy. */
+#include "internal.h"
+
+CUS_API cus_function *cus_function_ref(cus_function *fn)
+{
+    if (fn)
+        cus_module_ref(fn->module);
+    return fn;
+}
+
+CUS_API cus_function *cus_function_unref(cus_function *fn)
+{
+    if (fn)
+        cus_module_unref(fn->module);
+    return NULL;
+}
+
+CUS_API CUfunction cus_function_handle(const cus_function *fn)
+{
+    return fn ? fn->handle : NULL;
+}
+
+CUS_API const char *cus_function_name(const cus_function *fn)
+{
+    return fn ? fn->name : "";
+}
+
+CUS_API cus_module *cus_function_module(const cus_function *fn)
+{
+    return fn ? fn->module : NULL;
+}
+
+CUS_API bool cus_function_layout_known(const cus_function *fn)
+{
+    return fn && fn->layout_known;
+}
+
+CUS_API unsigned int cus_function_param_count(const cus_function *fn)
+{
+    return fn ? fn->nparams : 0;
+}
+
+CUS_API cus_status cus_function_param_info(const cus_function *fn, unsigned int i, size_t *offset,
+                                           size_t *size)
+{
+    CUS_CHECK_ARG(fn);
+    if (!fn->layout_known)
+        return CUS_FAIL(CUS_ERROR_NOT_SUPPORTED, NULL,
+                        "the layout of %s is unknown: the driver has no cuFuncGetParamInfo "
+                        "(needs 12.4)", fn->name);
+    if (i >= fn->nparams)
+        return CUS_FAIL(CUS_ERROR_OUT_OF_RANGE, NULL, "%s has %u parameters, asked for #%u",
+                        fn->name, fn->nparams, i);
+    if (offset)
+        *offset = fn->param_offsets[i];
+    if (size)
+        *size = fn->param_sizes[i];
+    return CUS_SUCCESS;
+}
+
+/* The function calls below need no current context: the driver knows the
+ * function's. Only the poison check stands between them and the driver. */
+#define FN_PROLOGUE(fn)                                                        \
+    CUS_CHECK_NOT_IN_HOST_FN();                                                \
+    CUS_CHECK_ARG(fn);                                                         \
+    CUS_CHECK_POISON((fn)->module->ctx)
+
+#define FN_CALL(fn, name, call)                                                \
+    do {                                                                       \
+        CUresult r_ = (call);                                                  \
+        if (r_)                                                                \
+            return cus_context_driver_fail_((fn)->module->ctx, r_, __func__, (name)); \
+    } while (0)
+
+CUS_API cus_status cus_function_attribute(cus_function *fn, CUfunction_attribute attr, int *value)
+{
+    FN_PROLOGUE(fn);
+    CUS_CHECK_ARG(value);
+    int v = 0;
+    FN_CALL(fn, "cuFuncGetAttribute", cus_drv_.cuFuncGetAttribute_(&v, attr, fn->handle));
+    *value = v;
+    return CUS_SUCCESS;
+}
+
+CUS_API cus_status cus_function_set_attribute(cus_function *fn, CUfunction_attribute attr,
+                                              int value)
+{
+    FN_PROLOGUE(fn);
+    FN_CALL(fn, "cuFuncSetAttribute", cus_drv_.cuFuncSetAttribute_(fn->handle, attr, value));
+    return CUS_SUCCESS;
+}
+
+CUS_API cus_status cus_function_set_max_dynamic_shared(cus_function *fn, size_t bytes)
+{
+    FN_PROLOGUE(fn);
+    if (bytes > 0x7fffffff)
+        return CUS_FAIL(CUS_ERROR_OUT_OF_RANGE, NULL, "%zu bytes of dynamic shared memory", bytes);
+    FN_CALL(fn, "cuFuncSetAttribute",
+            cus_drv_.cuFuncSetAttribute_(fn->handle, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                         (int)bytes));
+    return CUS_SUCCESS;
+}
+
+CUS_API cus_status cus_function_set_cache_config(cus_function *fn, CUfunc_cache config)
+{
+    FN_PROLOGUE(fn);
+    FN_CALL(fn, "cuFuncSetCacheConfig", cus_drv_.cuFuncSetCacheConfig_(fn->handle, config));
+    return CUS_SUCCESS;
+}
+
+CUS_API cus_status cus_function_set_shared_mem_config(cus_function *fn, CUsharedconfig config)
+{
+    FN_PROLOGUE(fn);
+    if (!cus_drv_.cuFuncSetSharedMemConfig_)
+        return CUS_FAIL(CUS_ERROR_NOT_SUPPORTED, "cuFuncSetSharedMemConfig",
+                        "the driver no longer has cuFuncSetSharedMemConfig");
+    FN_CALL(fn, "cuFuncSetSharedMemConfig", cus_drv_.cuFuncSetSharedMemConfig_(fn->handle, config));
+    return CUS_SUCCESS;
+}
+
+CUS_API cus_status cus_function_max_potential_block(cus_function *fn, size_t dynamic_shared,
+                                                    int block_limit, int *min_grid, int *block)
+{
+    FN_PROLOGUE(fn);
+    CUS_CHECK_ARG(block && block_limit >= 0);
+    int g = 0, b = 0;
+    FN_CALL(fn, "cuOccupancyMaxPotentialBlockSize",
+            cus_drv_.cuOccupancyMaxPotentialBlockSize_(&g, &b, fn->handle, NULL, dynamic_shared,
+                                                       block_limit));
+    if (min_grid)
+        *min_grid = g;
+    *block = b;
+    return CUS_SUCCESS;
+}
+
+CUS_API cus_status cus_function_max_active_blocks(cus_function *fn, int block,
+                                                  size_t dynamic_shared, int *blocks)
+{
+    FN_PROLOGUE(fn);
+    CUS_CHECK_ARG(blocks && block > 0);
+    int n = 0;
+    FN_CALL(fn, "cuOccupancyMaxActiveBlocksPerMultiprocessor",
+            cus_drv_.cuOccupancyMaxActiveBlocksPerMultiprocessor_(&n, fn->handle, block,
+                                                                  dynamic_shared));
+    *blocks = n;
+    return CUS_SUCCESS;
+}

@@ -1,0 +1,612 @@
+/* Modules: image checks, loading with JIT logs, the function cache, globals. */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define JIT_LOG_SIZE 16384
+#define FATBIN_MAGIC 0xBA55ED50u
+#define FATBIN_WRAPPER_MAGIC 0x466243b1u
+
+/* --- image formats -------------------------------------------------------- */
+
+static uint32_t le32(const unsigned char *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* Whether the first n bytes of p equal magic's, reading no further than the
+ * first mismatch (an image of unknown size may be a short string). */
+static bool starts_with(const unsigned char *p, size_t size, const unsigned char *magic, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (i >= size || p[i] != magic[i])
+            return false;
+    return true;
+}
+
+/* PTX opens with directives (".version"), comments or blank lines. Reads at
+ * most 16 bytes, and stops at a NUL. */
+static bool looks_like_ptx(const unsigned char *p, size_t size)
+{
+    size_t limit = size < 16 ? size : 16;
+    for (size_t i = 0; i < limit; i++) {
+        unsigned char c = p[i];
+        if (c == ' ' || c == '\t' || c == '\n' || c == '\r')
+            continue;
+        if (c == '.')
+            return i + 1 < limit ? (p[i + 1] >= 'a' && p[i + 1] <= 'z') : true;
+        if (c == '/')
+            return i + 1 >= limit || p[i + 1] == '/' || p[i + 1] == '*';
+        return false;
+    }
+    return false;
+}
+
+static cus_image_format sniff(const void *image, size_t size)
+{
+    static const unsigned char elf[4] = {0x7f, 'E', 'L', 'F'};
+    static const unsigned char fat[4] = {0x50, 0xed, 0x55, 0xba};
+    static const unsigned char wrap[4] = {0xb1, 0x43, 0x62, 0x46};
+    const unsigned char *p = image;
+    if (!p || size == 0)
+        return CUS_IMAGE_UNKNOWN;
+    if (starts_with(p, size, elf, 4))
+        return CUS_IMAGE_CUBIN;
+    if (starts_with(p, size, fat, 4))
+        return CUS_IMAGE_FATBIN;
+    if (starts_with(p, size, wrap, 4))
+        return CUS_IMAGE_FATBIN_WRAPPER;
+    return looks_like_ptx(p, size) ? CUS_IMAGE_PTX : CUS_IMAGE_UNKNOWN;
+}
+
+CUS_API cus_image_format cus_module_image_format(const void *image, size_t size)
+{
+    return sniff(image, size);
+}
+
+CUS_API const char *cus_image_format_name(cus_image_format format)
+{
+    switch (format) {
+    case CUS_IMAGE_PTX: return "PTX";
+    case CUS_IMAGE_CUBIN: return "cubin";
+    case CUS_IMAGE_FATBIN: return "fatbin";
+    case CUS_IMAGE_FATBIN_WRAPPER: return "fatbin wrapper";
+    case CUS_IMAGE_UNKNOWN: break;
+    }
+    return "unknown";
+}
+
+/* With the size known, the checks the driver would make only by reading past
+ * the end: the header fits, PTX is terminated, a fatbin's own size fits. */
+static cus_status check_image(const void *image, size_t size, cus_image_format *format)
+{
+    const unsigned char *p = image;
+    cus_image_format f = sniff(image, size ? size : SIZE_MAX);
+    *format = f;
+    if (f == CUS_IMAGE_UNKNOWN) {
+        /* Show what we saw, reading no byte past a NUL when the size is unknown. */
+        char seen[16] = "";
+        size_t n = 0;
+        while (n < 4 && (size ? n < size : (n == 0 || p[n - 1] != 0))) {
+            snprintf(seen + 3 * n, sizeof seen - 3 * n, " %02x", p[n]);
+            n++;
+        }
+        return CUS_FAIL((cus_status)CUDA_ERROR_INVALID_IMAGE, NULL,
+                        "%s image (first bytes:%s): neither PTX text, a cubin (ELF) nor a fatbin",
+                        (size == 0 && p[0] == 0) ? "an empty" : "an unknown", n ? seen : " none");
+    }
+    if (size == 0)
+        return CUS_SUCCESS;
+    switch (f) {
+    case CUS_IMAGE_PTX:
+        if (!memchr(p, 0, size))
+            return CUS_FAIL((cus_status)CUDA_ERROR_INVALID_IMAGE, NULL,
+                            "PTX image of %zu bytes is not NUL-terminated", size);
+        break;
+    case CUS_IMAGE_CUBIN:
+        if (size < 64)
+            return CUS_FAIL((cus_status)CUDA_ERROR_INVALID_IMAGE, NULL,
+                            "cubin of %zu bytes is shorter than an ELF64 header", size);
+        break;
+    case CUS_IMAGE_FATBIN: {
+        if (size < 16)
+            return CUS_FAIL((cus_status)CUDA_ERROR_INVALID_IMAGE, NULL,
+                            "fatbin of %zu bytes is shorter than its header", size);
+        uint64_t header = (uint64_t)p[6] | (uint64_t)p[7] << 8;
+        uint64_t body = (uint64_t)le32(p + 8) | (uint64_t)le32(p + 12) << 32;
+        if (header > size || body > size - header)
+            return CUS_FAIL((cus_status)CUDA_ERROR_INVALID_IMAGE, NULL,
+                            "truncated fatbin: %zu bytes, its header says %llu", size,
+                            (unsigned long long)(header + body));
+        break;
+    }
+    case CUS_IMAGE_FATBIN_WRAPPER:
+        if (size < 16)
+            return CUS_FAIL((cus_status)CUDA_ERROR_INVALID_IMAGE, NULL,
+                            "fatbin wrapper of %zu bytes is too short", size);
+        break;
+    case CUS_IMAGE_UNKNOWN:
+        break;
+    }
+    return CUS_SUCCESS;
+}
+
+/* --- the module object ----------------------------------------------------- */
+
+static CUresult unload_call(void *h)
+{
+    return cus_drv_.cuModuleUnload_((CUmodule)h);
+}
+
+static void module_destroy(cus_module *m)
+{
+    if (m->handle)
+        cus_destroy_in_context_(m->ctx, "cus_module_unref", "cuModuleUnload", unload_call,
+                                m->handle, "a module");
+    for (size_t i = 0; i < m->nfunctions; i++) {
+        cus_function *f = m->functions[i];
+        free(f->name);
+        free(f->param_offsets);
+        free(f->param_sizes);
+        free(f);
+    }
+    free(m->functions);
+    free(m->names);
+    free(m->info_log);
+    pthread_mutex_destroy(&m->lock);
+    cus_context_unref(m->ctx);
+    free(m);
+}
+
+CUS_DEFINE_REF_UNREF(cus_module, module_destroy)
+
+/* Trims trailing blank lines; NULL when nothing is left. */
+static char *dup_log(const char *log)
+{
+    size_t n = strlen(log);
+    while (n && (log[n - 1] == '\n' || log[n - 1] == ' '))
+        n--;
+    char *s = malloc(n + 1);
+    if (s) {
+        memcpy(s, log, n);
+        s[n] = 0;
+    }
+    return s;
+}
+
+typedef struct jit_opts {
+    CUjit_option keys[10];
+    void *values[10];
+    unsigned int n;
+} jit_opts;
+
+static void jit_add(jit_opts *o, CUjit_option key, void *value)
+{
+    o->keys[o->n] = key;
+    o->values[o->n] = value;
+    o->n++;
+}
+
+static cus_status jit_build(jit_opts *o, const cus_jit_options *jit, char *error_log,
+                            char *info_log)
+{
+    o->n = 0;
+    jit_add(o, CU_JIT_ERROR_LOG_BUFFER, error_log);
+    jit_add(o, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, (void *)(uintptr_t)JIT_LOG_SIZE);
+    jit_add(o, CU_JIT_INFO_LOG_BUFFER, info_log);
+    jit_add(o, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, (void *)(uintptr_t)JIT_LOG_SIZE);
+    if (!jit)
+        return CUS_SUCCESS;
+    if (jit->set_level) {
+        if (jit->optimization_level < 0 || jit->optimization_level > 4)
+            return CUS_FAIL(CUS_ERROR_INVALID_ARGUMENT, NULL,
+                            "JIT optimization level %d is outside 0..4", jit->optimization_level);
+        jit_add(o, CU_JIT_OPTIMIZATION_LEVEL, (void *)(uintptr_t)jit->optimization_level);
+    }
+    if (jit->max_registers)
+        jit_add(o, CU_JIT_MAX_REGISTERS, (void *)(uintptr_t)jit->max_registers);
+    if (jit->line_info)
+        jit_add(o, CU_JIT_GENERATE_LINE_INFO, (void *)(uintptr_t)1);
+    if (jit->debug_info)
+        jit_add(o, CU_JIT_GENERATE_DEBUG_INFO, (void *)(uintptr_t)1);
+    if (jit->target) {
+        if (jit->target < 0)
+            return CUS_FAIL(CUS_ERROR_INVALID_ARGUMENT, NULL, "JIT target %d", jit->target);
+        jit_add(o, CU_JIT_TARGET, (void *)(uintptr_t)jit->target);
+    }
+    return CUS_SUCCESS;
+}
+
+CUS_API cus_status cus_module_load_data(cus_context *ctx, const void *image, size_t size,
+                                        const cus_jit_options *jit, cus_module **out)
+{
+    CUS_CHECK_NOT_IN_HOST_FN();
+    CUS_CHECK_ARG(ctx && image && out);
+    CUS_CHECK_POISON(ctx);
+    cus_release_deferred_if_any_();
+    cus_image_format format;
+    CUS_TRY(check_image(image, size, &format));
+
+    cus_module *m = calloc(1, sizeof *m);
+    char *logs = calloc(2, JIT_LOG_SIZE);
+    if (!m || !logs) {
+        free(m);
+        free(logs);
+        return CUS_FAIL(CUS_ERROR_OUT_OF_HOST_MEMORY, NULL, "allocating a module");
+    }
+    char *error_log = logs, *info_log = logs + JIT_LOG_SIZE;
+    jit_opts o;
+    cus_status st = jit_build(&o, jit, error_log, info_log);
+    if (st) {
+        free(m);
+        free(logs);
+        return st;
+    }
+
+    CUmodule h = NULL;
+    cus_context_scope_ scope;
+    const char *call = "cuCtxPushCurrent";
+    CUresult r = cus_context_enter_(ctx, &scope);
+    if (!r) {
+        call = "cuModuleLoadDataEx";
+        r = cus_drv_.cuModuleLoadDataEx_(&h, image, o.n, o.keys, o.values);
+        cus_status left = cus_context_leave_(&scope);
+        if (!r && left) {
+            CUresult ru = cus_drv_.cuModuleUnload_(h); /* not current: best effort */
+            if (ru)
+                cus_destroy_error_((cus_status)ru, __func__, "cuModuleUnload",
+                                   "rolling back a module whose load failed");
+            r = (CUresult)left;
+            call = "cuCtxPopCurrent";
+        }
+    }
+    if (r) {
+        free(m);
+        (void)cus_context_driver_fail_(ctx, r, __func__, call);
+        if (error_log[0]) {
+            char *log = dup_log(error_log);
+            st = CUS_FAIL((cus_status)r, call, "loading a %s image: %s", cus_image_format_name(format),
+                          log ? log : error_log);
+            free(log);
+        } else {
+            st = CUS_FAIL((cus_status)r, call, "loading a %s image (the JIT wrote no log)",
+                          cus_image_format_name(format));
+        }
+        free(logs);
+        return st;
+    }
+    cus_refcount_init_(&m->refs);
+    pthread_mutex_init(&m->lock, NULL);
+    m->handle = h;
+    m->ctx = cus_context_ref(ctx);
+    m->format = format;
+    m->info_log = dup_log(info_log); /* NULL when out of memory: reported as "" */
+    free(logs);
+    *out = m;
+    return CUS_SUCCESS;
+}
+
+CUS_API cus_status cus_module_load_file(cus_context *ctx, const char *path,
+                                        const cus_jit_options *jit, cus_module **out)
+{
+    CUS_CHECK_NOT_IN_HOST_FN();
+    CUS_CHECK_ARG(ctx && path && out);
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return CUS_FAIL(CUS_ERROR_INVALID_ARGUMENT, NULL, "opening %s: %s", path, strerror(errno));
+    unsigned char *data = NULL;
+    size_t size = 0, capacity = 0;
+    for (;;) {
+        if (size + 1 >= capacity) {
+            size_t want = capacity ? capacity * 2 : 65536;
+            unsigned char *grown = realloc(data, want);
+            if (!grown) {
+                free(data);
+                fclose(f);
+                return CUS_FAIL(CUS_ERROR_OUT_OF_HOST_MEMORY, NULL, "reading %s", path);
+            }
+            data = grown;
+            capacity = want;
+        }
+        size_t n = fread(data + size, 1, capacity - size - 1, f);
+        size += n;
+        if (n == 0)
+            break;
+    }
+    bool failed = ferror(f);
+    int err = errno;
+    fclose(f);
+    if (failed) {
+        free(data);
+        return CUS_FAIL(CUS_ERROR_INVALID_ARGUMENT, NULL, "reading %s: %s", path, strerror(err));
+    }
+    data[size] = 0; /* PTX files need not end with a NUL */
+    cus_image_format format = sniff(data, size);
+    cus_status st = cus_module_load_data(ctx, data, format == CUS_IMAGE_PTX ? size + 1 : size, jit,
+                                         out);
+    free(data); /* the driver copies the image */
+    return st;
+}
+
+CUS_API CUmodule cus_module_handle(const cus_module *mod)
+{
+    return mod ? mod->handle : NULL;
+}
+
+CUS_API cus_context *cus_module_context(const cus_module *mod)
+{
+    return mod ? mod->ctx : NULL;
+}
+
+CUS_API cus_image_format cus_module_format(const cus_module *mod)
+{
+    return mod ? mod->format : CUS_IMAGE_UNKNOWN;
+}
+
+CUS_API const char *cus_module_info_log(const cus_module *mod)
+{
+    return mod && mod->info_log ? mod->info_log : "";
+}
+
+/* --- functions ------------------------------------------------------------- */
+
+static cus_function *cache_find_locked(cus_module *m, const char *name)
+{
+    for (size_t i = 0; i < m->nfunctions; i++)
+        if (strcmp(m->functions[i]->name, name) == 0)
+            return m->functions[i];
+    return NULL;
+}
+
+/* Reads the layout with cuFuncGetParamInfo until it answers
+ * CUDA_ERROR_INVALID_VALUE past the last parameter. The driver needs no
+ * current context for it. */
+static cus_status read_layout(cus_function *f)
+{
+    if (!cus_drv_.cuFuncGetParamInfo_)
+        return CUS_SUCCESS; /* unknown: launches go unchecked */
+    size_t cap = 0;
+    for (unsigned int i = 0;; i++) {
+        size_t off = 0, sz = 0;
+        CUresult r = cus_drv_.cuFuncGetParamInfo_(f->handle, i, &off, &sz);
+        if (r == CUDA_ERROR_INVALID_VALUE)
+            break;
+        if (r)
+            return cus_context_driver_fail_(f->module->ctx, r, "cus_module_get_function",
+                                            "cuFuncGetParamInfo");
+        if (i == cap) {
+            size_t want = cap ? cap * 2 : 8;
+            size_t *o = realloc(f->param_offsets, want * sizeof *o);
+            if (o)
+                f->param_offsets = o;
+            size_t *s = o ? realloc(f->param_sizes, want * sizeof *s) : NULL;
+            if (s)
+                f->param_sizes = s;
+            if (!o || !s)
+                return cus_fail_(CUS_ERROR_OUT_OF_HOST_MEMORY, "cus_module_get_function", NULL,
+                                 "the parameter layout of %s", f->name);
+            cap = want;
+        }
+        f->param_offsets[i] = off;
+        f->param_sizes[i] = sz;
+        f->nparams = i + 1;
+    }
+    f->layout_known = true;
+    return CUS_SUCCESS;
+}
+
+static void function_free(cus_function *f)
+{
+    free(f->name);
+    free(f->param_offsets);
+    free(f->param_sizes);
+    free(f);
+}
+
+CUS_API cus_status cus_module_get_function(cus_module *mod, const char *name, cus_function **out)
+{
+    CUS_CHECK_NOT_IN_HOST_FN();
+    CUS_CHECK_ARG(mod && name && out);
+    CUS_CHECK_POISON(mod->ctx);
+    pthread_mutex_lock(&mod->lock);
+    cus_function *f = cache_find_locked(mod, name);
+    if (f) {
+        pthread_mutex_unlock(&mod->lock);
+        *out = cus_function_ref(f);
+        return CUS_SUCCESS;
+    }
+    /* Looked up under the lock: two threads asking for one name get one object. */
+    cus_status st = CUS_SUCCESS;
+    f = calloc(1, sizeof *f);
+    if (f)
+        f->name = strdup(name);
+    if (!f || !f->name) {
+        st = CUS_FAIL(CUS_ERROR_OUT_OF_HOST_MEMORY, NULL, "allocating function %s", name);
+        goto fail;
+    }
+    f->module = mod;
+    f->ctx_handle = mod->ctx->handle;
+    CUfunction h = NULL;
+    CUresult r = cus_drv_.cuModuleGetFunction_(&h, mod->handle, name);
+    if (r) {
+        st = cus_context_driver_fail_(mod->ctx, r, __func__, "cuModuleGetFunction");
+        if (r == CUDA_ERROR_NOT_FOUND)
+            st = CUS_FAIL((cus_status)r, "cuModuleGetFunction", "no kernel named \"%s\" in the module",
+                          name);
+        goto fail;
+    }
+    f->handle = h;
+    st = read_layout(f);
+    if (st)
+        goto fail;
+    if (mod->nfunctions == mod->capacity) {
+        size_t want = mod->capacity ? mod->capacity * 2 : 4;
+        cus_function **grown = realloc(mod->functions, want * sizeof *grown);
+        if (!grown) {
+            st = CUS_FAIL(CUS_ERROR_OUT_OF_HOST_MEMORY, NULL, "caching function %s", name);
+            goto fail;
+        }
+        mod->functions = grown;
+        mod->capacity = want;
+    }
+    mod->functions[mod->nfunctions++] = f;
+    pthread_mutex_unlock(&mod->lock);
+    *out = cus_function_ref(f);
+    return CUS_SUCCESS;
+fail:
+    pthread_mutex_unlock(&mod->lock);
+    if (f)
+        function_free(f);
+    return st;
+}
+
+/* --- globals ---------------------------------------------------------------- */
+
+static cus_status global_lookup(cus_module *mod, const char *name, CUdeviceptr *ptr,
+                                size_t *bytes, const char *function)
+{
+    CUdeviceptr p = 0;
+    size_t n = 0;
+    CUresult r = cus_drv_.cuModuleGetGlobal_(&p, &n, mod->handle, name);
+    if (r == CUDA_ERROR_NOT_FOUND)
+        return cus_fail_((cus_status)r, function, "cuModuleGetGlobal",
+                         "no __device__ or __constant__ variable named \"%s\" in the module",
+                         name);
+    if (r)
+        return cus_context_driver_fail_(mod->ctx, r, function, "cuModuleGetGlobal");
+    *ptr = p;
+    *bytes = n;
+    return CUS_SUCCESS;
+}
+
+CUS_API cus_status cus_module_get_global(cus_module *mod, const char *name, CUdeviceptr *ptr,
+                                         size_t *bytes)
+{
+    CUS_CHECK_NOT_IN_HOST_FN();
+    CUS_CHECK_ARG(mod && name);
+    CUS_CHECK_POISON(mod->ctx);
+    CUdeviceptr p;
+    size_t n;
+    CUS_TRY(global_lookup(mod, name, &p, &n, __func__));
+    if (ptr)
+        *ptr = p;
+    if (bytes)
+        *bytes = n;
+    return CUS_SUCCESS;
+}
+
+static cus_status global_range(cus_module *mod, const char *name, size_t offset, size_t bytes,
+                               CUdeviceptr *at, const char *function)
+{
+    CUdeviceptr p;
+    size_t n;
+    CUS_TRY(global_lookup(mod, name, &p, &n, function));
+    if (offset > n || bytes > n - offset)
+        return cus_fail_(CUS_ERROR_OUT_OF_RANGE, function, NULL,
+                         "%zu bytes at offset %zu of global %s, which has %zu", bytes, offset,
+                         name, n);
+    *at = p + offset;
+    return CUS_SUCCESS;
+}
+
+CUS_API cus_status cus_module_copy_to_global(cus_module *mod, const char *name, size_t offset,
+                                             const void *src, size_t bytes)
+{
+    CUS_CHECK_NOT_IN_HOST_FN();
+    CUS_CHECK_ARG(mod && name && (src || bytes == 0));
+    CUS_CHECK_POISON(mod->ctx);
+    CUdeviceptr at;
+    CUS_TRY(global_range(mod, name, offset, bytes, &at, __func__));
+    if (bytes == 0)
+        return CUS_SUCCESS;
+    CUS_IN_CONTEXT(mod->ctx, "cuMemcpyHtoD", cus_drv_.cuMemcpyHtoD_(at, src, bytes));
+    return CUS_SUCCESS;
+}
+
+CUS_API cus_status cus_module_copy_from_global(void *dst, cus_module *mod, const char *name,
+                                               size_t offset, size_t bytes)
+{
+    CUS_CHECK_NOT_IN_HOST_FN();
+    CUS_CHECK_ARG(mod && name && (dst || bytes == 0));
+    CUS_CHECK_POISON(mod->ctx);
+    CUdeviceptr at;
+    CUS_TRY(global_range(mod, name, offset, bytes, &at, __func__));
+    if (bytes == 0)
+        return CUS_SUCCESS;
+    CUS_IN_CONTEXT(mod->ctx, "cuMemcpyDtoH", cus_drv_.cuMemcpyDtoH_(dst, at, bytes));
+    return CUS_SUCCESS;
+}
+
+/* --- enumeration ------------------------------------------------------------ */
+
+CUS_API cus_status cus_module_function_count(cus_module *mod, unsigned int *count)
+{
+    CUS_CHECK_NOT_IN_HOST_FN();
+    CUS_CHECK_ARG(mod && count);
+    CUS_CHECK_POISON(mod->ctx);
+    if (!cus_drv_.cuModuleGetFunctionCount_)
+        return CUS_FAIL(CUS_ERROR_NOT_SUPPORTED, "cuModuleGetFunctionCount",
+                        "the driver has no cuModuleGetFunctionCount (needs 12.4)");
+    unsigned int n = 0;
+    CUresult r = cus_drv_.cuModuleGetFunctionCount_(&n, mod->handle);
+    if (r)
+        return cus_context_driver_fail_(mod->ctx, r, __func__, "cuModuleGetFunctionCount");
+    *count = n;
+    return CUS_SUCCESS;
+}
+
+/* Fills mod->names once, under the lock. */
+static cus_status names_fill_locked(cus_module *mod, const char *function)
+{
+    unsigned int n = 0;
+    CUresult r = cus_drv_.cuModuleGetFunctionCount_(&n, mod->handle);
+    if (r)
+        return cus_context_driver_fail_(mod->ctx, r, function, "cuModuleGetFunctionCount");
+    CUfunction *fns = calloc(n ? n : 1, sizeof *fns);
+    const char **names = calloc(n ? n : 1, sizeof *names);
+    if (!fns || !names) {
+        free(fns);
+        free(names);
+        return cus_fail_(CUS_ERROR_OUT_OF_HOST_MEMORY, function, NULL, "listing %u functions", n);
+    }
+    r = n ? cus_drv_.cuModuleEnumerateFunctions_(fns, n, mod->handle) : CUDA_SUCCESS;
+    const char *call = "cuModuleEnumerateFunctions";
+    for (unsigned int i = 0; !r && i < n; i++) {
+        call = "cuFuncGetName";
+        r = cus_drv_.cuFuncGetName_(&names[i], fns[i]); /* the driver's string, lives with the module */
+    }
+    free(fns);
+    if (r) {
+        free(names);
+        return cus_context_driver_fail_(mod->ctx, r, function, call);
+    }
+    mod->names = names;
+    mod->nnames = n;
+    return CUS_SUCCESS;
+}
+
+CUS_API cus_status cus_module_function_names(cus_module *mod, const char **names,
+                                             unsigned int capacity, unsigned int *count)
+{
+    CUS_CHECK_NOT_IN_HOST_FN();
+    CUS_CHECK_ARG(mod && count && (names || capacity == 0));
+    CUS_CHECK_POISON(mod->ctx);
+    if (!cus_drv_.cuModuleGetFunctionCount_ || !cus_drv_.cuModuleEnumerateFunctions_ ||
+        !cus_drv_.cuFuncGetName_)
+        return CUS_FAIL(CUS_ERROR_NOT_SUPPORTED, NULL,
+                        "enumerating functions needs cuModuleEnumerateFunctions and "
+                        "cuFuncGetName (drivers from 12.4)");
+    pthread_mutex_lock(&mod->lock);
+    cus_status st = mod->names ? CUS_SUCCESS : names_fill_locked(mod, __func__);
+    if (!st) {
+        for (unsigned int i = 0; i < capacity && i < mod->nnames; i++)
+            names[i] = mod->names[i];
+        *count = mod->nnames;
+    }
+    pthread_mutex_unlock(&mod->lock);
+    return st;
+}
