@@ -81,6 +81,7 @@ CUS_API cus_status cus_event_record(cus_event *event, cus_stream *stream)
                         (void *)cus_context_handle(stream->ctx));
     CUS_IN_CONTEXT(event->ctx, "cuEventRecord",
                    cus_drv_.cuEventRecord_(event->handle, stream->handle));
+    cus_capture_keep_event_(stream, event);
     return CUS_SUCCESS;
 }
 

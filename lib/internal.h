@@ -219,6 +219,29 @@ struct cus_module {
     unsigned int nnames;
 };
 
+/* --- graphs and capture (graph.c) ------------------------------------------- */
+
+/* Captures begun through cuscope and not yet ended: while it is 0, the keep
+ * calls below cost one relaxed load. */
+CUS_HIDDEN extern atomic_int cus_captures_active_;
+typedef void (*cus_release_fn_)(void *obj);
+/* Keeps obj (a new reference taken here, released with `release`) alive with
+ * the graph being captured on stream, if stream is in a cuscope capture. */
+CUS_HIDDEN bool cus_capture_keep_slow_(cus_stream *stream, void *obj, void *(*ref)(void *),
+                                       cus_release_fn_ release);
+CUS_HIDDEN void cus_capture_keep_buffer_(cus_stream *stream, cus_buffer *buf);
+CUS_HIDDEN void cus_capture_keep_module_(cus_stream *stream, cus_module *mod);
+CUS_HIDDEN void cus_capture_keep_event_(cus_stream *stream, cus_event *ev);
+/* When stream is in a cuscope capture, hands mem (malloc'd) to the graph,
+ * which frees it when it dies, and returns true. */
+CUS_HIDDEN bool cus_capture_adopt_memory_(cus_stream *stream, void *mem);
+/* The buffers that the cus_launch macro's arguments named on this thread,
+ * for the launch that follows to keep (only filled while captures are active). */
+CUS_HIDDEN void cus_capture_launch_args_(cus_stream *stream, cus_module *mod);
+CUS_HIDDEN extern _Thread_local unsigned int cus_pending_buffer_count_
+    __attribute__((tls_model("initial-exec")));
+CUS_HIDDEN void cus_pending_buffers_clear_(void);
+
 /* Runs `call` (a CUresult expression) with ctx current, restoring the stack;
  * on failure returns from the enclosing function. */
 #define CUS_IN_CONTEXT(ctx, name, call)                                        \

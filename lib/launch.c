@@ -38,9 +38,16 @@ static inline cus_status launch_prologue(cus_function *fn, cus_stream *stream, u
                                          void **args, const size_t *sizes, CUstream *hs,
                                          const char *function)
 {
-    if (CUS_UNLIKELY(cus_in_host_fn_))
+    if (CUS_UNLIKELY(cus_in_host_fn_)) {
+        cus_pending_buffers_clear_();
         return cus_fail_(CUS_ERROR_IN_HOST_FUNCTION, function, NULL,
                          "host functions run on a driver thread and must not launch kernels");
+    }
+    /* Buffers the macro noted, and the module, stay with a graph being
+     * captured (cuscope/graph.h); the note is dropped either way. */
+    if (CUS_UNLIKELY(cus_pending_buffer_count_ ||
+                     atomic_load_explicit(&cus_captures_active_, memory_order_relaxed)))
+        cus_capture_launch_args_(stream, fn ? fn->module : NULL);
     if (CUS_UNLIKELY(!fn || (nargs && !args)))
         return cus_fail_(CUS_ERROR_INVALID_ARGUMENT, function, NULL,
                          fn ? "arguments missing" : "no function");
@@ -78,7 +85,7 @@ CUS_API cus_status cus_function_launch(cus_function *fn, cus_dim3 grid, cus_dim3
                                        unsigned int shared_bytes, cus_stream *stream,
                                        unsigned int nargs, void **args, const size_t *sizes)
 {
-    CUstream hs;
+    CUstream hs = NULL;
     cus_status st = launch_prologue(fn, stream, nargs, args, sizes, &hs, __func__);
     if (CUS_UNLIKELY(st))
         return st;
@@ -96,7 +103,7 @@ CUS_API cus_status cus_function_launch_ex(cus_function *fn, const cus_launch_con
 {
     if (CUS_UNLIKELY(!config))
         return CUS_FAIL(CUS_ERROR_INVALID_ARGUMENT, NULL, "no launch configuration");
-    CUstream hs;
+    CUstream hs = NULL;
     CUS_TRY(launch_prologue(fn, config->stream, nargs, args, sizes, &hs, __func__));
     if (!cus_drv_.cuLaunchKernelEx_)
         return CUS_FAIL(CUS_ERROR_NOT_SUPPORTED, "cuLaunchKernelEx",

@@ -355,6 +355,7 @@ CUS_API cus_status cus_copy_to_device_async(cus_buffer *dst, size_t dst_offset, 
         return CUS_SUCCESS;
     CUS_IN_CONTEXT(dst->ctx, "cuMemcpyHtoDAsync",
                    cus_drv_.cuMemcpyHtoDAsync_(dst->ptr + dst_offset, src, bytes, stream->handle));
+    cus_capture_keep_buffer_(stream, dst);
     return CUS_SUCCESS;
 }
 
@@ -369,6 +370,7 @@ CUS_API cus_status cus_copy_to_host_async(void *dst, cus_buffer *src, size_t src
         return CUS_SUCCESS;
     CUS_IN_CONTEXT(src->ctx, "cuMemcpyDtoHAsync",
                    cus_drv_.cuMemcpyDtoHAsync_(dst, src->ptr + src_offset, bytes, stream->handle));
+    cus_capture_keep_buffer_(stream, src);
     return CUS_SUCCESS;
 }
 
@@ -393,6 +395,8 @@ CUS_API cus_status cus_copy_device_async(cus_buffer *dst, size_t dst_offset, cus
                                                    src->ptr + src_offset, src->ctx->handle, bytes,
                                                    stream->handle));
     }
+    cus_capture_keep_buffer_(stream, dst);
+    cus_capture_keep_buffer_(stream, src);
     return CUS_SUCCESS;
 }
 
@@ -441,6 +445,7 @@ CUS_API cus_status cus_buffer_fill_u8_async(cus_buffer *buf, size_t offset, uint
     CHECK_STREAM(buf, stream);
     CUS_IN_CONTEXT(buf->ctx, "cuMemsetD8Async",
                    cus_drv_.cuMemsetD8Async_(buf->ptr + offset, value, count, stream->handle));
+    cus_capture_keep_buffer_(stream, buf);
     return CUS_SUCCESS;
 }
 
@@ -452,6 +457,7 @@ CUS_API cus_status cus_buffer_fill_u16_async(cus_buffer *buf, size_t offset, uin
     CHECK_STREAM(buf, stream);
     CUS_IN_CONTEXT(buf->ctx, "cuMemsetD16Async",
                    cus_drv_.cuMemsetD16Async_(buf->ptr + offset, value, count, stream->handle));
+    cus_capture_keep_buffer_(stream, buf);
     return CUS_SUCCESS;
 }
 
@@ -463,6 +469,7 @@ CUS_API cus_status cus_buffer_fill_u32_async(cus_buffer *buf, size_t offset, uin
     CHECK_STREAM(buf, stream);
     CUS_IN_CONTEXT(buf->ctx, "cuMemsetD32Async",
                    cus_drv_.cuMemsetD32Async_(buf->ptr + offset, value, count, stream->handle));
+    cus_capture_keep_buffer_(stream, buf);
     return CUS_SUCCESS;
 }
 

@@ -111,6 +111,15 @@ static cus_status check_image(const void *image, size_t size, cus_image_format *
         if (size < 64)
             return CUS_FAIL((cus_status)CUDA_ERROR_INVALID_IMAGE, NULL,
                             "cubin of %zu bytes is shorter than an ELF64 header", size);
+        if (p[4] == 2 && p[5] == 1) { /* ELF64, little-endian: what nvcc writes */
+            uint64_t shoff = (uint64_t)le32(p + 0x28) | (uint64_t)le32(p + 0x2c) << 32;
+            uint64_t shsize = (uint64_t)(p[0x3a] | p[0x3b] << 8) * (uint64_t)(p[0x3c] | p[0x3d] << 8);
+            uint64_t phoff = (uint64_t)le32(p + 0x20) | (uint64_t)le32(p + 0x24) << 32;
+            uint64_t phsize = (uint64_t)(p[0x36] | p[0x37] << 8) * (uint64_t)(p[0x38] | p[0x39] << 8);
+            if (shoff > size || shsize > size - shoff || phoff > size || phsize > size - phoff)
+                return CUS_FAIL((cus_status)CUDA_ERROR_INVALID_IMAGE, NULL,
+                                "truncated cubin: %zu bytes, its headers reach past them", size);
+        }
         break;
     case CUS_IMAGE_FATBIN: {
         if (size < 16)

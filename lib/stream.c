@@ -153,12 +153,14 @@ CUS_API cus_status cus_stream_wait_event(cus_stream *stream, cus_event *event)
     CUS_CHECK_POISON(event->ctx);
     CUS_IN_CONTEXT(stream->ctx, "cuStreamWaitEvent",
                    cus_drv_.cuStreamWaitEvent_(stream->handle, event->handle, 0));
+    cus_capture_keep_event_(stream, event);
     return CUS_SUCCESS;
 }
 
 typedef struct host_call {
     cus_host_fn fn;
     void *user_data;
+    bool in_graph; /* captured: runs at every replay, and the graph frees it */
 } host_call;
 
 /* Runs on the driver's thread: marks it so that cuscope refuses calls and
@@ -166,7 +168,8 @@ typedef struct host_call {
 static void CUDA_CB host_trampoline(void *arg)
 {
     host_call call = *(host_call *)arg;
-    free(arg);
+    if (!call.in_graph)
+        free(arg);
     bool outer = cus_in_host_fn_;
     cus_in_host_fn_ = true;
     call.fn(call.user_data);
@@ -182,6 +185,7 @@ CUS_API cus_status cus_stream_launch_host_fn(cus_stream *stream, cus_host_fn fn,
         return CUS_FAIL(CUS_ERROR_OUT_OF_HOST_MEMORY, NULL, "allocating a host function record");
     call->fn = fn;
     call->user_data = user_data;
+    call->in_graph = false;
     cus_context *ctx = stream->ctx;
     if (CUS_UNLIKELY(atomic_load_explicit(&ctx->poison, memory_order_relaxed))) {
         free(call);
@@ -193,8 +197,10 @@ CUS_API cus_status cus_stream_launch_host_fn(cus_stream *stream, cus_host_fn fn,
         free(call);
         return cus_context_driver_fail_(ctx, r, __func__, "cuCtxPushCurrent");
     }
+    /* Captured, the record must outlive every replay: the graph owns it. */
+    call->in_graph = cus_capture_adopt_memory_(stream, call);
     r = cus_drv_.cuLaunchHostFunc_(stream->handle, host_trampoline, call);
-    if (r)
+    if (r && !call->in_graph)
         free(call); /* never queued, so never run */
     cus_status left = cus_context_leave_(&scope);
     if (r)

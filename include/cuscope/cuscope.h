@@ -14,5 +14,6 @@
 #include "module.h"
 #include "function.h"
 #include "launch.h"
+#include "graph.h"
 
 #endif

@@ -94,10 +94,14 @@ CUS_API cus_status cus_function_launch_ex(cus_function *fn, const cus_launch_con
     _Generic((d), cus_dim3: (d),                                               \
              default: (cus_dim3){(unsigned int)_Generic((d), cus_dim3: 0u, default: (d)), 1u, 1u})
 
+/* cus_buffer_ptr(), and while a graph capture is active, a note of the buffer
+ * for the launch to keep alive with the graph (cuscope/graph.h). */
+CUS_API CUdeviceptr cus_buffer_arg_(const cus_buffer *buf);
+
 /* A cus_buffer * becomes its device address; anything else stays itself. */
 #define CUS_ARG_VALUE_(a)                                                      \
-    _Generic((a), cus_buffer *: cus_buffer_ptr(CUS_AS_BUFFER_(a)),             \
-             const cus_buffer *: cus_buffer_ptr(CUS_AS_BUFFER_(a)), default: (a))
+    _Generic((a), cus_buffer *: cus_buffer_arg_(CUS_AS_BUFFER_(a)),            \
+             const cus_buffer *: cus_buffer_arg_(CUS_AS_BUFFER_(a)), default: (a))
 #define CUS_AS_BUFFER_(a)                                                      \
     _Generic((a), cus_buffer *: (a), const cus_buffer *: (a), default: (const cus_buffer *)0)
 /* An array of one, not a scalar literal: `(T){s}` would initialise a struct's

@@ -99,4 +99,15 @@
     X(cuOccupancyMaxActiveBlocksPerMultiprocessor,                             \
       cuOccupancyMaxActiveBlocksPerMultiprocessor, 6050, OPTIONAL) /*TMP*/             \
     X(cuLaunchKernel, cuLaunchKernel, 4000, OPTIONAL) /*TMP*/                          \
-    X(cuLaunchKernelEx, cuLaunchKernelEx, 11060, OPTIONAL)
+    X(cuLaunchKernelEx, cuLaunchKernelEx, 11060, OPTIONAL)                     \
+    X(cuStreamBeginCapture, cuStreamBeginCapture, 10010, OPTIONAL) /*TMP*/     \
+    X(cuStreamEndCapture, cuStreamEndCapture, 10000, OPTIONAL) /*TMP*/         \
+    X(cuStreamIsCapturing, cuStreamIsCapturing, 10000, OPTIONAL) /*TMP*/       \
+    X(cuStreamGetCaptureInfo, cuStreamGetCaptureInfo, 10010, OPTIONAL) /*TMP*/ \
+    X(cuGraphDestroy, cuGraphDestroy, 10000, OPTIONAL) /*TMP*/                 \
+    X(cuGraphGetNodes, cuGraphGetNodes, 10000, OPTIONAL) /*TMP*/               \
+    X(cuGraphInstantiateWithFlags, cuGraphInstantiateWithFlags, 11040, OPTIONAL) /*TMP*/ \
+    X(cuGraphExecDestroy, cuGraphExecDestroy, 10000, OPTIONAL) /*TMP*/         \
+    X(cuGraphLaunch, cuGraphLaunch, 10000, OPTIONAL) /*TMP*/                   \
+    X(cuGraphUpload, cuGraphUpload, 11010, OPTIONAL) /*TMP*/                   \
+    X(cuGraphExecUpdate, cuGraphExecUpdate, 12000, OPTIONAL) /*TMP*/

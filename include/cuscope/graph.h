@@ -1,0 +1,121 @@
+/* cuscope/graph.h: CUDA graphs from stream capture, and their executable form.
+ *
+ * Capture is a scoped construct:
+ *
+ *   cus_autoptr(cus_graph) graph = NULL;
+ *   {
+ *       cus_capture_scope(cap, stream, CU_STREAM_CAPTURE_MODE_GLOBAL);
+ *       CUS_TRY(cap.status);                 // the capture began, or why not
+ *       CUS_TRY(cus_launch(fn, grid, block, 0, stream, buf, n));
+ *       CUS_TRY(cus_copy_to_host_async(host, buf, 0, bytes, stream));
+ *       CUS_TRY(cus_capture_end(&cap, &graph));
+ *   }
+ *
+ * The capture ends on every path out of the scope: an early return (a failed
+ * CUS_TRY) ends it and discards what was captured, so no stream is left in
+ * capture mode. Modes are the driver's: CU_STREAM_CAPTURE_MODE_GLOBAL,
+ * _THREAD_LOCAL and _RELAXED.
+ *
+ * Lifetimes: work captured into a graph refers to cuscope objects (the
+ * module of each launched function, the buffers that launches, copies and
+ * fills use, the events recorded or waited for). cuscope keeps each of them
+ * alive for as long as the graph, and each executable graph keeps its graph
+ * (so: as long as anything can replay the work), releasing them when the last
+ * goes. The rule for you: what you pass to a cuscope call during capture is
+ * kept; raw CUdeviceptr values and host pointers are not (keep host memory
+ * alive yourself, as for any async copy). Buffers passed as launch arguments
+ * are kept when they go through the cus_launch macro.
+ *
+ * Every function is thread-safe, returns a cus_status, records the thread's
+ * last error on failure and leaves out parameters untouched then; none may be
+ * called from a host function.
+ */
+#ifndef CUSCOPE_GRAPH_H
+#define CUSCOPE_GRAPH_H
+
+#include <cuda.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "object.h"
+#include "status.h"
+#include "stream.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct cus_graph cus_graph;
+typedef struct cus_graph_exec cus_graph_exec;
+
+/* --- capture --------------------------------------------------------------- */
+
+typedef struct cus_capture_guard {
+    cus_stream *stream; /* a reference while open */
+    cus_status status;  /* of the begin: CUS_SUCCESS when the capture is open */
+    bool open;
+} cus_capture_guard;
+
+/* Begins capture on stream (cuStreamBeginCapture); check .status. */
+CUS_API cus_capture_guard cus_capture_begin(cus_stream *stream, CUstreamCaptureMode mode);
+
+/* Ends the capture: *out receives a new reference to the captured graph, which
+ * keeps the captured objects alive. The guard is closed even on failure
+ * (e.g. CUDA_ERROR_STREAM_CAPTURE_INVALIDATED after an operation the capture
+ * could not take). CUS_ERROR_INVALID_ARGUMENT when not open. */
+CUS_API cus_status cus_capture_end(cus_capture_guard *guard, cus_graph **out);
+
+/* Ends an open capture and discards its graph; reports failures to the
+ * destroy handler. What cus_capture_scope runs at scope exit. */
+CUS_API void cus_capture_abandon(cus_capture_guard *guard);
+
+#define cus_capture_scope(name, stream, mode)                                  \
+    __attribute__((cleanup(cus_capture_abandon))) cus_capture_guard name =     \
+        cus_capture_begin((stream), (mode))
+
+/* Whether stream is capturing now (cuStreamIsCapturing). */
+CUS_API cus_status cus_stream_is_capturing(cus_stream *stream, bool *capturing);
+
+/* --- graphs ---------------------------------------------------------------- */
+
+CUS_API cus_graph *cus_graph_ref(cus_graph *graph);
+CUS_API cus_graph *cus_graph_unref(cus_graph *graph);
+CUS_DEFINE_AUTOPTR(cus_graph, cus_graph_unref)
+
+CUS_API CUgraph cus_graph_handle(const cus_graph *graph);
+CUS_API cus_context *cus_graph_context(const cus_graph *graph); /* borrowed */
+/* The number of nodes (cuGraphGetNodes). */
+CUS_API cus_status cus_graph_node_count(cus_graph *graph, size_t *count);
+/* The number of cuscope objects the graph keeps alive. */
+CUS_API size_t cus_graph_kept_objects(const cus_graph *graph);
+
+/* --- executable graphs ------------------------------------------------------ */
+
+/* cuGraphInstantiateWithFlags (CUDA_GRAPH_INSTANTIATE_FLAG_*). *out receives
+ * a new reference; it holds a reference to graph. */
+CUS_API cus_status cus_graph_instantiate(cus_graph *graph, unsigned long long flags,
+                                         cus_graph_exec **out);
+CUS_API cus_graph_exec *cus_graph_exec_ref(cus_graph_exec *exec);
+CUS_API cus_graph_exec *cus_graph_exec_unref(cus_graph_exec *exec);
+CUS_DEFINE_AUTOPTR(cus_graph_exec, cus_graph_exec_unref)
+CUS_API CUgraphExec cus_graph_exec_handle(const cus_graph_exec *exec);
+
+/* Replays the graph on stream (NULL: the legacy default stream), whose
+ * context must be the graph's (CUS_ERROR_CONTEXT_MISMATCH). */
+CUS_API cus_status cus_graph_exec_launch(cus_graph_exec *exec, cus_stream *stream);
+/* Uploads the graph's work to the device ahead of its first launch. */
+CUS_API cus_status cus_graph_exec_upload(cus_graph_exec *exec, cus_stream *stream);
+
+/* Updates exec in place to replay graph (same topology, new parameters)
+ * with cuGraphExecUpdate. On success exec holds graph (and its objects)
+ * instead of the one it had. When the driver refuses (a topology change),
+ * the status is CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE and *result (may be
+ * NULL) says why: instantiate graph instead. */
+CUS_API cus_status cus_graph_exec_update(cus_graph_exec *exec, cus_graph *graph,
+                                         CUgraphExecUpdateResult *result);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

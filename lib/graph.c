@@ -1,0 +1,541 @@
+/* Stream capture into graphs, what the graphs keep alive, and executable
+ * graphs. */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* What a graph holds: one reference per entry. */
+typedef struct keep_entry {
+    void *obj;
+    cus_release_fn_ release;
+} keep_entry;
+
+typedef struct keep_list {
+    keep_entry *items;
+    size_t count, capacity;
+} keep_list;
+
+static void keep_list_release(keep_list *k)
+{
+    for (size_t i = 0; i < k->count; i++)
+        k->items[i].release(k->items[i].obj);
+    free(k->items);
+    k->items = NULL;
+    k->count = k->capacity = 0;
+}
+
+/* An object already kept is not kept twice: a graph replaying one buffer a
+ * thousand times holds it once. */
+static bool keep_list_has(const keep_list *k, const void *obj)
+{
+    for (size_t i = k->count; i-- > 0;)
+        if (k->items[i].obj == obj)
+            return true;
+    return false;
+}
+
+/* --- the captures cuscope began ------------------------------------------- */
+
+typedef struct capture_record {
+    struct capture_record *next;
+    cuuint64_t id;
+    cus_stream *stream;
+    keep_list keep;
+    bool out_of_memory; /* a keep failed: the end reports it */
+} capture_record;
+
+static pthread_mutex_t captures_lock = PTHREAD_MUTEX_INITIALIZER;
+static capture_record *captures;
+atomic_int cus_captures_active_;
+
+static capture_record *record_take_locked(cus_stream *stream)
+{
+    for (capture_record **p = &captures; *p; p = &(*p)->next)
+        if ((*p)->stream == stream) {
+            capture_record *r = *p;
+            *p = r->next;
+            return r;
+        }
+    return NULL;
+}
+
+bool cus_capture_keep_slow_(cus_stream *stream, void *obj, void *(*ref)(void *),
+                            cus_release_fn_ release)
+{
+    bool kept = false;
+    if (!stream || !obj || !cus_drv_.cuStreamGetCaptureInfo_)
+        return false;
+    /* The stream may have joined a capture begun on another one (through an
+     * event): the capture's id finds the record. */
+    CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+    cuuint64_t id = 0;
+    if (cus_drv_.cuStreamGetCaptureInfo_(stream->handle, &status, &id) ||
+        status != CU_STREAM_CAPTURE_STATUS_ACTIVE)
+        return false;
+    pthread_mutex_lock(&captures_lock);
+    for (capture_record *r = captures; r; r = r->next) {
+        if (r->id != id)
+            continue;
+        keep_list *k = &r->keep;
+        if (keep_list_has(k, obj)) {
+            kept = true;
+            break;
+        }
+        if (k->count == k->capacity) {
+            size_t want = k->capacity ? k->capacity * 2 : 8;
+            keep_entry *grown = realloc(k->items, want * sizeof *grown);
+            if (!grown) {
+                r->out_of_memory = true;
+                break;
+            }
+            k->items = grown;
+            k->capacity = want;
+        }
+        k->items[k->count++] = (keep_entry){ref(obj), release};
+        kept = true;
+        break;
+    }
+    pthread_mutex_unlock(&captures_lock);
+    return kept;
+}
+
+static void *ref_buffer(void *p) { return cus_buffer_ref(p); }
+static void release_buffer(void *p) { cus_buffer_unref(p); }
+static void *ref_module(void *p) { return cus_module_ref(p); }
+static void release_module(void *p) { cus_module_unref(p); }
+static void *ref_event(void *p) { return cus_event_ref(p); }
+static void release_event(void *p) { cus_event_unref(p); }
+
+void cus_capture_keep_buffer_(cus_stream *stream, cus_buffer *buf)
+{
+    if (CUS_UNLIKELY(atomic_load_explicit(&cus_captures_active_, memory_order_relaxed)))
+        cus_capture_keep_slow_(stream, buf, ref_buffer, release_buffer);
+}
+
+void cus_capture_keep_module_(cus_stream *stream, cus_module *mod)
+{
+    if (CUS_UNLIKELY(atomic_load_explicit(&cus_captures_active_, memory_order_relaxed)))
+        cus_capture_keep_slow_(stream, mod, ref_module, release_module);
+}
+
+void cus_capture_keep_event_(cus_stream *stream, cus_event *ev)
+{
+    if (CUS_UNLIKELY(atomic_load_explicit(&cus_captures_active_, memory_order_relaxed)))
+        cus_capture_keep_slow_(stream, ev, ref_event, release_event);
+}
+
+static void *ref_identity(void *p) { return p; }
+
+bool cus_capture_adopt_memory_(cus_stream *stream, void *mem)
+{
+    if (CUS_LIKELY(!atomic_load_explicit(&cus_captures_active_, memory_order_relaxed)))
+        return false;
+    return cus_capture_keep_slow_(stream, mem, ref_identity, free);
+}
+
+/* --- buffers named by launch arguments ---------------------------------------
+ * The cus_launch macro turns a cus_buffer * argument into its address with
+ * cus_buffer_arg_(), evaluated just before the launch on the same thread; while
+ * a capture is active it also notes the buffer here, and the launch keeps what
+ * was noted. Plain pointers, not references: the caller holds the buffers for
+ * the duration of the launch expression. */
+
+#define PENDING_MAX 64
+static _Thread_local cus_buffer *pending[PENDING_MAX];
+_Thread_local unsigned int cus_pending_buffer_count_ __attribute__((tls_model("initial-exec")));
+
+void cus_pending_buffers_clear_(void)
+{
+    cus_pending_buffer_count_ = 0;
+}
+
+CUS_API CUdeviceptr cus_buffer_arg_(const cus_buffer *buf)
+{
+    if (CUS_UNLIKELY(atomic_load_explicit(&cus_captures_active_, memory_order_relaxed)) && buf &&
+        cus_pending_buffer_count_ < PENDING_MAX)
+        pending[cus_pending_buffer_count_++] = (cus_buffer *)buf;
+    return cus_buffer_ptr(buf);
+}
+
+void cus_capture_launch_args_(cus_stream *stream, cus_module *mod)
+{
+    unsigned int n = cus_pending_buffer_count_;
+    cus_pending_buffer_count_ = 0;
+    if (!atomic_load_explicit(&cus_captures_active_, memory_order_relaxed))
+        return;
+    if (mod)
+        cus_capture_keep_slow_(stream, mod, ref_module, release_module);
+    for (unsigned int i = 0; i < n; i++)
+        cus_capture_keep_slow_(stream, pending[i], ref_buffer, release_buffer);
+}
+
+/* --- graphs ------------------------------------------------------------------ */
+
+struct cus_graph {
+    cus_refcount refs;
+    CUgraph handle;
+    cus_context *ctx; /* a reference */
+    keep_list keep;
+};
+
+struct cus_graph_exec {
+    cus_refcount refs;
+    CUgraphExec handle;
+    cus_graph *graph; /* a reference: what the replays use stays alive */
+};
+
+static void graph_destroy(cus_graph *g)
+{
+    if (g->handle && !atomic_load_explicit(&g->ctx->poison, memory_order_relaxed)) {
+        CUresult r = cus_drv_.cuGraphDestroy_(g->handle);
+        if (r)
+            cus_destroy_error_((cus_status)r, "cus_graph_unref", "cuGraphDestroy",
+                               "destroying graph %p", (void *)g->handle);
+    }
+    keep_list_release(&g->keep);
+    cus_context_unref(g->ctx);
+    free(g);
+}
+
+CUS_DEFINE_REF_UNREF(cus_graph, graph_destroy)
+
+static void exec_destroy(cus_graph_exec *e)
+{
+    if (!atomic_load_explicit(&e->graph->ctx->poison, memory_order_relaxed)) {
+        CUresult r = cus_drv_.cuGraphExecDestroy_(e->handle);
+        if (r)
+            cus_destroy_error_((cus_status)r, "cus_graph_exec_unref", "cuGraphExecDestroy",
+                               "destroying executable graph %p", (void *)e->handle);
+    }
+    cus_graph_unref(e->graph);
+    free(e);
+}
+
+CUS_DEFINE_REF_UNREF(cus_graph_exec, exec_destroy)
+
+static cus_status need_graphs(const char *function)
+{
+    if (!cus_drv_.cuStreamBeginCapture_ || !cus_drv_.cuGraphInstantiateWithFlags_ ||
+        !cus_drv_.cuStreamGetCaptureInfo_ || !cus_drv_.cuGraphExecUpdate_)
+        return cus_fail_(CUS_ERROR_NOT_SUPPORTED, function, NULL,
+                         "the driver lacks the graph entry points cuscope uses (needs 12.0)");
+    return CUS_SUCCESS;
+}
+
+CUS_API cus_capture_guard cus_capture_begin(cus_stream *stream, CUstreamCaptureMode mode)
+{
+    cus_capture_guard g = {NULL, CUS_SUCCESS, false};
+    if (CUS_UNLIKELY(cus_in_host_fn_)) {
+        g.status = CUS_FAIL(CUS_ERROR_IN_HOST_FUNCTION, NULL, "capture inside a host function");
+        return g;
+    }
+    if (!stream || stream->kind == CUS_STREAM_LEGACY_DEFAULT) {
+        g.status = CUS_FAIL(CUS_ERROR_INVALID_ARGUMENT, NULL,
+                            stream ? "the legacy default stream cannot be captured"
+                                   : "no stream");
+        return g;
+    }
+    if ((g.status = need_graphs(__func__)))
+        return g;
+    cus_context *ctx = stream->ctx;
+    if (atomic_load_explicit(&ctx->poison, memory_order_relaxed)) {
+        g.status = cus_context_poisoned_fail_(ctx, __func__);
+        return g;
+    }
+    cus_release_deferred_if_any_();
+    capture_record *rec = calloc(1, sizeof *rec);
+    if (!rec) {
+        g.status = CUS_FAIL(CUS_ERROR_OUT_OF_HOST_MEMORY, NULL, "allocating a capture");
+        return g;
+    }
+    cus_context_scope_ scope;
+    const char *call = "cuCtxPushCurrent";
+    CUresult r = cus_context_enter_(ctx, &scope);
+    if (!r) {
+        call = "cuStreamBeginCapture";
+        r = cus_drv_.cuStreamBeginCapture_(stream->handle, mode);
+        if (!r) {
+            CUstreamCaptureStatus status;
+            call = "cuStreamGetCaptureInfo";
+            r = cus_drv_.cuStreamGetCaptureInfo_(stream->handle, &status, &rec->id);
+            if (r) { /* cannot track it: do not leave it open */
+                CUgraph dropped = NULL;
+                if (!cus_drv_.cuStreamEndCapture_(stream->handle, &dropped) && dropped)
+                    (void)cus_drv_.cuGraphDestroy_(dropped);
+            }
+        }
+        cus_status left = cus_context_leave_(&scope);
+        if (!r && left) {
+            CUgraph dropped = NULL;
+            if (!cus_drv_.cuStreamEndCapture_(stream->handle, &dropped) && dropped)
+                (void)cus_drv_.cuGraphDestroy_(dropped);
+            r = (CUresult)left;
+            call = "cuCtxPopCurrent";
+        }
+    }
+    if (r) {
+        free(rec);
+        g.status = cus_context_driver_fail_(ctx, r, __func__, call);
+        return g;
+    }
+    rec->stream = stream;
+    pthread_mutex_lock(&captures_lock);
+    rec->next = captures;
+    captures = rec;
+    atomic_fetch_add_explicit(&cus_captures_active_, 1, memory_order_relaxed);
+    pthread_mutex_unlock(&captures_lock);
+    g.stream = cus_stream_ref(stream);
+    g.open = true;
+    return g;
+}
+
+/* Ends the driver's capture and takes the record out; *graph may be NULL. */
+static CUresult end_locked_out(cus_capture_guard *g, CUgraph *graph, capture_record **rec,
+                               const char **call)
+{
+    pthread_mutex_lock(&captures_lock);
+    *rec = record_take_locked(g->stream);
+    if (*rec)
+        atomic_fetch_sub_explicit(&cus_captures_active_, 1, memory_order_relaxed);
+    pthread_mutex_unlock(&captures_lock);
+    cus_context *ctx = g->stream->ctx;
+    cus_context_scope_ scope;
+    *call = "cuCtxPushCurrent";
+    CUresult r = cus_context_enter_(ctx, &scope);
+    if (r)
+        return r;
+    *call = "cuStreamEndCapture";
+    r = cus_drv_.cuStreamEndCapture_(g->stream->handle, graph);
+    cus_status left = cus_context_leave_(&scope);
+    if (!r && left) {
+        *call = "cuCtxPopCurrent";
+        r = (CUresult)left;
+    }
+    return r;
+}
+
+static void guard_close(cus_capture_guard *g)
+{
+    g->open = false;
+    g->stream = cus_stream_unref(g->stream);
+}
+
+CUS_API cus_status cus_capture_end(cus_capture_guard *guard, cus_graph **out)
+{
+    CUS_CHECK_NOT_IN_HOST_FN();
+    CUS_CHECK_ARG(guard && out);
+    if (!guard->open)
+        return CUS_FAIL(CUS_ERROR_INVALID_ARGUMENT, NULL, "the capture is not open");
+    cus_context *ctx = guard->stream->ctx;
+    cus_graph *g = calloc(1, sizeof *g);
+    CUgraph h = NULL;
+    capture_record *rec = NULL;
+    const char *call;
+    CUresult r = end_locked_out(guard, &h, &rec, &call);
+    cus_status st = CUS_SUCCESS;
+    if (r)
+        st = cus_context_driver_fail_(ctx, r, __func__, call);
+    else if (!g || (rec && rec->out_of_memory))
+        st = CUS_FAIL(CUS_ERROR_OUT_OF_HOST_MEMORY, NULL,
+                      "keeping the captured objects alive: the graph is discarded");
+    if (st) {
+        if (h) {
+            CUresult rd = cus_drv_.cuGraphDestroy_(h);
+            if (rd)
+                cus_destroy_error_((cus_status)rd, __func__, "cuGraphDestroy",
+                                   "discarding a captured graph");
+        }
+        if (rec)
+            keep_list_release(&rec->keep);
+        free(rec);
+        free(g);
+        guard_close(guard);
+        return st;
+    }
+    cus_refcount_init_(&g->refs);
+    g->handle = h;
+    g->ctx = cus_context_ref(ctx);
+    if (rec) {
+        g->keep = rec->keep; /* the references move to the graph */
+        free(rec);
+    }
+    guard_close(guard);
+    *out = g;
+    return CUS_SUCCESS;
+}
+
+CUS_API void cus_capture_abandon(cus_capture_guard *guard)
+{
+    if (!guard || !guard->open)
+        return;
+    cus_error_save saved;
+    cus_error_save_(&saved); /* runs during early returns: keep their error */
+    CUgraph h = NULL;
+    capture_record *rec = NULL;
+    const char *call;
+    CUresult r = end_locked_out(guard, &h, &rec, &call);
+    /* An invalidated capture is what error paths usually leave: not news. */
+    if (r && r != CUDA_ERROR_STREAM_CAPTURE_INVALIDATED)
+        cus_destroy_error_((cus_status)r, "cus_capture_abandon", call,
+                           "ending an abandoned capture");
+    if (h) {
+        CUresult rd = cus_drv_.cuGraphDestroy_(h);
+        if (rd)
+            cus_destroy_error_((cus_status)rd, "cus_capture_abandon", "cuGraphDestroy",
+                               "discarding an abandoned capture's graph");
+    }
+    if (rec)
+        keep_list_release(&rec->keep);
+    free(rec);
+    guard_close(guard);
+    cus_error_restore_(&saved);
+}
+
+CUS_API cus_status cus_stream_is_capturing(cus_stream *stream, bool *capturing)
+{
+    CUS_CHECK_NOT_IN_HOST_FN();
+    CUS_CHECK_ARG(stream && capturing);
+    CUS_TRY(need_graphs(__func__));
+    CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+    CUS_IN_CONTEXT(stream->ctx, "cuStreamIsCapturing",
+                   cus_drv_.cuStreamIsCapturing_(stream->handle, &status));
+    *capturing = status != CU_STREAM_CAPTURE_STATUS_NONE;
+    return CUS_SUCCESS;
+}
+
+CUS_API CUgraph cus_graph_handle(const cus_graph *graph)
+{
+    return graph ? graph->handle : NULL;
+}
+
+CUS_API cus_context *cus_graph_context(const cus_graph *graph)
+{
+    return graph ? graph->ctx : NULL;
+}
+
+CUS_API size_t cus_graph_kept_objects(const cus_graph *graph)
+{
+    return graph ? graph->keep.count : 0;
+}
+
+CUS_API cus_status cus_graph_node_count(cus_graph *graph, size_t *count)
+{
+    CUS_CHECK_NOT_IN_HOST_FN();
+    CUS_CHECK_ARG(graph && count);
+    CUS_CHECK_POISON(graph->ctx);
+    size_t n = 0;
+    CUresult r = cus_drv_.cuGraphGetNodes_(graph->handle, NULL, &n);
+    if (r)
+        return cus_context_driver_fail_(graph->ctx, r, __func__, "cuGraphGetNodes");
+    *count = n;
+    return CUS_SUCCESS;
+}
+
+CUS_API cus_status cus_graph_instantiate(cus_graph *graph, unsigned long long flags,
+                                         cus_graph_exec **out)
+{
+    CUS_CHECK_NOT_IN_HOST_FN();
+    CUS_CHECK_ARG(graph && out);
+    CUS_CHECK_POISON(graph->ctx);
+    cus_release_deferred_if_any_();
+    cus_graph_exec *e = calloc(1, sizeof *e);
+    if (!e)
+        return CUS_FAIL(CUS_ERROR_OUT_OF_HOST_MEMORY, NULL, "allocating an executable graph");
+    CUgraphExec h = NULL;
+    cus_context_scope_ scope;
+    const char *call = "cuCtxPushCurrent";
+    CUresult r = cus_context_enter_(graph->ctx, &scope);
+    if (!r) {
+        call = "cuGraphInstantiateWithFlags";
+        r = cus_drv_.cuGraphInstantiateWithFlags_(&h, graph->handle, flags);
+        cus_status left = cus_context_leave_(&scope);
+        if (!r && left) {
+            (void)cus_drv_.cuGraphExecDestroy_(h);
+            r = (CUresult)left;
+            call = "cuCtxPopCurrent";
+        }
+    }
+    if (r) {
+        free(e);
+        return cus_context_driver_fail_(graph->ctx, r, __func__, call);
+    }
+    cus_refcount_init_(&e->refs);
+    e->handle = h;
+    e->graph = cus_graph_ref(graph);
+    *out = e;
+    return CUS_SUCCESS;
+}
+
+CUS_API CUgraphExec cus_graph_exec_handle(const cus_graph_exec *exec)
+{
+    return exec ? exec->handle : NULL;
+}
+
+static cus_status exec_stream(cus_graph_exec *exec, cus_stream *stream, CUstream *hs,
+                              const char *function)
+{
+    if (stream && stream->ctx->handle != exec->graph->ctx->handle)
+        return cus_fail_(CUS_ERROR_CONTEXT_MISMATCH, function, NULL,
+                         "the stream belongs to context %p, the graph to %p",
+                         (void *)stream->ctx->handle, (void *)exec->graph->ctx->handle);
+    *hs = stream ? stream->handle : NULL;
+    return CUS_SUCCESS;
+}
+
+CUS_API cus_status cus_graph_exec_launch(cus_graph_exec *exec, cus_stream *stream)
+{
+    CUS_CHECK_NOT_IN_HOST_FN();
+    CUS_CHECK_ARG(exec);
+    CUstream hs = NULL;
+    CUS_TRY(exec_stream(exec, stream, &hs, __func__));
+    cus_release_deferred_if_any_();
+    CUS_IN_CONTEXT(exec->graph->ctx, "cuGraphLaunch", cus_drv_.cuGraphLaunch_(exec->handle, hs));
+    return CUS_SUCCESS;
+}
+
+CUS_API cus_status cus_graph_exec_upload(cus_graph_exec *exec, cus_stream *stream)
+{
+    CUS_CHECK_NOT_IN_HOST_FN();
+    CUS_CHECK_ARG(exec);
+    CUstream hs = NULL;
+    CUS_TRY(exec_stream(exec, stream, &hs, __func__));
+    CUS_IN_CONTEXT(exec->graph->ctx, "cuGraphUpload", cus_drv_.cuGraphUpload_(exec->handle, hs));
+    return CUS_SUCCESS;
+}
+
+CUS_API cus_status cus_graph_exec_update(cus_graph_exec *exec, cus_graph *graph,
+                                         CUgraphExecUpdateResult *result)
+{
+    CUS_CHECK_NOT_IN_HOST_FN();
+    CUS_CHECK_ARG(exec && graph);
+    if (graph->ctx->handle != exec->graph->ctx->handle)
+        return CUS_FAIL(CUS_ERROR_CONTEXT_MISMATCH, NULL, "the graph belongs to another context");
+    CUgraphExecUpdateResultInfo info;
+    memset(&info, 0, sizeof info);
+    CUresult r = CUDA_SUCCESS;
+    CUS_CHECK_POISON(graph->ctx);
+    cus_context_scope_ scope;
+    CUresult re = cus_context_enter_(graph->ctx, &scope);
+    if (re)
+        return cus_context_driver_fail_(graph->ctx, re, __func__, "cuCtxPushCurrent");
+    r = cus_drv_.cuGraphExecUpdate_(exec->handle, graph->handle, &info);
+    cus_status left = cus_context_leave_(&scope);
+    if (result)
+        *result = info.result;
+    if (r == CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE)
+        return CUS_FAIL((cus_status)r, "cuGraphExecUpdate",
+                        "the graph cannot update this executable graph (result %d): "
+                        "instantiate it instead", (int)info.result);
+    if (r)
+        return cus_context_driver_fail_(graph->ctx, r, __func__, "cuGraphExecUpdate");
+    /* The replays now use graph's objects: hold them instead. */
+    cus_graph *old = exec->graph;
+    exec->graph = cus_graph_ref(graph);
+    cus_graph_unref(old);
+    if (left)
+        return cus_context_driver_fail_(graph->ctx, (CUresult)left, __func__, "cuCtxPopCurrent");
+    return CUS_SUCCESS;
+}
