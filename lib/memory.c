@@ -162,10 +162,21 @@ CUS_API void *cus_buffer_host_ptr(const cus_buffer *buf)
     return buf && buf->kind == CUS_BUFFER_MANAGED ? (void *)(uintptr_t)buf->ptr : NULL;
 }
 
+/* A stream may only carry work on a buffer of its own context. */
+#define CHECK_STREAM(buf, stream)                                              \
+    do {                                                                       \
+        if (cus_context_handle((stream)->ctx) != cus_context_handle((buf)->ctx)) \
+            return CUS_FAIL(CUS_ERROR_CONTEXT_MISMATCH, NULL,                  \
+                            "a stream of context %p used for a buffer of context %p", \
+                            (void *)cus_context_handle((stream)->ctx),         \
+                            (void *)cus_context_handle((buf)->ctx));           \
+    } while (0)
+
 CUS_API cus_status cus_buffer_prefetch(cus_buffer *buf, CUdevice device, cus_stream *stream)
 {
     CUS_CHECK_NOT_IN_HOST_FN();
     CUS_CHECK_ARG(buf && stream && buf->kind == CUS_BUFFER_MANAGED);
+    CHECK_STREAM(buf, stream);
     if (!cus_drv_.cuMemPrefetchAsync_)
         return CUS_FAIL(CUS_ERROR_NOT_SUPPORTED, NULL, "the driver lacks cuMemPrefetchAsync");
     CUS_IN_CONTEXT(buf->ctx, "cuMemPrefetchAsync",
@@ -289,14 +300,6 @@ CUS_API bool cus_host_buffer_is_registered(const cus_host_buffer *buf)
                             (size_t)(offset), (buf)->size);                    \
     } while (0)
 
-#define CHECK_STREAM(buf, stream)                                              \
-    do {                                                                       \
-        if (cus_context_handle((stream)->ctx) != cus_context_handle((buf)->ctx)) \
-            return CUS_FAIL(CUS_ERROR_CONTEXT_MISMATCH, NULL,                  \
-                            "a stream of context %p used for a buffer of context %p", \
-                            (void *)cus_context_handle((stream)->ctx),         \
-                            (void *)cus_context_handle((buf)->ctx));           \
-    } while (0)
 
 CUS_API cus_status cus_copy_to_device(cus_buffer *dst, size_t dst_offset, const void *src,
                                       size_t bytes)
@@ -503,6 +506,7 @@ CUS_API cus_status cus_context_enable_peer_access(cus_context *ctx, cus_context 
 {
     CUS_CHECK_NOT_IN_HOST_FN();
     CUS_CHECK_ARG(ctx && peer);
+    CUS_CHECK_POISON(peer);
     CUresult rr = CUDA_SUCCESS;
     CUS_IN_CONTEXT(ctx, "cuCtxEnablePeerAccess",
                    ((rr = cus_drv_.cuCtxEnablePeerAccess_(peer->handle, 0)) ==

@@ -228,27 +228,54 @@ CUS_API size_t cus_fake_device_bytes_in_use(int ordinal);
  * uncompressed fatbins, and parse them: kernel names, parameter layouts
  * (cuFuncGetParamInfo answers the offsets and sizes the real driver does),
  * __device__ and __constant__ globals with their initial values (device
- * memory that cuModuleGetGlobal returns), .maxntid and static shared memory.
+ * memory that cuModuleGetGlobal returns: bounds-checked like allocations, but
+ * not counted as CUS_FAKE_HANDLE_DEVICE_MEMORY nor in the bytes in use, and
+ * gone with their module), .maxntid, .reqntid and static shared memory.
  * A malformed image fails as with the driver (CUDA_ERROR_INVALID_IMAGE,
  * CUDA_ERROR_INVALID_PTX with a ptxas-style line in the JIT error log,
- * CUDA_ERROR_NO_BINARY_FOR_GPU). cuModuleLoad reads a file.
+ * CUDA_ERROR_NO_BINARY_FOR_GPU). cuModuleLoad reads a file. A cubin runs only
+ * on a device of its major version and at least its minor (sm_80 SASS is
+ * CUDA_ERROR_NO_BINARY_FOR_GPU on the default 9.0 device); PTX is
+ * JIT-compiled for the device (or CU_JIT_TARGET) when its .target is not
+ * newer, and its .version must not be newer than the configured
+ * driver_version supports (CUDA_ERROR_UNSUPPORTED_PTX_VERSION); a fatbin
+ * loads the newest code it holds, unchecked. The JIT log size options are
+ * in/out: on return they hold the bytes written, without the NUL.
+ * cuModuleUnload synchronizes the module's context first (its queued
+ * launches run), as the driver does; destroying a context, or the last
+ * release of a primary context, unloads its modules.
  *
  * cuLaunchKernel and cuLaunchKernelEx validate the configuration (a grid or
  * block of 0, more than 1024 threads per block or more than the function
- * allows, dynamic shared memory above the function's maximum) and the
- * function's context against the current one, copy the arguments by the
- * kernel's layout, record the launch, and queue it on the stream. When it
+ * allows, a block other than its .reqntid, dynamic shared memory above the
+ * function's maximum, clusters that do not divide the grid, a cooperative
+ * grid larger than the device holds at once) and the function's context
+ * against the current one (a misuse when it differs), copy the arguments by
+ * the kernel's layout, record the launch, and queue it on the stream. When it
  * executes, in stream order, the host implementation registered for the
- * kernel's name (if any) runs on the thread that executes the queue, with
- * args[i] pointing at the copied argument i: device pointers are host
- * addresses in the fake, so it can read and write buffers directly. Its
- * return value is the kernel's fate: CUDA_SUCCESS, or a sticky error such as
- * CUDA_ERROR_ILLEGAL_ADDRESS, which poisons the context as a faulting kernel
- * does: from then on every call that uses the context (and the
- * synchronization that ran the kernel) returns that error, until the
- * context is destroyed or its primary context reset by its last release. */
+ * kernel's name (if any) runs on the thread that executes the queue, without
+ * the fake's lock, with args[i] pointing at the copied argument i: device
+ * pointers are host addresses in the fake, so it can read and write buffers
+ * directly. Like a host function, it must not call the driver (every entry
+ * point it calls fails with CUDA_ERROR_NOT_PERMITTED and counts a misuse).
+ * A launch counts as one operation for cuEventElapsedTime. Its return value
+ * is the kernel's fate: CUDA_SUCCESS, or a sticky error
+ * (cus_status_is_sticky: CUDA_ERROR_ILLEGAL_ADDRESS, ...), which poisons the
+ * context as a faulting kernel does: the synchronization that ran the kernel
+ * returns the error, and from then on so does every call that uses the
+ * context (its current-context calls, and calls on its streams, events,
+ * memory, modules and functions), until the context is destroyed or its
+ * primary context reset by its last release. The work queued in it after the
+ * fault (copies, memsets, launches, prefetches) is skipped; host functions,
+ * event records and stream-ordered allocations and frees still execute, and
+ * the frees, destroys, unloads and synchronizations still work (the latter
+ * run the queue, then return the error), so that everything can be released.
+ * Any other error returned by a host implementation is a misuse, and ignored. */
 
-#define CUS_FAKE_MAX_LAUNCH_ARG_BYTES 4096 /* the driver's limit is 32764 from 12.1; the fake keeps 4 KiB */
+/* The driver's limit is 32764 bytes from 12.1; the fake keeps 4 KiB, and a
+ * launch of a kernel with more parameter bytes fails with
+ * CUDA_ERROR_INVALID_VALUE. */
+#define CUS_FAKE_MAX_LAUNCH_ARG_BYTES 4096
 
 typedef struct cus_fake_launch {
     const char *function;     /* the kernel's name; valid until the next install */
@@ -261,23 +288,28 @@ typedef struct cus_fake_launch {
     bool extended;            /* launched with cuLaunchKernelEx */
     size_t nargs;             /* the kernel's parameter count */
     size_t arg_bytes;         /* the packed size (the end of the last parameter) */
-    unsigned char args[CUS_FAKE_MAX_LAUNCH_ARG_BYTES]; /* at the kernel's offsets */
+    unsigned char args[CUS_FAKE_MAX_LAUNCH_ARG_BYTES]; /* at the kernel's offsets; zeros past arg_bytes */
 } cus_fake_launch;
 
 /* Launches recorded since install (every successful cuLaunchKernel*). */
 CUS_API unsigned long cus_fake_launch_count(void);
 /* A copy of the i-th recorded launch (0-based, since install; the last 256 are
- * kept): CUS_ERROR_OUT_OF_RANGE for one not kept or not made. */
+ * kept): CUS_ERROR_OUT_OF_RANGE for one not kept or not made,
+ * CUS_ERROR_INVALID_ARGUMENT for a NULL out. */
 CUS_API cus_status cus_fake_launch_at(unsigned long i, cus_fake_launch *out);
 /* The last one: CUS_ERROR_OUT_OF_RANGE if there was none. */
 CUS_API cus_status cus_fake_last_launch(cus_fake_launch *out);
 
-/* A host implementation of a kernel: args[i] points at the copy of argument i. */
+/* A host implementation of a kernel: args[i] points at the copy of argument i
+ * (launch->args + its offset); both are valid while it runs. */
 typedef CUresult (*cus_fake_kernel_fn)(const cus_fake_launch *launch, void **args, void *user);
 
 /* Registers fn as the host implementation of the kernels called name (in any
- * module, loaded before or after); NULL removes it. Registrations last until
- * the next install. A kernel without one does nothing when it runs. Up to 64. */
+ * module, loaded before or after: the name is looked up when a launch
+ * executes); NULL removes it (nothing to remove is fine). Registrations last
+ * until the next install. A kernel without one does nothing when it runs. Up
+ * to 64 names: CUS_ERROR_INVALID_ARGUMENT beyond, and for a NULL or empty
+ * name. */
 CUS_API cus_status cus_fake_register_kernel(const char *name, cus_fake_kernel_fn fn, void *user);
 
 /* --- faults ---------------------------------------------------------------

@@ -182,6 +182,7 @@ static void reset_locked(const cus_fake_config *cfg)
     fake_stream_reset_locked();
     fake_event_reset_locked();
     fake_memory_reset_locked();
+    fake_module_reset_locked();
     fake_context_reset_locked();
     fake_registry_clear_locked();
     fake_resolver_reset_locked();

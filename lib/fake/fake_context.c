@@ -146,6 +146,7 @@ void fake_context_defaults(struct CUctx_st *c)
     c->limits[LIMIT_PERSISTING_L2_CACHE_SIZE] = 0;
     c->cache_config = CU_FUNC_CACHE_PREFER_NONE;
     c->shared_mem_config = CU_SHARED_MEM_CONFIG_FOUR_BYTE_BANK_SIZE;
+    c->sticky = CUDA_SUCCESS; /* a fresh (or reset primary) context is healthy */
 }
 
 /* Whether a limit exists for this context: CUDA_SUCCESS, or the driver's
@@ -209,20 +210,46 @@ static CUresult current_locked(struct CUctx_st **out)
     return CUDA_SUCCESS;
 }
 
+/* The current context for the calls that use it: a poisoned one answers
+ * its sticky error. */
+static CUresult current_healthy_locked(struct CUctx_st **out)
+{
+    struct CUctx_st *c = NULL;
+    CUresult r = current_locked(&c);
+    if (r != CUDA_SUCCESS || !c)
+        return r;
+    if (c->sticky != CUDA_SUCCESS)
+        return c->sticky;
+    *out = c;
+    return CUDA_SUCCESS;
+}
+
 CUresult fake_current_context_locked(struct CUctx_st **out)
+{
+    return current_healthy_locked(out);
+}
+
+CUresult fake_current_context_any_locked(struct CUctx_st **out)
 {
     return current_locked(out);
 }
 
 CUresult fake_context_arg_locked(CUcontext ctx, CUresult if_inactive, struct CUctx_st **out)
 {
-    return context_arg_locked(ctx, if_inactive, out);
+    struct CUctx_st *c = NULL;
+    CUresult r = context_arg_locked(ctx, if_inactive, &c);
+    if (r != CUDA_SUCCESS || !c)
+        return r;
+    if (c->sticky != CUDA_SUCCESS)
+        return c->sticky;
+    *out = c;
+    return CUDA_SUCCESS;
 }
 
 #define GET_CURRENT(c)                                                         \
     struct CUctx_st *c = NULL;                                                 \
     do {                                                                       \
-        CUresult cur_r_ = current_locked(&c);                                  \
+        CUresult cur_r_ = current_healthy_locked(&c);                          \
         if (cur_r_ != CUDA_SUCCESS)                                            \
             return fake_leave(cur_r_);                                         \
     } while (0)
@@ -406,13 +433,19 @@ CUresult CUDAAPI fake_cuCtxGetFlags(unsigned int *flags)
 CUresult CUDAAPI fake_cuCtxSynchronize(void)
 {
     FAKE_ENTER(cuCtxSynchronize);
-    GET_CURRENT(c);
+    /* Poisoned or not: it runs what is queued, and reports a kernel's fault
+     * (from before, or from the work it ran) after. */
+    struct CUctx_st *c = NULL;
+    CUresult r = current_locked(&c);
+    if (r != CUDA_SUCCESS)
+        return fake_leave(r);
     fake_context_synchronize_locked(c);
-    return fake_leave(CUDA_SUCCESS);
+    return fake_leave(c->sticky);
 }
 
 #ifdef FAKE_HAVE_13000_ENTRIES
-/* The CUDA 13.0 variants name their context; NULL means the current one. */
+/* The CUDA 13.0 variants name their context; NULL means the current one.
+ * Poisoned or not: the callers check. */
 static CUresult context_or_current_locked(CUcontext ctx, struct CUctx_st **out)
 {
     if (!ctx)
@@ -428,6 +461,8 @@ CUresult CUDAAPI fake_cuCtxGetDevice_v2(CUdevice *device, CUcontext ctx)
     struct CUctx_st *c = NULL;
     CUresult r = context_or_current_locked(ctx, &c);
     if (r == CUDA_SUCCESS)
+        r = c->sticky;
+    if (r == CUDA_SUCCESS)
         *device = c->device;
     return fake_leave(r);
 }
@@ -437,9 +472,10 @@ CUresult CUDAAPI fake_cuCtxSynchronize_v2(CUcontext ctx)
     FAKE_ENTER(cuCtxSynchronize_v2);
     struct CUctx_st *c = NULL;
     CUresult r = context_or_current_locked(ctx, &c);
-    if (r == CUDA_SUCCESS)
-        fake_context_synchronize_locked(c);
-    return fake_leave(r);
+    if (r != CUDA_SUCCESS)
+        return fake_leave(r);
+    fake_context_synchronize_locked(c);
+    return fake_leave(c->sticky);
 }
 #endif
 
@@ -450,6 +486,8 @@ CUresult CUDAAPI fake_cuCtxGetApiVersion(CUcontext ctx, unsigned int *version)
         return fake_leave(CUDA_ERROR_INVALID_VALUE);
     struct CUctx_st *c = NULL;
     CUresult r = ctx ? context_arg_locked(ctx, CUDA_ERROR_INVALID_CONTEXT, &c) : current_locked(&c);
+    if (r == CUDA_SUCCESS)
+        r = c->sticky;
     if (r != CUDA_SUCCESS)
         return fake_leave(r);
     /* The context ABI version, not the driver's: driver 580 (CUDA 13.0)

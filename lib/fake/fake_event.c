@@ -3,10 +3,11 @@
  * contents of the stream at the time of the call"); the event is complete
  * once that stream executed up to it, and an event never recorded is
  * complete. Timing: when the record operation executes, the event takes the
- * work counter (memory operations and host functions executed since install)
+ * work counter (memory operations, launches and host functions executed since install)
  * as its time stamp; cuEventElapsedTime answers 0.001 ms per unit between the
  * two stamps. */
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdlib.h>
 
 #include "fake_internal.h"
@@ -34,7 +35,7 @@ static bool reserve_event_slot_locked(void)
     return true;
 }
 
-CUresult fake_event_arg_locked(CUevent he, struct CUevent_st **out)
+static CUresult event_arg_locked(CUevent he, bool healthy, struct CUevent_st **out)
 {
     fake_handle *h = fake_handle_find_locked((uintptr_t)he);
     if (!h || h->kind != CUS_FAKE_HANDLE_EVENT) {
@@ -50,8 +51,20 @@ CUresult fake_event_arg_locked(CUevent he, struct CUevent_st **out)
                                (uintptr_t)he);
         return CUDA_ERROR_INVALID_HANDLE;
     }
+    if (healthy && e->ctx->sticky != CUDA_SUCCESS)
+        return e->ctx->sticky;
     *out = e;
     return CUDA_SUCCESS;
+}
+
+CUresult fake_event_arg_locked(CUevent he, struct CUevent_st **out)
+{
+    return event_arg_locked(he, true, out);
+}
+
+CUresult fake_event_arg_any_locked(CUevent he, struct CUevent_st **out)
+{
+    return event_arg_locked(he, false, out);
 }
 
 static bool complete_locked(const struct CUevent_st *e)
@@ -142,11 +155,15 @@ CUresult CUDAAPI fake_cuEventRecord(CUevent hEvent, CUstream hStream)
 CUresult CUDAAPI fake_cuEventSynchronize(CUevent hEvent)
 {
     FAKE_ENTER(cuEventSynchronize);
+    /* Poisoned or not: it runs up to the record, and reports a kernel's
+     * fault (from before, or from the work it ran) after. */
     struct CUevent_st *e = NULL;
-    CUresult r = fake_event_arg_locked(hEvent, &e);
-    if (r == CUDA_SUCCESS && e->recorded)
+    CUresult r = fake_event_arg_any_locked(hEvent, &e);
+    if (r != CUDA_SUCCESS)
+        return fake_leave(r);
+    if (e->recorded)
         fake_stream_run_to_locked(e->stream, e->pos);
-    return fake_leave(r);
+    return fake_leave(e->ctx->sticky);
 }
 
 CUresult CUDAAPI fake_cuEventQuery(CUevent hEvent)
@@ -158,7 +175,9 @@ CUresult CUDAAPI fake_cuEventQuery(CUevent hEvent)
         return fake_leave(r);
     if (!e->recorded)
         return fake_leave(CUDA_SUCCESS);
-    return fake_leave(fake_stream_query_locked(e->stream, e->pos));
+    r = fake_stream_query_locked(e->stream, e->pos);
+    /* A kernel the query ran may have poisoned the context. */
+    return fake_leave(e->ctx->sticky != CUDA_SUCCESS ? e->ctx->sticky : r);
 }
 
 /* Both variants: cuEventElapsedTime_v2 (12.8) only changed the resolution the
@@ -209,7 +228,7 @@ CUresult CUDAAPI fake_cuEventDestroy(CUevent hEvent)
         return fake_leave(CUDA_ERROR_INVALID_HANDLE);
     }
     struct CUevent_st *e = NULL;
-    CUresult r = fake_event_arg_locked(hEvent, &e);
+    CUresult r = fake_event_arg_any_locked(hEvent, &e); /* poisoned or not */
     if (r != CUDA_SUCCESS)
         return fake_leave(r);
     /* A record still queued stays harmless: the record is never freed. */

@@ -13,7 +13,9 @@
  *
  * Every read is bounded by `size`; nothing recurses on the input, so deep
  * nesting costs memory proportional to the input at most. */
+#include <float.h>
 #include <limits.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -130,8 +132,10 @@ static bool fits(uint64_t off, uint64_t len, size_t size)
     return off <= size && len <= size - off;
 }
 
-static void image_free_contents(fake_image *img)
+void fake_image_free(fake_image *img)
 {
+    if (!img)
+        return;
     for (size_t i = 0; i < img->nfunctions; i++) {
         free(img->functions[i].name);
         free(img->functions[i].params);
@@ -142,16 +146,6 @@ static void image_free_contents(fake_image *img)
         free(img->globals[i].init);
     }
     free(img->globals);
-    img->functions = NULL;
-    img->globals = NULL;
-    img->nfunctions = img->nglobals = 0;
-}
-
-void fake_image_free(fake_image *img)
-{
-    if (!img)
-        return;
-    image_free_contents(img);
     free(img);
 }
 
@@ -261,6 +255,11 @@ typedef struct {
     token tok, la;
     bool has_la;
 } ptx_mark;
+
+/* Where a declaration is: an entry's body (its index), a .func's, or the
+ * module. */
+#define SCOPE_FUNC (SIZE_MAX - 1)
+#define SCOPE_MODULE SIZE_MAX
 
 /* --- errors --- */
 
@@ -563,6 +562,8 @@ static bool parse_decimal(const char *s, size_t n, double *out)
 
 static bool parse_number(const char *s, size_t n, number *out)
 {
+    out->u = 0;
+    out->d = 0;
     if (n > 2 && s[0] == '0' && (s[1] == 'f' || s[1] == 'F'))
         return out->kind = NUM_F32, n == 10 && parse_digits(s + 2, 8, 16, &out->u);
     if (n > 2 && s[0] == '0' && (s[1] == 'd' || s[1] == 'D'))
@@ -618,7 +619,8 @@ static bool skip_statement(ptx *ps)
     }
 }
 
-/* Over a bracketed group, the current token being its opener. */
+/* Over a bracketed group, the current token being its opener (debug
+ * sections hold statements without ';', so anything goes inside). */
 static bool skip_group(ptx *ps)
 {
     size_t depth = 0;
@@ -634,8 +636,6 @@ static bool skip_group(ptx *ps)
                 if (depth == 0)
                     return syntax(ps);
                 depth--;
-            } else if (c == ';') {
-                return syntax(ps);
             }
         }
         next(ps);
@@ -675,6 +675,8 @@ static const ptx_type ptx_types[] = {
     {".u64", 8, EK_INT},     {".s64", 8, EK_INT},     {".b64", 8, EK_BITS},
     {".f64", 8, EK_F64},     {".b128", 16, EK_BITS},
 };
+
+static const ptx_type ptx_type_u64 = {".u64", 8, EK_INT};
 
 static const ptx_type *find_type(const token *t)
 {
@@ -728,6 +730,11 @@ static uint32_t f32_bits(float f)
     memcpy(&u, &f, sizeof u);
     return u;
 }
+/* Narrowing, with what is out of range as an infinity (not UB). */
+static float to_f32(double d)
+{
+    return d > FLT_MAX ? INFINITY : d < -FLT_MAX ? -INFINITY : (float)d;
+}
 static float bits_f32(uint32_t u)
 {
     float f;
@@ -775,7 +782,7 @@ static bool parse_scalar(ptx *ps, const ptx_type *ty, unsigned char *dst)
             d = -d;
         uint64_t v;
         if (ty->kind == EK_F32 || (ty->kind == EK_BITS && ty->size == 4 && num.kind != NUM_INT))
-            v = f32_bits((float)d);
+            v = f32_bits(to_f32(d));
         else if (ty->kind == EK_F64 || (ty->kind == EK_BITS && ty->size == 8 && num.kind != NUM_INT))
             v = f64_bits(d);
         else if (num.kind == NUM_INT)
@@ -788,17 +795,25 @@ static bool parse_scalar(ptx *ps, const ptx_type *ty, unsigned char *dst)
         return true;
     }
     size_t depth = 0;
-    bool any = false;
+    bool any = false, operand = false;
     for (;; next(ps)) {
         const token *t = &ps->tok;
-        if (t->kind == T_EOF || t->kind == T_BAD || at(ps, '{'))
+        if (t->kind == T_EOF || t->kind == T_BAD || at(ps, '{') || at(ps, '[') || at(ps, ']'))
             return syntax(ps);
         if (depth == 0 && (at(ps, ',') || at(ps, '}') || at(ps, ';')))
             return any ? true : syntax(ps);
-        if (at(ps, '('))
-            depth++;
-        else if (at(ps, ')') && depth-- == 0)
-            return syntax(ps);
+        if (t->kind == T_IDENT || t->kind == T_NUM || t->kind == T_STR) {
+            if (operand) /* two without an operator between */
+                return syntax(ps);
+            operand = true;
+        } else if (at(ps, ')')) {
+            if (depth-- == 0)
+                return syntax(ps);
+            operand = true;
+        } else {
+            depth += at(ps, '(');
+            operand = false;
+        }
         any = true;
     }
 }
@@ -813,7 +828,7 @@ static bool count_outer(ptx *ps, uint64_t *count)
     bool elem = false;
     for (;;) {
         const token *t = &ps->tok;
-        if (t->kind == T_EOF || t->kind == T_BAD)
+        if (t->kind == T_EOF || t->kind == T_BAD || at(ps, ';'))
             return syntax(ps);
         if (at(ps, '{') || at(ps, '(')) {
             if (depth == 1 && at(ps, '{'))
@@ -850,6 +865,12 @@ static bool parse_init(ptx *ps, const decl *d, unsigned char *init)
     }
     if (!at(ps, '{'))
         return ptx_fail(ps, ps->tok.line, "fatal   ", "Initial value type mismatch");
+    uint64_t outer;
+    if (!count_outer(ps, &outer))
+        return false;
+    if (outer > (d->ndims ? ps->dims[0] : d->vec))
+        return ptx_fail(ps, ps->tok.line, "fatal   ",
+                        "Greater number of elements in array initializer");
     /* per level: its length, the stride of its elements, and the cursor */
     uint64_t *len = malloc(nd * 4 * sizeof *len);
     if (!len)
@@ -946,10 +967,10 @@ static bool add_global(ptx *ps, const token *name, const decl *d, uint64_t align
  * Module-scope .global and .const become globals; .shared in an entry's body
  * adds to its static shared memory, at module scope it counts for the
  * entries that name it. */
-static bool parse_variable(ptx *ps, bool ext, size_t entry)
+static bool parse_variable(ptx *ps, bool ext, size_t scope)
 {
     bool global = is_dir(ps, ".global"), constant = is_dir(ps, ".const");
-    bool shared = is_dir(ps, ".shared"), module = entry == SIZE_MAX;
+    bool shared = is_dir(ps, ".shared"), module = scope == SCOPE_MODULE;
     uint64_t align = 0;
     bool opaque = false;
     decl d = {NULL, 1, 0, 0, 0};
@@ -1015,6 +1036,8 @@ static bool parse_variable(ptx *ps, bool ext, size_t entry)
                                 "No initial value is allowed for '%.*s' in this state space",
                                 (int)(name.n < 256 ? name.n : 256), name.s);
             next(ps);
+            if (open && !opaque && !at(ps, '{'))
+                return ptx_fail(ps, ps->tok.line, "fatal   ", "Initial value type mismatch");
             if (open && !opaque && !count_outer(ps, &ps->dims[0]))
                 return false;
         }
@@ -1036,9 +1059,7 @@ static bool parse_variable(ptx *ps, bool ext, size_t entry)
             if (d.size > SIZE_MAX / 2 || d.size > ((uint64_t)1 << 48))
                 return ptx_fail(ps, name.line, "error   ", "Variable '%.*s' is too large",
                                 (int)(name.n < 256 ? name.n : 256), name.s);
-            uint64_t a = align > d.elem ? align : d.elem;
-            if (!is_pow2(a)) /* .v4 .b8 and the like: 4 */
-                a = align ? align : d.type->size;
+            uint64_t a = align > d.elem ? align : d.elem; /* a power of two */
             if (module && (global || constant)) {
                 size_t gi;
                 if (!add_global(ps, &name, &d, a, constant, ext, &gi) ||
@@ -1046,13 +1067,11 @@ static bool parse_variable(ptx *ps, bool ext, size_t entry)
                     return false;
                 if (has_init && !parse_init(ps, &d, ps->img->globals[gi].init))
                     return false;
-            } else if (has_init && !parse_init(ps, &d, NULL)) {
-                return false;
-            } else if (shared && !ext && !module) {
-                fake_image_function *f = &ps->img->functions[entry];
+            } else if (shared && !ext && scope < SCOPE_FUNC) {
+                fake_image_function *f = &ps->img->functions[scope];
                 uint64_t s = sat_add(align_up(f->static_shared, a), d.size);
                 f->static_shared = s > SIZE_MAX / 2 ? SIZE_MAX / 2 : (size_t)s;
-            } else if (shared && !ext) {
+            } else if (shared && !ext && module) {
                 mshared *m = grow(ps->msh, &ps->mshcap, ps->nmsh + 1, sizeof *m);
                 if (!m)
                     return ptx_oom(ps);
@@ -1117,7 +1136,7 @@ static void note_shared_use(ptx *ps, const token *t, size_t entry)
 /* [@[!]p] opcode{.mod} operands ; -- operands are only checked for shape:
  * balanced brackets, and no two operands without a separator between them
  * (which catches a missing ';'). */
-static bool parse_instruction(ptx *ps, size_t entry)
+static bool parse_instruction(ptx *ps, size_t scope)
 {
     if (at(ps, '@')) {
         next(ps);
@@ -1162,8 +1181,8 @@ static bool parse_instruction(ptx *ps, size_t entry)
                     c[ps->ncalls++] = (slice){t->s, t->n};
                     callee = true;
                 }
-                if (entry != SIZE_MAX)
-                    note_shared_use(ps, t, entry);
+                if (scope < SCOPE_FUNC)
+                    note_shared_use(ps, t, scope);
             }
             break;
         default:
@@ -1204,7 +1223,7 @@ static bool parse_instruction(ptx *ps, size_t entry)
 
 /* The body of an .entry or .func, the current token being its '{'. Blocks
  * nest by a counter. */
-static bool parse_body(ptx *ps, size_t entry)
+static bool parse_body(ptx *ps, size_t scope)
 {
     size_t depth = 0;
     for (;;) {
@@ -1224,13 +1243,13 @@ static bool parse_body(ptx *ps, size_t entry)
                 if (!skip_statement(ps))
                     return false;
             } else if (is_dir(ps, ".shared")) {
-                if (!parse_variable(ps, false, entry == SIZE_MAX ? SIZE_MAX - 1 : entry))
+                if (!parse_variable(ps, false, scope))
                     return false;
             } else if (is_dir(ps, ".extern")) {
                 next(ps);
                 if (!is_dir(ps, ".shared"))
                     return syntax(ps);
-                if (!parse_variable(ps, true, entry == SIZE_MAX ? SIZE_MAX - 1 : entry))
+                if (!parse_variable(ps, true, scope))
                     return false;
             } else if (is_dir(ps, ".loc") || is_dir(ps, ".file")) {
                 if (!skip_line(ps))
@@ -1242,7 +1261,7 @@ static bool parse_body(ptx *ps, size_t entry)
             next(ps); /* a label */
             next(ps);
         } else if (t->kind == T_IDENT || (t->kind == T_PUNCT && t->s[0] == '@')) {
-            if (!parse_instruction(ps, entry))
+            if (!parse_instruction(ps, scope))
                 return false;
         } else {
             return syntax(ps);
@@ -1287,8 +1306,10 @@ static bool parse_entry_params(ptx *ps, fake_image_function *f, size_t *pcap, si
                 next(ps);
             } else if (is_dir(ps, ".attribute")) {
                 next(ps);
-                if (!at(ps, '(') || !skip_group(ps))
-                    return at(ps, '(') ? false : syntax(ps);
+                if (!at(ps, '('))
+                    return syntax(ps);
+                if (!skip_group(ps))
+                    return false;
             } else if (is_dir(ps, ".v2") || is_dir(ps, ".v4") || is_dir(ps, ".v8")) {
                 next(ps);
                 if (find_type(&ps->tok))
@@ -1303,7 +1324,7 @@ static bool parse_entry_params(ptx *ps, fake_image_function *f, size_t *pcap, si
                 type = find_type(&ps->tok);
                 next(ps);
             } else if (!type && is_opaque_type(&ps->tok)) {
-                type = &ptx_types[15]; /* a 64-bit handle */
+                type = &ptx_type_u64; /* a 64-bit handle */
                 next(ps);
             } else {
                 return syntax(ps);
@@ -1321,8 +1342,8 @@ static bool parse_entry_params(ptx *ps, fake_image_function *f, size_t *pcap, si
         }
         uint64_t a = align > type->size ? align : type->size;
         uint64_t size = sat_mul(count, type->size);
-        uint64_t off = sat_add(align_up(sat_add(ps->pbase, end), a), 0);
-        off = off == UINT64_MAX ? UINT64_MAX : off - ps->pbase;
+        uint64_t addr = align_up(sat_add(ps->pbase, end), a);
+        uint64_t off = addr == UINT64_MAX ? UINT64_MAX : addr - ps->pbase;
         end = sat_add(off, size);
         if (end <= 0x7ffc) {
             fake_image_param *p = grow(f->params, pcap, f->nparams + 1, sizeof *p);
@@ -1461,7 +1482,7 @@ static bool parse_function(ptx *ps, bool entry, bool ext)
         return syntax(ps);
     if (!add_sym(ps, &name, entry ? SYM_ENTRY : SYM_FUNC, SIZE_MAX))
         return false;
-    if (!parse_body(ps, entry ? index : SIZE_MAX))
+    if (!parse_body(ps, entry ? index : SCOPE_FUNC))
         return false;
     if (entry) {
         f = &ps->img->functions[index];
@@ -1509,7 +1530,7 @@ static bool check_declarations(ptx *ps)
     if (ps->ncalls)
         qsort(ps->calls, ps->ncalls, sizeof *ps->calls, cmp_slice_v);
     for (size_t i = 0, j; i < ps->nsyms; i = j) {
-        const sym *first_def = NULL, *decl = NULL, *ext = NULL;
+        const sym *first_def = NULL, *fdecl = NULL, *ext = NULL;
         for (j = i; j < ps->nsyms && cmp_slice(&ps->syms[j].name, &ps->syms[i].name) == 0; j++) {
             const sym *s = &ps->syms[j];
             int name_len = (int)(s->name.n < 256 ? s->name.n : 256);
@@ -1520,22 +1541,22 @@ static bool check_declarations(ptx *ps)
                 return ptx_fail(ps, s->line, "error   ", "%s '%.*s'",
                                 funcs  ? "Duplicate definition of function"
                                 : vars ? "Duplicate definition of variable"
-                                       : "Inconsistent redefinition of",
+                                       : "Inconsistent redefinition of variable",
                                 name_len, s->name.s);
             }
             if (def)
                 first_def = s;
             else if (s->kind == SYM_FUNC_DECL || s->kind == SYM_FUNC_EXTERN)
-                decl = decl && decl->kind == SYM_FUNC_DECL ? decl : s;
+                fdecl = fdecl && fdecl->kind == SYM_FUNC_DECL ? fdecl : s;
             else if (s->kind == SYM_VAR_EXTERN && !ext)
                 ext = s;
         }
         const sym *s = &ps->syms[i];
         int name_len = (int)(s->name.n < 256 ? s->name.n : 256);
-        if (!first_def && decl &&
-            (decl->kind == SYM_FUNC_DECL ||
-             (!is_builtin_function(&decl->name) &&
-              bsearch(&decl->name, ps->calls, ps->ncalls, sizeof *ps->calls, cmp_slice_v))))
+        if (!first_def && fdecl &&
+            (fdecl->kind == SYM_FUNC_DECL ||
+             (!is_builtin_function(&fdecl->name) && ps->ncalls &&
+              bsearch(&fdecl->name, ps->calls, ps->ncalls, sizeof *ps->calls, cmp_slice_v))))
             return ptx_fail(ps, 0, "fatal   ", "Unresolved extern function '%.*s'", name_len,
                             s->name.s);
         /* the .extern variables stay globals only where nothing defines them */
@@ -1673,21 +1694,19 @@ static bool parse_module(ptx *ps)
         } else if (is_dir(ps, ".pragma") || is_dir(ps, ".alias")) {
             ok = skip_statement(ps);
         } else {
-            bool ext = false, linkage = false;
+            bool ext = false;
             while (is_dir(ps, ".visible") || is_dir(ps, ".extern") || is_dir(ps, ".weak") ||
                    is_dir(ps, ".common")) {
                 ext |= is_dir(ps, ".extern");
-                linkage = true;
                 next(ps);
             }
             if (is_dir(ps, ".entry") || is_dir(ps, ".func"))
                 ok = parse_function(ps, is_dir(ps, ".entry"), ext);
             else if (is_dir(ps, ".global") || is_dir(ps, ".const") || is_dir(ps, ".shared") ||
                      is_dir(ps, ".local") || is_dir(ps, ".tex"))
-                ok = parse_variable(ps, ext, SIZE_MAX);
+                ok = parse_variable(ps, ext, SCOPE_MODULE);
             else
                 ok = syntax(ps);
-            (void)linkage;
         }
         if (!ok)
             return false;
@@ -1717,14 +1736,26 @@ static CUresult parse_ptx(const char *text, size_t len, fake_image *img, logbuf 
     return ok ? CUDA_SUCCESS : ps.status;
 }
 
-/* Whether bytes are text, as PTX must be (UTF-8 in comments and strings is
- * fine; control characters other than white space are not). */
+/* Whether bytes are text, as PTX must be: UTF-8 (in comments and strings)
+ * without control characters other than white space. */
 static bool is_text(const unsigned char *s, size_t n)
 {
-    for (size_t i = 0; i < n; i++)
-        if ((s[i] < 0x20 && s[i] != '\t' && s[i] != '\n' && s[i] != '\r' && s[i] != '\v' &&
-             s[i] != '\f') || s[i] == 0x7f)
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = s[i];
+        if (c < 0x80) {
+            if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r' && c != '\v' && c != '\f') ||
+                c == 0x7f)
+                return false;
+            continue;
+        }
+        size_t k = c >= 0xc2 && c <= 0xdf ? 1 : c >= 0xe0 && c <= 0xef ? 2 : c >= 0xf0 && c <= 0xf4 ? 3 : 0;
+        if (k == 0 || n - i - 1 < k)
             return false;
+        for (size_t j = 1; j <= k; j++)
+            if ((s[i + j] & 0xc0) != 0x80)
+                return false;
+        i += k;
+    }
     return true;
 }
 
@@ -1768,14 +1799,14 @@ typedef struct {
 
 typedef struct {
     uint32_t name, type, link, info;
-    uint64_t offset, size, addralign;
+    uint64_t offset, size, addralign, entsize;
 } section;
 
 static section sec(const elf *e, unsigned i)
 {
     const unsigned char *h = e->b + e->shoff + (uint64_t)i * e->shentsize;
-    return (section){rd32(h), rd32(h + 4), rd32(h + 40), rd32(h + 44), rd64(h + 24), rd64(h + 32),
-                     rd64(h + 48)};
+    return (section){rd32(h),      rd32(h + 4),  rd32(h + 40), rd32(h + 44),
+                     rd64(h + 24), rd64(h + 32), rd64(h + 48), rd64(h + 56)};
 }
 
 /* The NUL-terminated string at off in string table section i; NULL when it
@@ -1809,6 +1840,16 @@ PRINTF_LIKE(2, 3) static CUresult bad_image(logbuf *err, const char *fmt, ...)
 static bool has_prefix(const char *s, const char *prefix)
 {
     return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+/* "1".."17": a constant bank other than 0 */
+static bool is_bank(const char *s)
+{
+    if (*s < '1' || *s > '9')
+        return false;
+    while (is_digit(*s))
+        s++;
+    return *s == '\0';
 }
 
 /* The largest power of two dividing v, at most cap (v == 0: cap). */
@@ -1912,7 +1953,7 @@ static CUresult parse_cubin(const unsigned char *b, size_t size, fake_image *img
     if (phnum && (phentsize < 56 || !fits(phoff, (uint64_t)phnum * phentsize, size)))
         return bad_image(err, "cubin: program headers out of the image");
     unsigned symtab = 0;
-    for (unsigned i = 1; i < e.shnum; i++) {
+    for (unsigned i = 0; i < e.shnum; i++) {
         section s = sec(&e, i);
         if (s.type != SHT_NOBITS_ && !fits(s.offset, s.size, size))
             return bad_image(err, "cubin: section %u out of the image", i);
@@ -1931,12 +1972,9 @@ static CUresult parse_cubin(const unsigned char *b, size_t size, fake_image *img
         return CUDA_SUCCESS;
 
     section st = sec(&e, symtab);
-    if (st.link >= e.shnum || sec(&e, st.link).type != SHT_STRTAB_ ||
-        (st.size && sec(&e, symtab).offset % 1 != 0))
+    if (st.link >= e.shnum || sec(&e, st.link).type != SHT_STRTAB_)
         return bad_image(err, "cubin: symbol table without strings");
-    uint64_t entsize = rd64(e.b + e.shoff + (uint64_t)symtab * e.shentsize + 56);
-    if (entsize < 24)
-        entsize = 24;
+    uint64_t entsize = st.entsize < 24 ? 24 : st.entsize;
     /* per text section: its .nv.info.<name> and .nv.shared.<name> sections */
     unsigned *info_of = calloc(e.shnum, 2 * sizeof *info_of);
     if (!info_of)
@@ -1970,7 +2008,6 @@ static CUresult parse_cubin(const unsigned char *b, size_t size, fake_image *img
         }
         if (!*name)
             continue;
-        section s = sec(&e, shndx);
         if (type == STT_FUNC_ && (other & STO_CUDA_ENTRY_)) {
             fake_image_function *f = grow(img->functions, &fcap, img->nfunctions + 1, sizeof *f);
             if (!f) {
@@ -2000,9 +2037,10 @@ static CUresult parse_cubin(const unsigned char *b, size_t size, fake_image *img
         }
         if (type != STT_OBJECT_)
             continue;
+        section s = sec(&e, shndx);
         const char *sn = sec_name(&e, shndx);
-        bool constant = has_prefix(sn, ".nv.constant") && sn[12] >= '1' && sn[12] <= '9' &&
-                        !strchr(sn + 12, '.');
+        /* a bank of its own (.nv.constant3), not a kernel's parameters (.nv.constant0.k) */
+        bool constant = has_prefix(sn, ".nv.constant") && is_bank(sn + strlen(".nv.constant"));
         if (!constant && strcmp(sn, ".nv.global") != 0 && strcmp(sn, ".nv.global.init") != 0)
             continue;
         if (s.type != SHT_NOBITS_ && !fits(value, ssize, (size_t)s.size)) {
@@ -2021,11 +2059,14 @@ static CUresult parse_cubin(const unsigned char *b, size_t size, fake_image *img
         }
         img->globals = g;
         g = &img->globals[img->nglobals];
+        /* not recorded either: guessed from the address, the section's and
+         * the size's alignment */
+        uint64_t cap = !is_pow2(s.addralign) ? 1 : s.addralign < 4096 ? s.addralign : 4096;
+        while (cap > 1 && cap / 2 >= ssize)
+            cap /= 2;
         *g = (fake_image_global){dup_n(name, strlen(name)), (size_t)ssize,
-                                 (size_t)pow2_dividing(value, s.addralign > 1 && is_pow2(s.addralign)
-                                                                  ? (s.addralign < 4096 ? s.addralign : 4096)
-                                                                  : 1),
-                                 constant, calloc(ssize ? (size_t)ssize : 1, 1)};
+                                 (size_t)pow2_dividing(value, cap), constant,
+                                 calloc(ssize ? (size_t)ssize : 1, 1)};
         if (!g->name || !g->init) {
             free(g->name);
             free(g->init);
@@ -2074,6 +2115,8 @@ static CUresult parse_fatbin(const unsigned char *b, size_t size, fake_image *im
         const unsigned char *h = b + p;
         unsigned kind = rd16(h);
         uint64_t ehs = rd32(h + 4), psize = rd64(h + 8);
+        if (kind == 0 && ehs == 0)
+            break; /* padding */
         if (ehs < 0x40 || !fits(ehs, psize, (size_t)(end - p)))
             return bad_image(err, "fatbin: entry at 0x%llx out of the image", (unsigned long long)p);
         unsigned arch = rd32(h + 28);

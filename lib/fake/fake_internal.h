@@ -121,7 +121,25 @@ enum { FAKE_UNCOUNTED = 1, FAKE_BEFORE_INIT = 2 };
     X(cuMemsetD32Async, 3020, cuMemsetD32Async, 0)                                    \
     X(cuMemPrefetchAsync, 8000, cuMemPrefetchAsync, 0)                                \
     X(cuMemAdvise, 8000, cuMemAdvise, 0)                                              \
+    X(cuModuleLoad, 2000, cuModuleLoad, 0)                                            \
+    X(cuModuleLoadData, 2000, cuModuleLoadData, 0)                                    \
+    X(cuModuleLoadDataEx, 2010, cuModuleLoadDataEx, 0)                                \
+    X(cuModuleLoadFatBinary, 2000, cuModuleLoadFatBinary, 0)                          \
+    X(cuModuleUnload, 2000, cuModuleUnload, 0)                                        \
+    X(cuModuleGetFunction, 2000, cuModuleGetFunction, 0)                              \
+    X(cuModuleGetGlobal, 3020, cuModuleGetGlobal, 0)                                  \
+    X(cuFuncGetAttribute, 2020, cuFuncGetAttribute, 0)                                \
+    X(cuFuncSetAttribute, 9000, cuFuncSetAttribute, 0)                                \
+    X(cuFuncSetCacheConfig, 3000, cuFuncSetCacheConfig, 0)                            \
+    X(cuFuncSetSharedMemConfig, 4020, cuFuncSetSharedMemConfig, 0)                    \
+    X(cuLaunchKernel, 4000, cuLaunchKernel, 0)                                        \
+    X(cuLaunchKernelEx, 11060, cuLaunchKernelEx, 0)                                   \
+    X(cuOccupancyMaxPotentialBlockSize, 6050, cuOccupancyMaxPotentialBlockSize, 0)    \
+    X(cuOccupancyMaxActiveBlocksPerMultiprocessor, 6050,                              \
+      cuOccupancyMaxActiveBlocksPerMultiprocessor, 0)                                 \
     FAKE_ENTRIES_12020_(X)                                                            \
+    FAKE_ENTRIES_12030_(X)                                                            \
+    FAKE_ENTRIES_12040_(X)                                                            \
     FAKE_ENTRIES_12050_(X)                                                            \
     FAKE_ENTRIES_12080_(X)                                                            \
     FAKE_ENTRIES_13000_(X)
@@ -136,6 +154,22 @@ enum { FAKE_UNCOUNTED = 1, FAKE_BEFORE_INIT = 2 };
     X(cuMemAdvise, 12020, cuMemAdvise_v2, 0)
 #else
 #define FAKE_ENTRIES_12020_(X)
+#endif
+/* Entry points that only exist from 12.3 and 12.4 (not new variants). */
+#if CUDA_VERSION >= 12030
+#define FAKE_HAVE_12030_ENTRIES 1
+#define FAKE_ENTRIES_12030_(X) X(cuFuncGetName, 12030, cuFuncGetName, 0)
+#else
+#define FAKE_ENTRIES_12030_(X)
+#endif
+#if CUDA_VERSION >= 12040
+#define FAKE_HAVE_12040_ENTRIES 1
+#define FAKE_ENTRIES_12040_(X)                                                 \
+    X(cuModuleGetFunctionCount, 12040, cuModuleGetFunctionCount, 0)            \
+    X(cuModuleEnumerateFunctions, 12040, cuModuleEnumerateFunctions, 0)        \
+    X(cuFuncGetParamInfo, 12040, cuFuncGetParamInfo, 0)
+#else
+#define FAKE_ENTRIES_12040_(X)
 #endif
 #if CUDA_VERSION >= 12050
 #define FAKE_HAVE_12050_ENTRIES 1
@@ -300,6 +334,11 @@ struct CUctx_st {
      * made on first use and kept across a primary context's reactivations;
      * owned by fake_stream.c, not a registered handle. */
     struct CUstream_st *default_stream;
+    /* CUDA_SUCCESS, or the sticky error (CUDA_ERROR_ILLEGAL_ADDRESS, ...) a
+     * host kernel returned in this context: from then on the calls that use
+     * the context answer it (fake_module.c sets it; fake_context_defaults
+     * clears it, at creation and when a primary context is reactivated). */
+    CUresult sticky;
 };
 
 /* Resets a context's per-context state to the driver's defaults. */
@@ -309,10 +348,15 @@ FAKE_HIDDEN void fake_context_defaults(struct CUctx_st *c);
 FAKE_HIDDEN void fake_context_reset_locked(void);
 
 /* The calling thread's current context, live: CUDA_ERROR_INVALID_CONTEXT with
- * none, CUDA_ERROR_CONTEXT_IS_DESTROYED if it is dead. */
+ * none, CUDA_ERROR_CONTEXT_IS_DESTROYED if it is dead, and its sticky error
+ * if a kernel poisoned it. */
 FAKE_HIDDEN CUresult fake_current_context_locked(struct CUctx_st **out);
+/* The same, poisoned or not: for the calls that still work on a poisoned
+ * context (frees, destroys, synchronizations that report the error after). */
+FAKE_HIDDEN CUresult fake_current_context_any_locked(struct CUctx_st **out);
 /* An explicit context argument: unknown or destroyed handles are misuse and
- * CUDA_ERROR_INVALID_CONTEXT; a released primary context answers if_inactive. */
+ * CUDA_ERROR_INVALID_CONTEXT; a released primary context answers if_inactive;
+ * a poisoned one its sticky error. */
 FAKE_HIDDEN CUresult fake_context_arg_locked(CUcontext ctx, CUresult if_inactive,
                                              struct CUctx_st **out);
 
@@ -335,7 +379,10 @@ typedef enum fake_op_kind {
     FAKE_OP_ALLOC,    /* cuMemAllocAsync: the block becomes usable */
     FAKE_OP_FREE,     /* cuMemFreeAsync: the block is freed */
     FAKE_OP_PREFETCH, /* cuMemPrefetchAsync: nothing but the lifetime check */
+    FAKE_OP_LAUNCH,   /* cuLaunchKernel*: runs the host kernel (fake_module.c) */
 } fake_op_kind;
+
+typedef struct fake_launch_exec fake_launch_exec; /* fake_module.c; owned by its op */
 
 typedef struct fake_dep {
     struct CUstream_st *stream;
@@ -372,6 +419,9 @@ typedef struct fake_op {
         struct { /* ALLOC, FREE, PREFETCH */
             fake_mem *mem;
         } mem;
+        struct { /* LAUNCH: freed with the op (fake_module_launch_free) */
+            fake_launch_exec *exec;
+        } launch;
     } u;
     size_t deps_done, ndeps;
     fake_dep deps[]; /* met in order before the operation executes */
@@ -415,8 +465,11 @@ FAKE_HIDDEN bool fake_in_host_function(void);
 /* A stream argument: NULL, CU_STREAM_LEGACY and CU_STREAM_PER_THREAD are the
  * current context's default stream (INVALID_CONTEXT / CONTEXT_IS_DESTROYED
  * without a live one); an unknown or destroyed stream, or one of a dead
- * context, is misuse and CUDA_ERROR_INVALID_HANDLE. */
+ * context, is misuse and CUDA_ERROR_INVALID_HANDLE; a stream of a poisoned
+ * context answers its sticky error. */
 FAKE_HIDDEN CUresult fake_stream_arg_locked(CUstream hs, struct CUstream_st **out);
+/* The same, poisoned or not (cuStreamDestroy, cuMemFreeAsync, cuStreamSynchronize). */
+FAKE_HIDDEN CUresult fake_stream_arg_any_locked(CUstream hs, struct CUstream_st **out);
 /* The context's default stream, made on first use; NULL when out of memory. */
 FAKE_HIDDEN struct CUstream_st *fake_default_stream_locked(struct CUctx_st *c);
 /* Appends a copy of proto (its payload, kind, call and result) to s with the
@@ -434,8 +487,10 @@ FAKE_HIDDEN void fake_stream_run_to_locked(struct CUstream_st *s, uint64_t pos);
  * query mode says. May release the lock. */
 FAKE_HIDDEN CUresult fake_stream_query_locked(struct CUstream_st *s, uint64_t target);
 /* An event argument: unknown, destroyed, or of a dead context: misuse and
- * CUDA_ERROR_INVALID_HANDLE. */
+ * CUDA_ERROR_INVALID_HANDLE; of a poisoned context: its sticky error. */
 FAKE_HIDDEN CUresult fake_event_arg_locked(CUevent he, struct CUevent_st **out);
+/* The same, poisoned or not (cuEventDestroy, cuEventSynchronize). */
+FAKE_HIDDEN CUresult fake_event_arg_any_locked(CUevent he, struct CUevent_st **out);
 /* Runs every operation of c's streams queued before the call (all contexts'
  * for NULL). May release the lock. */
 FAKE_HIDDEN void fake_context_synchronize_locked(struct CUctx_st *c);
@@ -443,7 +498,7 @@ FAKE_HIDDEN void fake_context_synchronize_locked(struct CUctx_st *c);
  * caller has already marked it. Runs the work queued in its streams, then
  * destroys its streams, events and memory. May release the lock. */
 FAKE_HIDDEN void fake_context_teardown_locked(struct CUctx_st *c);
-/* The work counter: memory operations and host functions executed since
+/* The work counter: memory operations, launches and host functions executed since
  * install (event timing). */
 FAKE_HIDDEN uint64_t fake_work_done_locked(void);
 /* Executes a RECORD operation. */
@@ -456,6 +511,36 @@ FAKE_HIDDEN void fake_memory_doom_locked(struct CUctx_st *c, unsigned long ticke
 FAKE_HIDDEN void fake_memory_destroy_doomed_locked(struct CUctx_st *c, unsigned long ticket);
 /* Executes a COPY, MEMSET, ALLOC, FREE or PREFETCH operation; its outcome. */
 FAKE_HIDDEN CUresult fake_memory_execute_locked(const fake_op *op);
+
+/* --- modules and launches (fake_module.c), and what they need elsewhere ----------- */
+
+/* Runs fn(arg) on the calling thread without the lock, as a host function
+ * runs: every driver entry point it calls is refused (CUDA_ERROR_NOT_PERMITTED
+ * and a misuse), and threads waiting inside the fake see a lock release.
+ * The caller holds the stream it executes busy (fake_stream.c). */
+FAKE_HIDDEN void fake_stream_call_unlocked_locked(void (*fn)(void *), void *arg);
+/* Executes a LAUNCH operation: runs the kernel's host implementation, if one
+ * is registered, and poisons the context on a sticky result. May release the
+ * lock. Returns the kernel's result. */
+FAKE_HIDDEN CUresult fake_module_execute_launch_locked(const fake_op *op);
+/* Frees a LAUNCH operation's payload (a queue dropped at reset, or done). */
+FAKE_HIDDEN void fake_module_launch_free(fake_launch_exec *exec);
+/* Teardown steps of a context for its modules: mark, then unload (no misuse). */
+FAKE_HIDDEN void fake_module_doom_locked(struct CUctx_st *c, unsigned long ticket);
+FAKE_HIDDEN void fake_module_destroy_doomed_locked(unsigned long ticket);
+/* Drops every module, function, launch record and kernel registration
+ * (install, uninstall; after the memory reset, before the registry is cleared). */
+FAKE_HIDDEN void fake_module_reset_locked(void);
+
+/* A module global: device memory of c, as bounds-checked as any allocation,
+ * but not a registered handle: not counted as device memory (live handles,
+ * bytes in use, cuMemGetInfo), never freed by cuMemFree nor by its context's
+ * teardown, only by fake_memory_global_release_locked (its module's unload).
+ * Zero-filled. CUDA_ERROR_OUT_OF_MEMORY. */
+FAKE_HIDDEN CUresult fake_memory_global_new_locked(struct CUctx_st *c, size_t size,
+                                                   fake_mem **out);
+FAKE_HIDDEN void *fake_memory_global_base(const fake_mem *m);
+FAKE_HIDDEN void fake_memory_global_release_locked(fake_mem *m, bool with_context);
 
 /* Stops the driver thread (waiting for every thread that released the lock
  * inside the fake to finish first). Called without the lock, before a reset. */

@@ -56,6 +56,7 @@ struct fake_mem {
     bool free_queued;      /* a cuMemFreeAsync of it is queued */
     bool ctx_destroyed;    /* freed by its context's destruction */
     bool mapped;           /* the block is mmap()ed */
+    bool global;           /* a module global: unregistered, uncounted, freed with its module */
     size_t length;         /* of the block */
     unsigned long doomed;
 };
@@ -157,9 +158,10 @@ static const char *noun(const fake_mem *m)
 }
 
 /* A new live allocation of `size` bytes for context c. CUDA_ERROR_OUT_OF_MEMORY
- * when the host has no room for it (the device budget is checked by callers). */
-static CUresult allocate_locked(cus_fake_handle_kind kind, size_t size, struct CUctx_st *c,
-                                unsigned int flags, fake_mem **out)
+ * when the host has no room for it (the device budget is checked by callers).
+ * A module global (`global`) is device memory without a registry entry. */
+static CUresult allocate_block_locked(cus_fake_handle_kind kind, size_t size, struct CUctx_st *c,
+                                      unsigned int flags, bool global, fake_mem **out)
 {
     if (!reserve(&allocs, alloc_count, &alloc_capacity))
         return CUDA_ERROR_OUT_OF_MEMORY;
@@ -180,7 +182,13 @@ static CUresult allocate_locked(cus_fake_handle_kind kind, size_t size, struct C
         if (posix_memalign(&p, HEAP_ALIGNMENT, length) != 0)
             return CUDA_ERROR_OUT_OF_MEMORY;
     }
-    fake_mem *m = fake_handle_new_locked(kind, sizeof *m, (uintptr_t)p);
+    fake_mem *m = global ? calloc(1, sizeof *m) : fake_handle_new_locked(kind, sizeof *m, (uintptr_t)p);
+    if (m && global) { /* as the registry would set it up, without counting it */
+        m->h.kind = kind;
+        m->h.state = FAKE_LIVE;
+        m->h.key = (uintptr_t)p;
+        m->global = true;
+    }
     if (!m) {
         if (mapped)
             munmap(p, length);
@@ -196,18 +204,28 @@ static CUresult allocate_locked(cus_fake_handle_kind kind, size_t size, struct C
     m->mapped = mapped;
     m->length = length;
     insert_sorted(allocs, &alloc_count, m);
-    if (kind == CUS_FAKE_HANDLE_DEVICE_MEMORY)
+    if (kind == CUS_FAKE_HANDLE_DEVICE_MEMORY && !global)
         in_use[c->device] += size;
     *out = m;
     return CUDA_SUCCESS;
 }
 
+static CUresult allocate_locked(cus_fake_handle_kind kind, size_t size, struct CUctx_st *c,
+                                unsigned int flags, fake_mem **out)
+{
+    return allocate_block_locked(kind, size, c, flags, false, out);
+}
+
 /* Frees an allocation: it stops counting, and its block is quarantined. */
 static void release_locked(fake_mem *m)
 {
-    if (m->h.kind == CUS_FAKE_HANDLE_DEVICE_MEMORY)
-        in_use[m->device] -= m->size;
-    fake_handle_set_state_locked(&m->h, FAKE_DESTROYED);
+    if (m->global) {
+        m->h.state = FAKE_DESTROYED; /* never counted: no registry entry */
+    } else {
+        if (m->h.kind == CUS_FAKE_HANDLE_DEVICE_MEMORY)
+            in_use[m->device] -= m->size;
+        fake_handle_set_state_locked(&m->h, FAKE_DESTROYED);
+    }
     if (m->mapped) {
         (void)madvise((void *)m->base, m->length, MADV_DONTNEED);
         (void)mprotect((void *)m->base, m->length, PROT_NONE);
@@ -233,6 +251,8 @@ void fake_memory_reset_locked(void)
             UNPOISON((void *)m->base, m->length);
             free((void *)m->base);
         }
+        if (m->global)
+            free(m); /* the registry frees the others */
     }
     free(allocs);
     allocs = NULL;
@@ -251,8 +271,8 @@ void fake_memory_reset_locked(void)
 void fake_memory_doom_locked(struct CUctx_st *c, unsigned long ticket)
 {
     for (size_t i = 0; i < alloc_count; i++)
-        if (allocs[i]->ctx == c && allocs[i]->h.state == FAKE_LIVE)
-            allocs[i]->doomed = ticket;
+        if (allocs[i]->ctx == c && allocs[i]->h.state == FAKE_LIVE && !allocs[i]->global)
+            allocs[i]->doomed = ticket; /* globals go with their module */
     for (size_t i = 0; i < reg_count; i++)
         if (regs[i]->ctx == c)
             regs[i]->doomed = ticket;
@@ -301,7 +321,12 @@ typedef enum side {
 static void report_dead_locked(const fake_mem *m, uintptr_t addr, const char *what,
                                const char *by)
 {
-    if (m->async)
+    if (m->global)
+        fake_misuse_locked("use after free of module global 0x%" PRIxPTR " (%s), gone with its "
+                           "module's unload%s%s%s",
+                           addr, what, m->ctx_destroyed ? " (with its context)" : "",
+                           by ? ", by " : "", by ? by : "");
+    else if (m->async)
         fake_misuse_locked("%s 0x%" PRIxPTR " (%s) used outside its stream-ordered lifetime: "
                            "its cuMemFreeAsync%s already executed%s%s",
                            noun(m), addr, what, m->ctx_destroyed ? " or its context's death" : "",
@@ -437,6 +462,7 @@ CUresult fake_memory_execute_locked(const fake_op *op)
     case FAKE_OP_HOST_FN:
     case FAKE_OP_RECORD:
     case FAKE_OP_WAIT:
+    case FAKE_OP_LAUNCH:
         break;
     }
     return CUDA_SUCCESS;
@@ -452,6 +478,15 @@ CUresult fake_memory_execute_locked(const fake_op *op)
             return fake_leave(cur_r_);                                         \
     } while (0)
 
+/* For the frees, which work on a poisoned context too. */
+#define NEED_CURRENT()                                                         \
+    do {                                                                       \
+        struct CUctx_st *cur_c_ = NULL;                                        \
+        CUresult cur_r_ = fake_current_context_any_locked(&cur_c_);            \
+        if (cur_r_ != CUDA_SUCCESS)                                            \
+            return fake_leave(cur_r_);                                         \
+    } while (0)
+
 /* The allocation that starts at p, in any state; NULL (and a misuse) if p is
  * not the start of one. */
 static fake_mem *alloc_at_locked(uintptr_t p, const char *call)
@@ -460,7 +495,11 @@ static fake_mem *alloc_at_locked(uintptr_t p, const char *call)
     if (h && is_alloc_kind(h->kind))
         return (fake_mem *)h;
     const fake_mem *m = containing(allocs, alloc_count, p);
-    if (m)
+    if (m && m->global)
+        fake_misuse_locked("%s of 0x%" PRIxPTR ", in the %zu-byte module global at 0x%" PRIxPTR
+                           " (it lives as long as its module)",
+                           call, p, m->size, m->base);
+    else if (m)
         fake_misuse_locked("%s of 0x%" PRIxPTR ", inside the %zu-byte %s at 0x%" PRIxPTR
                            " but not its start",
                            call, p, m->size, noun(m), m->base);
@@ -547,8 +586,7 @@ CUresult CUDAAPI fake_cuMemAlloc(CUdeviceptr *dptr, size_t bytesize)
 CUresult CUDAAPI fake_cuMemFree(CUdeviceptr dptr)
 {
     FAKE_ENTER(cuMemFree);
-    GET_CURRENT(c);
-    (void)c;
+    NEED_CURRENT();
     if (dptr == 0)
         return fake_leave(CUDA_SUCCESS); /* like free(NULL) */
     fake_mem *m = alloc_at_locked((uintptr_t)dptr, "cuMemFree");
@@ -607,7 +645,7 @@ CUresult CUDAAPI fake_cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream)
 {
     FAKE_ENTER(cuMemFreeAsync);
     struct CUstream_st *s = NULL;
-    CUresult r = fake_stream_arg_locked(hStream, &s);
+    CUresult r = fake_stream_arg_any_locked(hStream, &s); /* frees work on a poisoned context */
     if (r != CUDA_SUCCESS)
         return fake_leave(r);
     fake_mem *m = alloc_at_locked((uintptr_t)dptr, "cuMemFreeAsync");
@@ -660,8 +698,7 @@ CUresult CUDAAPI fake_cuMemHostAlloc(void **pp, size_t bytesize, unsigned int Fl
 CUresult CUDAAPI fake_cuMemFreeHost(void *p)
 {
     FAKE_ENTER(cuMemFreeHost);
-    GET_CURRENT(c);
-    (void)c;
+    NEED_CURRENT();
     if (!p)
         return fake_leave(CUDA_SUCCESS);
     fake_mem *m = alloc_at_locked((uintptr_t)p, "cuMemFreeHost");
@@ -743,8 +780,7 @@ CUresult CUDAAPI fake_cuMemHostRegister(void *p, size_t bytesize, unsigned int F
 CUresult CUDAAPI fake_cuMemHostUnregister(void *p)
 {
     FAKE_ENTER(cuMemHostUnregister);
-    GET_CURRENT(c);
-    (void)c;
+    NEED_CURRENT();
     fake_mem *r = containing(regs, reg_count, (uintptr_t)p);
     if (!p || !r || r->base != (uintptr_t)p) /* the base given to cuMemHostRegister */
         return fake_leave(CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED);
@@ -797,6 +833,8 @@ CUresult CUDAAPI fake_cuPointerGetAttribute(void *data, CUpointer_attribute attr
         m = containing(regs, reg_count, addr);
     if (!m)
         return fake_leave(CUDA_ERROR_INVALID_VALUE);
+    if (m->ctx->sticky != CUDA_SUCCESS)
+        return fake_leave(m->ctx->sticky);
     bool device = m->h.kind == CUS_FAKE_HANDLE_DEVICE_MEMORY;
     switch (attr) {
     case CU_POINTER_ATTRIBUTE_CONTEXT:
@@ -1106,7 +1144,8 @@ static CUresult advise_locked(CUdeviceptr devPtr, size_t count, int advice, bool
     if (count == 0)
         return CUDA_SUCCESS;
     fake_mem *m = NULL;
-    return managed_range_locked(devPtr, count, "advice range", &m); /* no effect beyond checks */
+    CUresult r = managed_range_locked(devPtr, count, "advice range", &m); /* no effect beyond checks */
+    return r == CUDA_SUCCESS ? m->ctx->sticky : r;
 }
 
 CUresult CUDAAPI fake_cuMemAdvise(CUdeviceptr devPtr, size_t count, CUmem_advise advice,
@@ -1228,6 +1267,35 @@ CUresult CUDAAPI fake_cuCtxDisablePeerAccess(CUcontext peerContext)
         return fake_leave(CUDA_ERROR_PEER_ACCESS_NOT_ENABLED);
     *l = links[--link_count];
     return fake_leave(CUDA_SUCCESS);
+}
+
+/* --- module globals ----------------------------------------------------------------------------- */
+
+CUresult fake_memory_global_new_locked(struct CUctx_st *c, size_t size, fake_mem **out)
+{
+    fake_mem *m = NULL;
+    /* A block of at least one byte, so that even an empty global has an address. */
+    CUresult r = allocate_block_locked(CUS_FAKE_HANDLE_DEVICE_MEMORY, size ? size : 1, c, 0, true, &m);
+    if (r != CUDA_SUCCESS)
+        return r;
+    m->size = size;
+    if (!m->mapped) /* mmap()ed pages are zero already */
+        memset((void *)m->base, 0, m->length);
+    *out = m;
+    return CUDA_SUCCESS;
+}
+
+void *fake_memory_global_base(const fake_mem *m)
+{
+    return (void *)m->base;
+}
+
+void fake_memory_global_release_locked(fake_mem *m, bool with_context)
+{
+    if (m->h.state != FAKE_LIVE)
+        return;
+    m->ctx_destroyed = with_context;
+    release_locked(m);
 }
 
 /* --- queries --------------------------------------------------------------------------------------- */

@@ -11,10 +11,14 @@
  * cannot make a cycle; one is still detected (the stream is already on this
  * thread's run stack) and reported as misuse, and the dependency dropped.
  *
- * The lock is released in two places only: waiting for a stream that another
- * thread is executing (busy), and waiting for a host function, which the
+ * The lock is released in three places only: waiting for a stream that
+ * another thread is executing (busy), waiting for a host function, which the
  * driver thread runs without the lock so that it can call back into the fake
- * (and get CUDA_ERROR_NOT_PERMITTED) instead of deadlocking. After any release
+ * (and get CUDA_ERROR_NOT_PERMITTED) instead of deadlocking, and running a
+ * kernel's host implementation (fake_module.c), which the executing thread
+ * runs itself, without the lock and under the same rule. Once a kernel
+ * poisoned a context, its copies, memsets, launches and prefetches complete
+ * without running (dead_when_poisoned). After any release
  * the runner looks at the queue again (lock_releases tells it one happened).
  * A query in CUS_FAKE_QUERY_STEP mode never waits (tls_nowait), as a real
  * query never blocks: not for another thread's work (it gives up), and not
@@ -140,11 +144,19 @@ struct CUstream_st *fake_default_stream_locked(struct CUctx_st *c)
     return s;
 }
 
+/* Frees an operation and what it owns. */
+static void free_op(fake_op *op)
+{
+    if (op->kind == FAKE_OP_LAUNCH)
+        fake_module_launch_free(op->u.launch.exec);
+    free(op);
+}
+
 static void free_queue(fake_op *op)
 {
     while (op) {
         fake_op *next = op->next;
-        free(op);
+        free_op(op);
         op = next;
     }
 }
@@ -176,11 +188,11 @@ static bool is_special_stream(CUstream hs)
     return hs == NULL || hs == CU_STREAM_LEGACY || hs == CU_STREAM_PER_THREAD;
 }
 
-CUresult fake_stream_arg_locked(CUstream hs, struct CUstream_st **out)
+static CUresult stream_arg_locked(CUstream hs, bool healthy, struct CUstream_st **out)
 {
     if (is_special_stream(hs)) {
         struct CUctx_st *c = NULL;
-        CUresult r = fake_current_context_locked(&c);
+        CUresult r = healthy ? fake_current_context_locked(&c) : fake_current_context_any_locked(&c);
         if (r != CUDA_SUCCESS)
             return r;
         struct CUstream_st *s = fake_default_stream_locked(c);
@@ -208,8 +220,20 @@ CUresult fake_stream_arg_locked(CUstream hs, struct CUstream_st **out)
                            (uintptr_t)hs);
         return CUDA_ERROR_INVALID_HANDLE;
     }
+    if (healthy && s->ctx->sticky != CUDA_SUCCESS)
+        return s->ctx->sticky;
     *out = s;
     return CUDA_SUCCESS;
+}
+
+CUresult fake_stream_arg_locked(CUstream hs, struct CUstream_st **out)
+{
+    return stream_arg_locked(hs, true, out);
+}
+
+CUresult fake_stream_arg_any_locked(CUstream hs, struct CUstream_st **out)
+{
+    return stream_arg_locked(hs, false, out);
 }
 
 /* A name for a stream in messages. */
@@ -276,7 +300,7 @@ static void complete_locked(struct CUstream_st *s, fake_op *op, CUresult r)
     s->busy = false;
     s->executed++;
     pending_update_locked(s);
-    free(op);
+    free_op(op);
     pthread_cond_broadcast(&progress_cv);
 }
 
@@ -348,9 +372,41 @@ static void run_host_function_locked(struct CUstream_st *s, fake_op *op)
         wait_progress_locked();
 }
 
+/* Whether an operation does nothing once its context is poisoned: the
+ * device's work (copies, memsets, kernels) stops; host functions, event
+ * records and the stream-ordered allocator's bookkeeping go on, so that
+ * everything can still be released. */
+static bool dead_when_poisoned(fake_op_kind kind)
+{
+    return kind == FAKE_OP_COPY || kind == FAKE_OP_MEMSET || kind == FAKE_OP_LAUNCH ||
+           kind == FAKE_OP_PREFETCH;
+}
+
+void fake_stream_call_unlocked_locked(void (*fn)(void *), void *arg)
+{
+    /* As a host function run inline: the rule, no lock, and a visible release. */
+    const char *call = fake_g.current_call;
+    fake_g.current_call = NULL;
+    waiters++;
+    lock_releases++;
+    bool outer = tls_inline_host_fn;
+    tls_inline_host_fn = true;
+    fake_unlock();
+    fn(arg);
+    fake_lock();
+    tls_inline_host_fn = outer;
+    fake_g.current_call = call;
+    if (--waiters == 0)
+        pthread_cond_broadcast(&progress_cv); /* a shutdown may wait for this */
+}
+
 static void execute_locked(struct CUstream_st *s, fake_op *op)
 {
     CUresult r = CUDA_SUCCESS;
+    if (s->ctx->sticky != CUDA_SUCCESS && dead_when_poisoned(op->kind)) {
+        complete_locked(s, op, s->ctx->sticky);
+        return;
+    }
     switch (op->kind) {
     case FAKE_OP_HOST_FN:
         run_host_function_locked(s, op); /* completes it */
@@ -366,6 +422,10 @@ static void execute_locked(struct CUstream_st *s, fake_op *op)
     case FAKE_OP_FREE:
     case FAKE_OP_PREFETCH:
         r = fake_memory_execute_locked(op);
+        work_done++;
+        break;
+    case FAKE_OP_LAUNCH:
+        r = fake_module_execute_launch_locked(op); /* may release the lock */
         work_done++;
         break;
     }
@@ -522,6 +582,7 @@ void fake_context_teardown_locked(struct CUctx_st *c)
     }
     fake_event_doom_locked(c, ticket);
     fake_memory_doom_locked(c, ticket);
+    fake_module_doom_locked(c, ticket);
 
     /* The work already queued runs, as the device finishes it. */
     run_until_locked(c, next_seq);
@@ -537,6 +598,7 @@ void fake_context_teardown_locked(struct CUctx_st *c)
         }
     }
     fake_event_destroy_doomed_locked(ticket);
+    fake_module_destroy_doomed_locked(ticket); /* its globals before the memory */
     fake_memory_destroy_doomed_locked(c, ticket);
 }
 
@@ -612,7 +674,7 @@ CUresult CUDAAPI fake_cuStreamDestroy(CUstream hStream)
         return fake_leave(CUDA_ERROR_INVALID_HANDLE);
     }
     struct CUstream_st *s = NULL;
-    CUresult r = fake_stream_arg_locked(hStream, &s);
+    CUresult r = fake_stream_arg_any_locked(hStream, &s); /* poisoned or not */
     if (r != CUDA_SUCCESS)
         return fake_leave(r);
     /* Its queued work still runs (whoever synchronizes the context, or an
@@ -625,11 +687,14 @@ CUresult CUDAAPI fake_cuStreamDestroy(CUstream hStream)
 CUresult CUDAAPI fake_cuStreamSynchronize(CUstream hStream)
 {
     FAKE_ENTER(cuStreamSynchronize);
+    /* Poisoned or not: it runs the queue, and reports a kernel's fault (from
+     * before, or from the work it ran) after. */
     struct CUstream_st *s = NULL;
-    CUresult r = fake_stream_arg_locked(hStream, &s);
-    if (r == CUDA_SUCCESS)
-        (void)run_to_locked(s, s->enqueued);
-    return fake_leave(r);
+    CUresult r = fake_stream_arg_any_locked(hStream, &s);
+    if (r != CUDA_SUCCESS)
+        return fake_leave(r);
+    (void)run_to_locked(s, s->enqueued);
+    return fake_leave(s->ctx->sticky);
 }
 
 CUresult CUDAAPI fake_cuStreamQuery(CUstream hStream)
@@ -639,7 +704,9 @@ CUresult CUDAAPI fake_cuStreamQuery(CUstream hStream)
     CUresult r = fake_stream_arg_locked(hStream, &s);
     if (r != CUDA_SUCCESS)
         return fake_leave(r);
-    return fake_leave(fake_stream_query_locked(s, s->enqueued));
+    r = fake_stream_query_locked(s, s->enqueued);
+    /* A kernel the query ran may have poisoned the context. */
+    return fake_leave(s->ctx->sticky != CUDA_SUCCESS ? s->ctx->sticky : r);
 }
 
 CUresult CUDAAPI fake_cuStreamWaitEvent(CUstream hStream, CUevent hEvent, unsigned int Flags)
@@ -749,7 +816,7 @@ CUS_API size_t cus_fake_stream_pending(CUstream stream)
     const struct CUstream_st *s = NULL;
     if (is_special_stream(stream)) {
         struct CUctx_st *c = NULL;
-        if (fake_current_context_locked(&c) == CUDA_SUCCESS)
+        if (fake_current_context_any_locked(&c) == CUDA_SUCCESS)
             s = c->default_stream;
     } else {
         fake_handle *h = fake_handle_find_locked((uintptr_t)stream);
