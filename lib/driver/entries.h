@@ -83,22 +83,22 @@
     X(cuMemAdvise, cuMemAdvise, 8000, OPTIONAL)                                \
     X(cuDeviceCanAccessPeer, cuDeviceCanAccessPeer, 4000, REQUIRED)            \
     X(cuCtxEnablePeerAccess, cuCtxEnablePeerAccess, 4000, REQUIRED)            \
-    X(cuModuleLoadDataEx, cuModuleLoadDataEx, 2010, OPTIONAL) /*TMP*/                  \
-    X(cuModuleUnload, cuModuleUnload, 2000, OPTIONAL) /*TMP*/                          \
-    X(cuModuleGetFunction, cuModuleGetFunction, 2000, OPTIONAL) /*TMP*/                \
-    X(cuModuleGetGlobal, cuModuleGetGlobal, 3020, OPTIONAL) /*TMP*/                    \
+    X(cuModuleLoadDataEx, cuModuleLoadDataEx, 2010, REQUIRED)                  \
+    X(cuModuleUnload, cuModuleUnload, 2000, REQUIRED)                          \
+    X(cuModuleGetFunction, cuModuleGetFunction, 2000, REQUIRED)                \
+    X(cuModuleGetGlobal, cuModuleGetGlobal, 3020, REQUIRED)                    \
     X(cuModuleGetFunctionCount, cuModuleGetFunctionCount, 12040, OPTIONAL)     \
     X(cuModuleEnumerateFunctions, cuModuleEnumerateFunctions, 12040, OPTIONAL) \
     X(cuFuncGetName, cuFuncGetName, 12030, OPTIONAL)                           \
     X(cuFuncGetParamInfo, cuFuncGetParamInfo, 12040, OPTIONAL)                 \
-    X(cuFuncGetAttribute, cuFuncGetAttribute, 2020, OPTIONAL) /*TMP*/                  \
-    X(cuFuncSetAttribute, cuFuncSetAttribute, 9000, OPTIONAL) /*TMP*/                  \
-    X(cuFuncSetCacheConfig, cuFuncSetCacheConfig, 3000, OPTIONAL) /*TMP*/              \
+    X(cuFuncGetAttribute, cuFuncGetAttribute, 2020, REQUIRED)                  \
+    X(cuFuncSetAttribute, cuFuncSetAttribute, 9000, REQUIRED)                  \
+    X(cuFuncSetCacheConfig, cuFuncSetCacheConfig, 3000, REQUIRED)              \
     X(cuFuncSetSharedMemConfig, cuFuncSetSharedMemConfig, 4020, OPTIONAL)      \
-    X(cuOccupancyMaxPotentialBlockSize, cuOccupancyMaxPotentialBlockSize, 6050, OPTIONAL) /*TMP*/ \
+    X(cuOccupancyMaxPotentialBlockSize, cuOccupancyMaxPotentialBlockSize, 6050, REQUIRED) \
     X(cuOccupancyMaxActiveBlocksPerMultiprocessor,                             \
-      cuOccupancyMaxActiveBlocksPerMultiprocessor, 6050, OPTIONAL) /*TMP*/             \
-    X(cuLaunchKernel, cuLaunchKernel, 4000, OPTIONAL) /*TMP*/                          \
+      cuOccupancyMaxActiveBlocksPerMultiprocessor, 6050, REQUIRED)             \
+    X(cuLaunchKernel, cuLaunchKernel, 4000, REQUIRED)                          \
     X(cuLaunchKernelEx, cuLaunchKernelEx, 11060, OPTIONAL)                     \
     X(cuStreamBeginCapture, cuStreamBeginCapture, 10010, OPTIONAL) /*TMP*/     \
     X(cuStreamEndCapture, cuStreamEndCapture, 10000, OPTIONAL) /*TMP*/         \
