@@ -20,11 +20,12 @@ static int scenario_setup(void **state)
 int main(void)
 {
     env_require_driver_or_skip();
-    struct CMUnitTest tests[32];
+    struct CMUnitTest tests[128];
     size_t n = 0;
-    static const scenario *const lists[] = {context_scenarios, stream_scenarios};
+    static const scenario *const lists[] = {context_scenarios, stream_scenarios,
+                                                module_scenarios, graph_scenarios};
     for (size_t l = 0; l < sizeof lists / sizeof lists[0]; l++) {
-        for (const scenario *s = lists[l]; s->name && n < 32; s++, n++) {
+        for (const scenario *s = lists[l]; s->name && n < 128; s++, n++) {
             tests[n] = (struct CMUnitTest){s->name, run_scenario, scenario_setup, env_teardown,
                                            (void *)s};
         }

@@ -19,5 +19,9 @@ typedef struct scenario {
 /* NULL-terminated. */
 extern const scenario context_scenarios[];
 extern const scenario stream_scenarios[];
+/* Kernels of kernels/ in modules and launches (empty without nvcc). */
+extern const scenario module_scenarios[];
+/* Stream capture, graphs and their replay. */
+extern const scenario graph_scenarios[];
 
 #endif
