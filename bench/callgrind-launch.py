@@ -1,12 +1,15 @@
 #!/usr/bin/env python3
 """Counts cuscope's own instructions per launch with callgrind.
 
-Runs bench-launch under valgrind --tool=callgrind, collecting only inside the
-timed loop bodies (--toggle-collect='loop_*': each variant is one function),
-and prints (Ir of the cuscope loop - Ir of the raw loop) / launches: what
-cus_launch executes beyond the driver call it makes, the caller's argument
-packing included. On the fake driver the driver's own cost is the same on
-both sides and cancels.
+Runs bench-launch under valgrind --tool=callgrind once per timed loop body
+(--toggle-collect=<body>: each variant is one function) and sums the
+instructions executed in the benchmark itself and in libcuscope, leaving out
+the driver's (the fake's, or libcuda's) and libc's. The raw body's count is
+what the caller spends on a raw launch (building the argument array, the
+call); the cuscope body's is the same plus everything cuscope adds; the
+difference per launch is cuscope's own cost, the caller's argument packing
+included. Counting by object, not inclusively, keeps the driver's own
+variation (allocation, queue growth) out of the figure.
 
 usage: bench/callgrind-launch.py BUILD_DIR [--blocks B] [--iters I]
 
@@ -45,19 +48,26 @@ def main():
     ap.add_argument("--iters", type=int, default=1000)
     a = ap.parse_args()
     exe = os.path.join(a.build, "bench", "bench-launch")
-    with tempfile.TemporaryDirectory() as tmp:
-        out = os.path.join(tmp, "callgrind.out")
-        subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=" + out,
-                        "--toggle-collect=loop_*", exe, "--blocks", str(a.blocks),
-                        "--iters", str(a.iters)],
-                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        text = subprocess.run(["callgrind_annotate", "--inclusive=yes", out], check=True,
-                              capture_output=True, text=True).stdout
+    bodies = set()
+    for _, raw, cus, _ in PAIRS:
+        bodies |= {raw, cus}
+    bodies |= {"loop_raw_launch16_prebuilt"} | {b for _, b in SINGLE}
     ir = {}
-    for line in text.splitlines():
-        m = re.match(r"\s*([\d,]+)\s+\([^)]*\)\s+\S*:(loop_\w+)", line)
-        if m and m.group(2) not in ir:  # the first entry of each function
-            ir[m.group(2)] = int(m.group(1).replace(",", ""))
+    with tempfile.TemporaryDirectory() as tmp:
+        for body in sorted(bodies):
+            out = os.path.join(tmp, body + ".out")
+            subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=" + out,
+                            "--toggle-collect=" + body, exe, "--blocks", str(a.blocks),
+                            "--iters", str(a.iters)],
+                           check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            text = subprocess.run(["callgrind_annotate", "--inclusive=no", "--threshold=100",
+                                   out], check=True, capture_output=True, text=True).stdout
+            total = 0
+            for line in text.splitlines():
+                m = re.match(r"\s*([\d,]+)\s+\([^)]*\)\s+\S*\s+\[(.*)\]\s*$", line)
+                if m and re.search(r"/bench-launch$|/libcuscope\.so[.0-9]*$", m.group(2)):
+                    total += int(m.group(1).replace(",", ""))
+            ir[body] = total
     per_run = (a.blocks + 1) * a.iters
 
     def per_launch(body, runs):

@@ -197,6 +197,8 @@ struct cus_function {
     cus_module *module;
     CUfunction handle;
     CUcontext ctx_handle; /* the module's context, for the launch's checks */
+    /* A macro call site's sizes array that matched the layout (launch.c). */
+    _Atomic(const size_t *) checked_sizes;
     char *name;
     bool layout_known;
     unsigned int nparams;
@@ -242,21 +244,24 @@ CUS_HIDDEN extern _Thread_local unsigned int cus_pending_buffer_count_
 CUS_HIDDEN void cus_pending_buffers_clear_(void);
 
 /* Runs `call` (a CUresult expression) with ctx current, restoring the stack;
- * on failure returns from the enclosing function. */
-#define CUS_IN_CONTEXT(ctx, name, call)                                        \
+ * on failure returns from the enclosing function. The _AS form names another
+ * function than the enclosing one in the error (a helper's public caller). */
+#define CUS_IN_CONTEXT(ctx, name, call) CUS_IN_CONTEXT_AS(__func__, ctx, name, call)
+#define CUS_IN_CONTEXT_AS(function, ctx, name, call)                           \
     do {                                                                       \
         CUS_CHECK_NOT_IN_HOST_FN();                                            \
         CUS_CHECK_POISON(ctx);                                                 \
         cus_context_scope_ scope_;                                             \
         CUresult r_ = cus_context_enter_((ctx), &scope_);                      \
         if (r_)                                                                \
-            return cus_context_driver_fail_((ctx), r_, __func__, "cuCtxPushCurrent"); \
+            return cus_context_driver_fail_((ctx), r_, (function), "cuCtxPushCurrent"); \
         r_ = (call);                                                           \
         cus_status left_ = cus_context_leave_(&scope_);                        \
         if (r_)                                                                \
-            return cus_context_driver_fail_((ctx), r_, __func__, (name));      \
+            return cus_context_driver_fail_((ctx), r_, (function), (name));    \
         if (left_)                                                             \
-            return cus_context_driver_fail_((ctx), (CUresult)left_, __func__, "cuCtxPopCurrent"); \
+            return cus_context_driver_fail_((ctx), (CUresult)left_, (function), \
+                                            "cuCtxPopCurrent");                \
     } while (0)
 
 /* The same for a destructor: runs `call` with ctx current unless ctx is

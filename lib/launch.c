@@ -32,11 +32,33 @@ static inline bool args_match(const cus_function *fn, unsigned int nargs, const 
     return true;
 }
 
+/* The argument check. The macros pass a static const sizes array, one per
+ * call site (`immutable`): once it has matched, the function remembers its
+ * address and later launches from that site compare one pointer instead of
+ * every size. A caller's own array may change between calls, so it is
+ * compared in full every time. Relaxed is enough: the layout never changes
+ * after the function is published, and the remembered array never changes. */
+static inline __attribute__((always_inline)) bool sizes_ok(cus_function *fn, unsigned int nargs,
+                                                           const size_t *sizes, bool immutable)
+{
+    if (!sizes || !fn->layout_known)
+        return true;
+    if (immutable &&
+        sizes == atomic_load_explicit(&fn->checked_sizes, memory_order_relaxed) &&
+        nargs == fn->nparams)
+        return true;
+    if (!args_match(fn, nargs, sizes))
+        return false;
+    if (immutable)
+        atomic_store_explicit(&fn->checked_sizes, sizes, memory_order_relaxed);
+    return true;
+}
+
 /* The checks every launch makes before the driver call; returns the stream's
  * handle through *hs. */
-static inline cus_status launch_prologue(cus_function *fn, cus_stream *stream, unsigned int nargs,
-                                         void **args, const size_t *sizes, CUstream *hs,
-                                         const char *function)
+static inline __attribute__((always_inline)) cus_status
+launch_prologue(cus_function *fn, cus_stream *stream, unsigned int nargs, void **args,
+                const size_t *sizes, bool immutable, CUstream *hs, const char *function)
 {
     if (CUS_UNLIKELY(cus_in_host_fn_)) {
         cus_pending_buffers_clear_();
@@ -63,7 +85,7 @@ static inline cus_status launch_prologue(cus_function *fn, cus_stream *stream, u
     } else {
         *hs = NULL;
     }
-    if (sizes && fn->layout_known && CUS_UNLIKELY(!args_match(fn, nargs, sizes)))
+    if (CUS_UNLIKELY(!sizes_ok(fn, nargs, sizes, immutable)))
         return check_fail(fn, nargs, sizes, function);
     cus_release_deferred_if_any_();
     return CUS_SUCCESS;
@@ -73,41 +95,97 @@ static inline cus_status launch_prologue(cus_function *fn, cus_stream *stream, u
 __attribute__((noinline)) static cus_status launch_switched(cus_function *fn, cus_dim3 grid,
                                                             cus_dim3 block,
                                                             unsigned int shared_bytes, CUstream hs,
-                                                            void **args)
+                                                            void **args, const char *function)
 {
-    CUS_IN_CONTEXT(fn->module->ctx, "cuLaunchKernel",
+    CUS_IN_CONTEXT_AS(function, fn->module->ctx, "cuLaunchKernel",
                    cus_drv_.cuLaunchKernel_(fn->handle, grid.x, grid.y, grid.z, block.x, block.y,
                                             block.z, shared_bytes, hs, args, NULL));
     return CUS_SUCCESS;
+}
+
+/* Every launch, with each check in full. */
+__attribute__((noinline)) static cus_status launch(cus_function *fn, cus_dim3 grid,
+                                                   cus_dim3 block, unsigned int shared_bytes,
+                                                   cus_stream *stream, unsigned int nargs,
+                                                   void **args, const size_t *sizes,
+                                                   bool immutable, const char *function)
+{
+    CUstream hs = NULL;
+    cus_status st = launch_prologue(fn, stream, nargs, args, sizes, immutable, &hs, function);
+    if (CUS_UNLIKELY(st))
+        return st;
+    if (CUS_UNLIKELY(fn->ctx_handle != cus_tls_top_))
+        return launch_switched(fn, grid, block, shared_bytes, hs, args, function);
+    CUresult r = cus_drv_.cuLaunchKernel_(fn->handle, grid.x, grid.y, grid.z, block.x, block.y,
+                                          block.z, shared_bytes, hs, args, NULL);
+    if (CUS_UNLIKELY(r))
+        return cus_context_driver_fail_(fn->module->ctx, r, function, "cuLaunchKernel");
+    return CUS_SUCCESS;
+}
+
+/* Whether a launch from a macro call site may go straight to the driver: the
+ * common case, tested with one branch per condition and no call, so that the
+ * compiler keeps the arguments in registers. Anything else (an error, a
+ * capture, a deferred release, another context on top, a site not yet
+ * checked) takes launch(), which does it all in full. */
+static inline __attribute__((always_inline)) bool fast_path(const cus_function *fn,
+                                                            const cus_stream *stream,
+                                                            unsigned int nargs, void **args,
+                                                            const size_t *sizes)
+{
+    if (CUS_UNLIKELY(!fn || cus_in_host_fn_ || cus_pending_buffer_count_))
+        return false;
+    if (CUS_UNLIKELY(atomic_load_explicit(&cus_captures_active_, memory_order_relaxed) ||
+                     atomic_load_explicit(&cus_deferred_pending_, memory_order_relaxed)))
+        return false;
+    if (CUS_UNLIKELY(fn->ctx_handle != cus_tls_top_ || (nargs && !args)))
+        return false;
+    if (CUS_UNLIKELY(atomic_load_explicit(&fn->module->ctx->poison, memory_order_relaxed)))
+        return false;
+    if (stream && CUS_UNLIKELY(stream->ctx->handle != fn->ctx_handle))
+        return false;
+    if (sizes && fn->layout_known &&
+        CUS_UNLIKELY(sizes != atomic_load_explicit(&fn->checked_sizes, memory_order_relaxed) ||
+                     nargs != fn->nparams))
+        return false;
+    return true;
 }
 
 CUS_API cus_status cus_function_launch(cus_function *fn, cus_dim3 grid, cus_dim3 block,
                                        unsigned int shared_bytes, cus_stream *stream,
                                        unsigned int nargs, void **args, const size_t *sizes)
 {
-    CUstream hs = NULL;
-    cus_status st = launch_prologue(fn, stream, nargs, args, sizes, &hs, __func__);
-    if (CUS_UNLIKELY(st))
-        return st;
-    if (CUS_UNLIKELY(fn->ctx_handle != cus_tls_top_))
-        return launch_switched(fn, grid, block, shared_bytes, hs, args);
+    return launch(fn, grid, block, shared_bytes, stream, nargs, args, sizes, false, __func__);
+}
+
+/* The macro's entry: sizes is the call site's static const array. Errors name
+ * cus_launch, the call the user wrote. */
+CUS_API cus_status cus_launch_site_(cus_function *fn, cus_dim3 grid, cus_dim3 block,
+                                    unsigned int shared_bytes, cus_stream *stream,
+                                    unsigned int nargs, void **args, const size_t *sizes)
+{
+    if (CUS_UNLIKELY(!fast_path(fn, stream, nargs, args, sizes)))
+        return launch(fn, grid, block, shared_bytes, stream, nargs, args, sizes, true,
+                      "cus_launch");
     CUresult r = cus_drv_.cuLaunchKernel_(fn->handle, grid.x, grid.y, grid.z, block.x, block.y,
-                                          block.z, shared_bytes, hs, args, NULL);
+                                          block.z, shared_bytes, stream ? stream->handle : NULL,
+                                          args, NULL);
     if (CUS_UNLIKELY(r))
-        return cus_context_driver_fail_(fn->module->ctx, r, __func__, "cuLaunchKernel");
+        return cus_context_driver_fail_(fn->module->ctx, r, "cus_launch", "cuLaunchKernel");
     return CUS_SUCCESS;
 }
 
-CUS_API cus_status cus_function_launch_ex(cus_function *fn, const cus_launch_config *config,
-                                          unsigned int nargs, void **args, const size_t *sizes)
+static cus_status launch_ex(cus_function *fn, const cus_launch_config *config,
+                            unsigned int nargs, void **args, const size_t *sizes, bool immutable,
+                            const char *function)
 {
     if (CUS_UNLIKELY(!config))
-        return CUS_FAIL(CUS_ERROR_INVALID_ARGUMENT, NULL, "no launch configuration");
+        return cus_fail_(CUS_ERROR_INVALID_ARGUMENT, function, NULL, "no launch configuration");
     CUstream hs = NULL;
-    CUS_TRY(launch_prologue(fn, config->stream, nargs, args, sizes, &hs, __func__));
+    CUS_TRY(launch_prologue(fn, config->stream, nargs, args, sizes, immutable, &hs, function));
     if (!cus_drv_.cuLaunchKernelEx_)
-        return CUS_FAIL(CUS_ERROR_NOT_SUPPORTED, "cuLaunchKernelEx",
-                        "the driver has no cuLaunchKernelEx (needs 11.8)");
+        return cus_fail_(CUS_ERROR_NOT_SUPPORTED, function, "cuLaunchKernelEx",
+                         "the driver has no cuLaunchKernelEx (needs 11.8)");
     CUlaunchAttribute attrs[2];
     unsigned int n = 0;
     if (config->cluster.x || config->cluster.y || config->cluster.z) {
@@ -128,7 +206,19 @@ CUS_API cus_status cus_function_launch_ex(cus_function *fn, const cus_launch_con
         .sharedMemBytes = config->shared_bytes, .hStream = hs,
         .attrs = n ? attrs : NULL, .numAttrs = n,
     };
-    CUS_IN_CONTEXT(fn->module->ctx, "cuLaunchKernelEx",
+    CUS_IN_CONTEXT_AS(function, fn->module->ctx, "cuLaunchKernelEx",
                    cus_drv_.cuLaunchKernelEx_(&lc, fn->handle, args, NULL));
     return CUS_SUCCESS;
+}
+
+CUS_API cus_status cus_function_launch_ex(cus_function *fn, const cus_launch_config *config,
+                                          unsigned int nargs, void **args, const size_t *sizes)
+{
+    return launch_ex(fn, config, nargs, args, sizes, false, __func__);
+}
+
+CUS_API cus_status cus_launch_ex_site_(cus_function *fn, const cus_launch_config *config,
+                                       unsigned int nargs, void **args, const size_t *sizes)
+{
+    return launch_ex(fn, config, nargs, args, sizes, true, "cus_launch_ex");
 }

@@ -81,10 +81,20 @@ CUS_API cus_status cus_function_launch_ex(cus_function *fn, const cus_launch_con
                                           unsigned int nargs, void **args, const size_t *sizes);
 
 #define cus_launch(fn, grid, block, shared_bytes, ...)                         \
-    cus_function_launch((fn), CUS_DIM_(grid), CUS_DIM_(block), (shared_bytes), \
-                        CUS_PACK_(__VA_ARGS__))
+    cus_launch_site_((fn), CUS_DIM_(grid), CUS_DIM_(block), (shared_bytes),    \
+                     CUS_PACK_(__VA_ARGS__))
 
-#define cus_launch_ex(fn, ...) cus_function_launch_ex((fn), CUS_PACK_(__VA_ARGS__))
+#define cus_launch_ex(fn, ...) cus_launch_ex_site_((fn), CUS_PACK_(__VA_ARGS__))
+
+/* The macros' entry points: cus_function_launch(_ex), except that sizes must
+ * be an array that never changes (the macros pass a static const one per
+ * call site), which lets a launch from a site already checked skip the
+ * comparison of every size. Not for direct use. */
+CUS_API cus_status cus_launch_site_(cus_function *fn, cus_dim3 grid, cus_dim3 block,
+                                    unsigned int shared_bytes, cus_stream *stream,
+                                    unsigned int nargs, void **args, const size_t *sizes);
+CUS_API cus_status cus_launch_ex_site_(cus_function *fn, const cus_launch_config *config,
+                                       unsigned int nargs, void **args, const size_t *sizes);
 
 /* --- the machinery behind the macros ---------------------------------------- */
 
@@ -113,9 +123,13 @@ CUS_API CUdeviceptr cus_buffer_arg_(const cus_buffer *buf);
 #define CUS_CAT_I_(a, b, c) a##b##c
 /* head, then the arguments: head, count, pointers, sizes. */
 #define CUS_PACK_(...) CUS_CAT_(CUS_PACK_, CUS_NARGS_(__VA_ARGS__), _)(__VA_ARGS__)
+/* The sizes are a static const array (a GNU statement expression), one per
+ * call site, built at compile time: see cus_launch_site_. */
 #define CUS_ARRAYS_(n, ...)                                                    \
-    (void *[]){CUS_CAT_(CUS_MAP_, n, _)(CUS_ARG_PTR_, __VA_ARGS__)},           \
-        (const size_t[]){CUS_CAT_(CUS_MAP_, n, _)(CUS_ARG_SIZE_, __VA_ARGS__)}
+    (void *[]){CUS_CAT_(CUS_MAP_, n, _)(CUS_ARG_PTR_, __VA_ARGS__)}, __extension__({ \
+        static const size_t cus_sizes_[] = {CUS_CAT_(CUS_MAP_, n, _)(CUS_ARG_SIZE_, __VA_ARGS__)}; \
+        cus_sizes_;                                                            \
+    })
 
 /* Generated: up to 63 kernel arguments. */
 /* clang-format off */
