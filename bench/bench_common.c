@@ -27,6 +27,9 @@ static int parse_count(const char *prog, const char *opt, const char *arg, int *
     return 0;
 }
 
+/* --json-file F: the JSON also goes to F, the table still to stdout. */
+static const char *json_file;
+
 int bench_parse_args(const char *prog, int argc, char **argv, bench_opts *o, const char *extra)
 {
     memset(o, 0, sizeof *o);
@@ -34,6 +37,8 @@ int bench_parse_args(const char *prog, int argc, char **argv, bench_opts *o, con
         const char *a = argv[i];
         if (strcmp(a, "--json") == 0) {
             o->json = true;
+        } else if (strcmp(a, "--json-file") == 0 && i + 1 < argc) {
+            json_file = argv[++i];
         } else if (strcmp(a, "--quick") == 0) {
             o->quick = true;
         } else if (strcmp(a, "--blocks") == 0) {
@@ -45,8 +50,9 @@ int bench_parse_args(const char *prog, int argc, char **argv, bench_opts *o, con
         } else {
             bool help = strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0;
             fprintf(help ? stdout : stderr,
-                    "%s%s%s\nusage: %s [--json] [--quick] [--blocks N] [--iters N]\n"
+                    "%s%s%s\nusage: %s [--json] [--json-file F] [--quick] [--blocks N] [--iters N]\n"
                     "  --json      JSON on stdout instead of the table\n"
+                    "  --json-file F  the JSON to F as well (the table stays on stdout)\n"
                     "  --quick     a few hundred calls only (checks that it runs)\n"
                     "  --blocks N  interleaved rounds (blocks per variant)\n"
                     "  --iters N   calls per block\n%s%s",
@@ -440,68 +446,68 @@ void bench_report_row(bench_report *r, const char *key, const char *label, doubl
     }
 }
 
-static void json_string(const char *s)
+static void json_string(FILE *out, const char *s)
 {
-    putchar('"');
+    fputc('"', out);
     for (; *s; s++) {
         unsigned char c = (unsigned char)*s;
         if (c == '"' || c == '\\')
-            printf("\\%c", c);
+            fprintf(out, "\\%c", c);
         else if (c < 0x20)
-            printf("\\u%04x", c);
+            fprintf(out, "\\u%04x", c);
         else
-            putchar(c);
+            fputc(c, out);
     }
-    putchar('"');
+    fputc('"', out);
 }
 
-static void print_json(const bench_report *r)
+static void print_json(FILE *out, const bench_report *r)
 {
     const bench_env *e = r->env;
-    printf("{\"bench\":");
-    json_string(r->bench);
-    printf(",\"driver\":\"%s\",\"device\":", e->driver);
-    json_string(e->device_name);
-    printf(",\"driver_version\":%d,", e->version);
+    fprintf(out, "{\"bench\":");
+    json_string(out, r->bench);
+    fprintf(out, ",\"driver\":\"%s\",\"device\":", e->driver);
+    json_string(out, e->device_name);
+    fprintf(out, ",\"driver_version\":%d,", e->version);
     if (r->blocks > 0 && r->iters > 0) /* else they vary by section (in its title) */
-        printf("\"blocks\":%d,\"iters\":%d,", r->blocks, r->iters);
-    printf("\"quick\":%s,\"clock\":\"%s\",\"clock_overhead_ns\":%.2f,\"notes\":[",
+        fprintf(out, "\"blocks\":%d,\"iters\":%d,", r->blocks, r->iters);
+    fprintf(out, "\"quick\":%s,\"clock\":\"%s\",\"clock_overhead_ns\":%.2f,\"notes\":[",
            r->quick ? "true" : "false", bench_clock_name(), bench_clock_overhead_ns());
     for (int i = 0; i < r->nnotes; i++) {
         if (i)
-            putchar(',');
-        json_string(r->notes[i]);
+            fputc(',', out);
+        json_string(out, r->notes[i]);
     }
-    printf("],\"sections\":[");
+    fprintf(out, "],\"sections\":[");
     for (int s = 0; s < r->nsections; s++) {
         const report_section *sec = &r->sections[s];
-        printf("%s{\"title\":", s ? "," : "");
-        json_string(sec->title);
-        printf(",\"unit\":");
-        json_string(sec->unit);
-        printf(",\"basis\":");
-        json_string(sec->basis);
-        printf(",\"rows\":[");
+        fprintf(out, "%s{\"title\":", s ? "," : "");
+        json_string(out, sec->title);
+        fprintf(out, ",\"unit\":");
+        json_string(out, sec->unit);
+        fprintf(out, ",\"basis\":");
+        json_string(out, sec->basis);
+        fprintf(out, ",\"rows\":[");
         bool first = true;
         for (int i = 0; i < r->nrows; i++) {
             const report_row *w = &r->rows[i];
             if (w->section != s)
                 continue;
-            printf("%s{\"key\":", first ? "" : ",");
+            fprintf(out, "%s{\"key\":", first ? "" : ",");
             first = false;
-            json_string(w->key);
-            printf(",\"label\":");
-            json_string(w->label);
-            printf(",\"%s\":%.6g,\"%s\":%.6g,\"n\":%d", sec->col_median, w->median, sec->col_tail,
+            json_string(out, w->key);
+            fprintf(out, ",\"label\":");
+            json_string(out, w->label);
+            fprintf(out, ",\"%s\":%.6g,\"%s\":%.6g,\"n\":%d", sec->col_median, w->median, sec->col_tail,
                    w->tail, w->n);
             if (w->has_ratio)
-                printf(",\"ratio\":{\"of_medians\":%.4f,\"median\":%.4f,\"p5\":%.4f,\"p95\":%.4f}",
+                fprintf(out, ",\"ratio\":{\"of_medians\":%.4f,\"median\":%.4f,\"p5\":%.4f,\"p95\":%.4f}",
                        w->ratio.of_medians, w->ratio.median, w->ratio.p5, w->ratio.p95);
-            putchar('}');
+            fputc('}', out);
         }
-        printf("]}");
+        fprintf(out, "]}");
     }
-    printf("]}\n");
+    fprintf(out, "]}\n");
 }
 
 /* A value in 11 columns with 4 significant digits or so, never an exponent. */
@@ -544,9 +550,18 @@ void bench_report_print(bench_report *r, bool json)
     if (!r)
         return;
     if (json)
-        print_json(r);
+        print_json(stdout, r);
     else
         print_table(r);
+    if (json_file) {
+        FILE *f = fopen(json_file, "w");
+        if (f) {
+            print_json(f, r);
+            fclose(f);
+        } else {
+            perror(json_file);
+        }
+    }
     free(r->rows);
     free(r);
 }
