@@ -6,10 +6,13 @@
 # That machine has nvcc, meson, ninja and gcc but no cmocka and no network, so
 # cmocka comes from the Debian packages in .deps/ (git-ignored; fill it with
 #   mkdir -p .deps && cd .deps && apt-get download libcmocka0 libcmocka-dev).
-# Builds build-gpu/ (release), runs the gpu suite, the device query and any
-# benchmark in build-gpu/bench/, copies logs and outputs to $OUT when it is set,
-# and ends with a summary. Every run is under `timeout`. Exit status: 0 when the
-# build, the gpu suite and the device query all succeeded.
+# Builds build-gpu/ (release, with the kernels of kernels/), runs the gpu suite,
+# the examples (sum is the main job), compute-sanitizer memcheck over the gpu
+# suite and the examples, and every benchmark in build-gpu/bench/ (tables, and
+# JSON beside them); leaves the logs in /tmp/gpu-run and, when $OUT is set,
+# $OUT/gpu-run.tar.gz and $OUT/summary.txt; ends with a summary. Every run is
+# under `timeout`. Exit status: 0 when the build, the gpu suite, the examples
+# and the sanitizer runs all succeeded.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -17,10 +20,12 @@ BUILD=build-gpu
 PREFIX=/tmp/cmocka
 OUT=${OUT:-}
 [ -n "$OUT" ] && mkdir -p "$OUT"
+LOGS=/tmp/gpu-run
+rm -rf "$LOGS" && mkdir -p "$LOGS"
 status=0
 
 say() { echo "::: $*"; }
-save() { [ -n "$OUT" ] && cp "$@" "$OUT/" 2>/dev/null; return 0; }
+save() { cp "$@" "$LOGS/" 2>/dev/null; return 0; }
 
 # --- cmocka from .deps --------------------------------------------------------------
 if pkg-config --exists cmocka 2>/dev/null; then
@@ -85,24 +90,59 @@ if [ "$built" = yes ]; then
     save "$BUILD/meson-logs/testlog.txt" /tmp/gpu-run-test.log
 fi
 
-# --- the main job: the device query ----------------------------------------------------
+# --- the main job and the other examples ------------------------------------------------
 main_rc="not run"
-if [ -x "$BUILD/docs/examples/device-query" ]; then
-    say "device-query"
-    timeout -k 5 60 "$BUILD/docs/examples/device-query" 2>&1 | tee /tmp/device-query.txt
-    main_rc=${PIPESTATUS[0]}
-    [ "$main_rc" = 0 ] || status=1
-    save /tmp/device-query.txt
+examples=""
+for ex in sum saxpy device-query; do
+    exe="$BUILD/docs/examples/$ex"
+    if [ ! -x "$exe" ]; then
+        examples+="${examples:+, }$ex not built"
+        continue
+    fi
+    say "example: $ex"
+    timeout -k 5 120 "$exe" 2>&1 | tee "$LOGS/example-$ex.txt"
+    rc=${PIPESTATUS[0]}
+    examples+="${examples:+, }$ex exit $rc"
+    [ "$rc" = 0 ] || status=1
+    [ "$ex" = sum ] && main_rc=$rc
+done
+[ "$built" = yes ] && [ "$main_rc" = "not run" ] && { say "the sum example was not built"; status=1; }
+
+# --- compute-sanitizer memcheck over the gpu suite -------------------------------------
+# gpu-sticky faults on purpose (an illegal address), so it runs without it.
+sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+sanitized="not run"
+if [ "$built" = yes ] && [ -x "$sanitizer" ]; then
+    sanitized=""
+    for t in gpu-scenarios gpu-modules; do
+        exe=$(find "$BUILD/test" -maxdepth 1 -name "$t" -type f -executable | head -1)
+        [ -n "$exe" ] || continue
+        say "compute-sanitizer memcheck: $t"
+        timeout -k 10 600 "$sanitizer" --tool memcheck --leak-check full --error-exitcode 99 \
+            "$exe" >"$LOGS/sanitizer-$t.txt" 2>&1
+        rc=$?
+        tail -5 "$LOGS/sanitizer-$t.txt"
+        sanitized+="${sanitized:+, }$t exit $rc ($(grep -o 'ERROR SUMMARY: [0-9]* error' "$LOGS/sanitizer-$t.txt" | tail -1))"
+        [ "$rc" = 0 ] || status=1
+    done
+    for ex in sum saxpy; do
+        exe="$BUILD/docs/examples/$ex"
+        [ -x "$exe" ] || continue
+        timeout -k 10 300 "$sanitizer" --tool memcheck --leak-check full --error-exitcode 99 \
+            "$exe" >"$LOGS/sanitizer-$ex.txt" 2>&1
+        rc=$?
+        sanitized+=", $ex exit $rc ($(grep -o 'ERROR SUMMARY: [0-9]* error' "$LOGS/sanitizer-$ex.txt" | tail -1))"
+        [ "$rc" = 0 ] || status=1
+    done
 elif [ "$built" = yes ]; then
-    say "device-query was not built (examples or fake disabled)"
-    status=1
+    sanitized="no compute-sanitizer"
 fi
 
 # --- benchmarks ---------------------------------------------------------------------
 benches=()
 if [ -d "$BUILD/bench" ]; then
     while IFS= read -r b; do benches+=("$b"); done < <(
-        find "$BUILD/bench" -maxdepth 1 -type f -executable ! -name '*.so*' | sort)
+        find "$BUILD/bench" -maxdepth 1 -type f -executable -name 'bench-*' ! -name '*.so*' | sort)
 fi
 bench_summary=none
 if ((${#benches[@]})); then
@@ -110,10 +150,9 @@ if ((${#benches[@]})); then
     for b in "${benches[@]}"; do
         name=$(basename "$b")
         say "bench: $name"
-        timeout -k 5 300 "$b" 2>&1 | tee "/tmp/$name.txt"
+        timeout -k 5 300 "$b" --json-file "$LOGS/$name.json" 2>&1 | tee "$LOGS/$name.txt"
         rc=${PIPESTATUS[0]}
         bench_summary+="${bench_summary:+, }$name exit $rc"
-        save "/tmp/$name.txt"
     done
 fi
 
@@ -121,10 +160,17 @@ fi
 {
     echo "card:         $card"
     echo "driver:       $driver"
+    echo "date:         $(date -u +%Y-%m-%dT%H:%MZ)"
     echo "build:        $built"
     echo "gpu suite:    $counts"
-    echo "device-query: exit $main_rc"
+    echo "examples:     $examples (main job: sum, exit $main_rc)"
+    echo "sanitizer:    $sanitized"
     echo "benchmarks:   $bench_summary"
-} | tee /tmp/gpu-run-summary.txt
-save /tmp/gpu-run-summary.txt
+} | tee "$LOGS/summary.txt"
+# The device tool brings back at most 8 files: everything in one archive, and
+# the summary beside it.
+if [ -n "$OUT" ]; then
+    cp "$LOGS/summary.txt" "$OUT/summary.txt"
+    tar -C "$(dirname "$LOGS")" -czf "$OUT/gpu-run.tar.gz" "$(basename "$LOGS")"
+fi
 exit $status
