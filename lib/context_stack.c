@@ -270,6 +270,24 @@ CUS_API cus_context_guard cus_context_guard_enter(cus_context *ctx)
     }
     if (CUS_LIKELY(ctx->handle == cus_tls_top_))
         return g;
+    /* A real switch, inline: with room on the mirror and nothing unusual, a
+     * driver push, the mirror entry and its reference; anything else goes
+     * through cus_context_push. */
+    mirror *m = tls_mirror;
+    if (CUS_LIKELY(m && m->depth < m->cap && !cus_in_host_fn_ &&
+                   !atomic_load_explicit(&ctx->poison, memory_order_relaxed))) {
+        CUresult r = cus_drv_.cuCtxPushCurrent_(ctx->handle);
+        if (CUS_LIKELY(r == CUDA_SUCCESS)) {
+            g.depth = m->depth;
+            cus_refcount_inc_(&ctx->refs);
+            m->items[m->depth++] = ctx;
+            cus_tls_top_ = ctx->handle;
+            g.ctx = ctx;
+            return g;
+        }
+        g.status = cus_context_driver_fail_(ctx, r, "cus_context_push", "cuCtxPushCurrent");
+        return g;
+    }
     g.depth = cus_context_stack_depth();
     g.status = cus_context_push(ctx);
     if (g.status == CUS_SUCCESS)
@@ -293,11 +311,29 @@ CUS_API void cus_context_guard_exit(cus_context_guard *guard)
                            guard->depth + 1);
         return;
     }
+    /* The common case inline: the driver pops the guard's context. */
+    CUcontext got = NULL;
+    CUresult r = cus_drv_.cuCtxPopCurrent_(&got);
+    if (CUS_LIKELY(r == CUDA_SUCCESS && got == ctx->handle)) {
+        m->depth--;
+        cus_tls_top_ = m->depth ? m->items[m->depth - 1]->handle : NULL;
+        cus_context_unref(ctx);
+        return;
+    }
     CUcontext driver_top = NULL;
     const char *failed_call = NULL;
-    cus_status st = pop_top(NULL, &driver_top, &failed_call);
-    if (st && st != CUS_ERROR_CONTEXT_MISMATCH) /* once more, as cus_context_leave_ does */
+    cus_status st;
+    if (r == CUDA_SUCCESS) {
+        /* Someone pushed behind our back: give them their context back. */
+        driver_top = got;
+        CUresult back = got ? cus_drv_.cuCtxPushCurrent_(got) : CUDA_SUCCESS;
+        failed_call = back ? "cuCtxPushCurrent" : "cuCtxPopCurrent";
+        st = CUS_ERROR_CONTEXT_MISMATCH;
+    } else {
+        /* Once more, as cus_context_leave_ does: a failed pop would leave the
+         * caller's context switched. */
         st = pop_top(NULL, &driver_top, &failed_call);
+    }
     if (CUS_UNLIKELY(st))
         pop_fail(st, __func__, driver_top, failed_call, true);
 }
