@@ -107,6 +107,13 @@ for ex in sum saxpy device-query; do
     [ "$ex" = sum ] && main_rc=$rc
 done
 [ "$built" = yes ] && [ "$main_rc" = "not run" ] && { say "the sum example was not built"; status=1; }
+if [ -x "$BUILD/tools/cuscope-info" ]; then
+    say "cuscope-info"
+    timeout -k 5 60 "$BUILD/tools/cuscope-info" 2>&1 | tee "$LOGS/cuscope-info.txt"
+    rc=${PIPESTATUS[0]}
+    examples+=", cuscope-info exit $rc"
+    [ "$rc" = 0 ] || status=1
+fi
 
 # --- compute-sanitizer memcheck over the gpu suite -------------------------------------
 # gpu-sticky faults on purpose (an illegal address), so it runs without it.
