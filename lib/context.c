@@ -199,6 +199,12 @@ void cus_destroy_in_context_(cus_context *ctx, const char *function, const char 
     }
     r = call(arg);
     cus_status left = cus_context_leave_(&scope);
+    if (r && cus_status_is_sticky((cus_status)r)) {
+        /* A fault surfaced by the release: later calls fail fast, as after
+         * any other call that returned it. */
+        int expected = 0;
+        atomic_compare_exchange_strong(&ctx->poison, &expected, (int)r);
+    }
     if (r)
         cus_destroy_error_((cus_status)r, function, driver_call, "releasing %s", what);
     if (left)

@@ -218,7 +218,16 @@ struct cus_module {
     size_t nfunctions, capacity;
     const char **names; /* cus_module_function_names, filled once */
     unsigned int nnames;
+    struct cus_global_ *globals; /* looked up so far, under the lock */
 };
+
+/* A __device__ or __constant__ variable the module was asked for. */
+typedef struct cus_global_ {
+    struct cus_global_ *next;
+    CUdeviceptr ptr;
+    size_t size;
+    char name[];
+} cus_global_;
 
 /* --- graphs and capture (graph.c) ------------------------------------------- */
 

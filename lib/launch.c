@@ -4,6 +4,8 @@
 
 #include "internal.h"
 
+CUS_API const size_t cus_launch_no_args_[1] = {0};
+
 /* Out of line so that the launch path stays small. */
 __attribute__((noinline, cold)) static cus_status check_fail(const cus_function *fn,
                                                              unsigned int nargs,

@@ -82,7 +82,8 @@ CUS_API const char *cus_image_format_name(cus_image_format format)
 
 /* With the size known, the checks the driver would make only by reading past
  * the end: the header fits, PTX is terminated, a fatbin's own size fits. */
-static cus_status check_image(const void *image, size_t size, cus_image_format *format)
+static cus_status check_image(const void *image, size_t size, cus_image_format *format,
+                              const char *function)
 {
     const unsigned char *p = image;
     cus_image_format f = sniff(image, size ? size : SIZE_MAX);
@@ -95,7 +96,7 @@ static cus_status check_image(const void *image, size_t size, cus_image_format *
             snprintf(seen + 3 * n, sizeof seen - 3 * n, " %02x", p[n]);
             n++;
         }
-        return CUS_FAIL((cus_status)CUDA_ERROR_INVALID_IMAGE, NULL,
+        return cus_fail_((cus_status)CUDA_ERROR_INVALID_IMAGE, function, NULL,
                         "%s image (first bytes:%s): neither PTX text, a cubin (ELF) nor a fatbin",
                         (size == 0 && p[0] == 0) ? "an empty" : "an unknown", n ? seen : " none");
     }
@@ -104,12 +105,12 @@ static cus_status check_image(const void *image, size_t size, cus_image_format *
     switch (f) {
     case CUS_IMAGE_PTX:
         if (!memchr(p, 0, size))
-            return CUS_FAIL((cus_status)CUDA_ERROR_INVALID_IMAGE, NULL,
+            return cus_fail_((cus_status)CUDA_ERROR_INVALID_IMAGE, function, NULL,
                             "PTX image of %zu bytes is not NUL-terminated", size);
         break;
     case CUS_IMAGE_CUBIN:
         if (size < 64)
-            return CUS_FAIL((cus_status)CUDA_ERROR_INVALID_IMAGE, NULL,
+            return cus_fail_((cus_status)CUDA_ERROR_INVALID_IMAGE, function, NULL,
                             "cubin of %zu bytes is shorter than an ELF64 header", size);
         if (p[4] == 2 && p[5] == 1) { /* ELF64, little-endian: what nvcc writes */
             uint64_t shoff = (uint64_t)le32(p + 0x28) | (uint64_t)le32(p + 0x2c) << 32;
@@ -117,25 +118,25 @@ static cus_status check_image(const void *image, size_t size, cus_image_format *
             uint64_t phoff = (uint64_t)le32(p + 0x20) | (uint64_t)le32(p + 0x24) << 32;
             uint64_t phsize = (uint64_t)(p[0x36] | p[0x37] << 8) * (uint64_t)(p[0x38] | p[0x39] << 8);
             if (shoff > size || shsize > size - shoff || phoff > size || phsize > size - phoff)
-                return CUS_FAIL((cus_status)CUDA_ERROR_INVALID_IMAGE, NULL,
+                return cus_fail_((cus_status)CUDA_ERROR_INVALID_IMAGE, function, NULL,
                                 "truncated cubin: %zu bytes, its headers reach past them", size);
         }
         break;
     case CUS_IMAGE_FATBIN: {
         if (size < 16)
-            return CUS_FAIL((cus_status)CUDA_ERROR_INVALID_IMAGE, NULL,
+            return cus_fail_((cus_status)CUDA_ERROR_INVALID_IMAGE, function, NULL,
                             "fatbin of %zu bytes is shorter than its header", size);
         uint64_t header = (uint64_t)p[6] | (uint64_t)p[7] << 8;
         uint64_t body = (uint64_t)le32(p + 8) | (uint64_t)le32(p + 12) << 32;
         if (header > size || body > size - header)
-            return CUS_FAIL((cus_status)CUDA_ERROR_INVALID_IMAGE, NULL,
+            return cus_fail_((cus_status)CUDA_ERROR_INVALID_IMAGE, function, NULL,
                             "truncated fatbin: %zu bytes, its header says %llu", size,
                             (unsigned long long)(header + body));
         break;
     }
     case CUS_IMAGE_FATBIN_WRAPPER:
         if (size < 16)
-            return CUS_FAIL((cus_status)CUDA_ERROR_INVALID_IMAGE, NULL,
+            return cus_fail_((cus_status)CUDA_ERROR_INVALID_IMAGE, function, NULL,
                             "fatbin wrapper of %zu bytes is too short", size);
         break;
     case CUS_IMAGE_UNKNOWN:
@@ -164,6 +165,11 @@ static void module_destroy(cus_module *m)
         free(f);
     }
     free(m->functions);
+    while (m->globals) {
+        cus_global_ *g = m->globals;
+        m->globals = g->next;
+        free(g);
+    }
     free(m->names);
     free(m->info_log);
     pthread_mutex_destroy(&m->lock);
@@ -200,7 +206,8 @@ static void jit_add(jit_opts *o, CUjit_option key, void *value)
     o->n++;
 }
 
-static cus_status jit_build(jit_opts *o, const cus_jit_options *jit, char *error_log,
+static cus_status jit_build(const char *function, jit_opts *o, const cus_jit_options *jit,
+                            char *error_log,
                             char *info_log)
 {
     o->n = 0;
@@ -212,7 +219,7 @@ static cus_status jit_build(jit_opts *o, const cus_jit_options *jit, char *error
         return CUS_SUCCESS;
     if (jit->set_level) {
         if (jit->optimization_level < 0 || jit->optimization_level > 4)
-            return CUS_FAIL(CUS_ERROR_INVALID_ARGUMENT, NULL,
+            return cus_fail_(CUS_ERROR_INVALID_ARGUMENT, function, NULL,
                             "JIT optimization level %d is outside 0..4", jit->optimization_level);
         jit_add(o, CU_JIT_OPTIMIZATION_LEVEL, (void *)(uintptr_t)jit->optimization_level);
     }
@@ -224,32 +231,30 @@ static cus_status jit_build(jit_opts *o, const cus_jit_options *jit, char *error
         jit_add(o, CU_JIT_GENERATE_DEBUG_INFO, (void *)(uintptr_t)1);
     if (jit->target) {
         if (jit->target < 0)
-            return CUS_FAIL(CUS_ERROR_INVALID_ARGUMENT, NULL, "JIT target %d", jit->target);
+            return cus_fail_(CUS_ERROR_INVALID_ARGUMENT, function, NULL, "JIT target %d", jit->target);
         jit_add(o, CU_JIT_TARGET, (void *)(uintptr_t)jit->target);
     }
     return CUS_SUCCESS;
 }
 
-CUS_API cus_status cus_module_load_data(cus_context *ctx, const void *image, size_t size,
-                                        const cus_jit_options *jit, cus_module **out)
+/* cus_module_load_data and _load_file: errors name `function`. */
+static cus_status module_load(cus_context *ctx, const void *image, size_t size,
+                              const cus_jit_options *jit, cus_module **out, const char *function)
 {
-    CUS_CHECK_NOT_IN_HOST_FN();
-    CUS_CHECK_ARG(ctx && image && out);
-    CUS_CHECK_POISON(ctx);
     cus_release_deferred_if_any_();
     cus_image_format format;
-    CUS_TRY(check_image(image, size, &format));
+    CUS_TRY(check_image(image, size, &format, function));
 
     cus_module *m = calloc(1, sizeof *m);
     char *logs = calloc(2, JIT_LOG_SIZE);
     if (!m || !logs) {
         free(m);
         free(logs);
-        return CUS_FAIL(CUS_ERROR_OUT_OF_HOST_MEMORY, NULL, "allocating a module");
+        return cus_fail_(CUS_ERROR_OUT_OF_HOST_MEMORY, function, NULL, "allocating a module");
     }
     char *error_log = logs, *info_log = logs + JIT_LOG_SIZE;
     jit_opts o;
-    cus_status st = jit_build(&o, jit, error_log, info_log);
+    cus_status st = jit_build(function, &o, jit, error_log, info_log);
     if (st) {
         free(m);
         free(logs);
@@ -267,7 +272,7 @@ CUS_API cus_status cus_module_load_data(cus_context *ctx, const void *image, siz
         if (!r && left) {
             CUresult ru = cus_drv_.cuModuleUnload_(h); /* not current: best effort */
             if (ru)
-                cus_destroy_error_((cus_status)ru, __func__, "cuModuleUnload",
+                cus_destroy_error_((cus_status)ru, function, "cuModuleUnload",
                                    "rolling back a module whose load failed");
             r = (CUresult)left;
             call = "cuCtxPopCurrent";
@@ -275,14 +280,14 @@ CUS_API cus_status cus_module_load_data(cus_context *ctx, const void *image, siz
     }
     if (r) {
         free(m);
-        (void)cus_context_driver_fail_(ctx, r, __func__, call);
+        (void)cus_context_driver_fail_(ctx, r, function, call);
         if (error_log[0]) {
             char *log = dup_log(error_log);
-            st = CUS_FAIL((cus_status)r, call, "loading a %s image: %s", cus_image_format_name(format),
+            st = cus_fail_((cus_status)r, function, call, "loading a %s image: %s", cus_image_format_name(format),
                           log ? log : error_log);
             free(log);
         } else {
-            st = CUS_FAIL((cus_status)r, call, "loading a %s image (the JIT wrote no log)",
+            st = cus_fail_((cus_status)r, function, call, "loading a %s image (the JIT wrote no log)",
                           cus_image_format_name(format));
         }
         free(logs);
@@ -299,11 +304,21 @@ CUS_API cus_status cus_module_load_data(cus_context *ctx, const void *image, siz
     return CUS_SUCCESS;
 }
 
+CUS_API cus_status cus_module_load_data(cus_context *ctx, const void *image, size_t size,
+                                        const cus_jit_options *jit, cus_module **out)
+{
+    CUS_CHECK_NOT_IN_HOST_FN();
+    CUS_CHECK_ARG(ctx && image && out);
+    CUS_CHECK_POISON(ctx);
+    return module_load(ctx, image, size, jit, out, __func__);
+}
+
 CUS_API cus_status cus_module_load_file(cus_context *ctx, const char *path,
                                         const cus_jit_options *jit, cus_module **out)
 {
     CUS_CHECK_NOT_IN_HOST_FN();
     CUS_CHECK_ARG(ctx && path && out);
+    CUS_CHECK_POISON(ctx);
     FILE *f = fopen(path, "rb");
     if (!f)
         return CUS_FAIL(CUS_ERROR_INVALID_ARGUMENT, NULL, "opening %s: %s", path, strerror(errno));
@@ -335,8 +350,8 @@ CUS_API cus_status cus_module_load_file(cus_context *ctx, const char *path,
     }
     data[size] = 0; /* PTX files need not end with a NUL */
     cus_image_format format = sniff(data, size);
-    cus_status st = cus_module_load_data(ctx, data, format == CUS_IMAGE_PTX ? size + 1 : size, jit,
-                                         out);
+    cus_status st = module_load(ctx, data, format == CUS_IMAGE_PTX ? size + 1 : size, jit, out,
+                                __func__);
     free(data); /* the driver copies the image */
     return st;
 }
@@ -478,6 +493,19 @@ fail:
 static cus_status global_lookup(cus_module *mod, const char *name, CUdeviceptr *ptr,
                                 size_t *bytes, const char *function)
 {
+    /* Looked up once per name: a global's address and size never change
+     * while the module lives, and the bounds check of a copy then needs no
+     * driver call. */
+    pthread_mutex_lock(&mod->lock);
+    for (cus_global_ *g = mod->globals; g; g = g->next) {
+        if (strcmp(g->name, name) == 0) {
+            *ptr = g->ptr;
+            *bytes = g->size;
+            pthread_mutex_unlock(&mod->lock);
+            return CUS_SUCCESS;
+        }
+    }
+    pthread_mutex_unlock(&mod->lock);
     CUdeviceptr p = 0;
     size_t n = 0;
     CUresult r = cus_drv_.cuModuleGetGlobal_(&p, &n, mod->handle, name);
@@ -487,6 +515,17 @@ static cus_status global_lookup(cus_module *mod, const char *name, CUdeviceptr *
                          name);
     if (r)
         return cus_context_driver_fail_(mod->ctx, r, function, "cuModuleGetGlobal");
+    size_t len = strlen(name);
+    cus_global_ *g = malloc(sizeof *g + len + 1);
+    if (g) { /* no memory: nothing cached, the next lookup asks again */
+        g->ptr = p;
+        g->size = n;
+        memcpy(g->name, name, len + 1);
+        pthread_mutex_lock(&mod->lock);
+        g->next = mod->globals;
+        mod->globals = g;
+        pthread_mutex_unlock(&mod->lock);
+    }
     *ptr = p;
     *bytes = n;
     return CUS_SUCCESS;

@@ -86,6 +86,10 @@ CUS_API cus_status cus_function_launch_ex(cus_function *fn, const cus_launch_con
 
 #define cus_launch_ex(fn, ...) cus_launch_ex_site_((fn), CUS_PACK_(__VA_ARGS__))
 
+/* The sizes "array" of a launch without arguments: not NULL, so that a
+ * kernel with parameters launched with none fails the check. */
+CUS_API extern const size_t cus_launch_no_args_[1];
+
 /* The macros' entry points: cus_function_launch(_ex), except that sizes must
  * be an array that never changes (the macros pass a static const one per
  * call site), which lets a launch from a site already checked skip the
@@ -198,7 +202,7 @@ CUS_API CUdeviceptr cus_buffer_arg_(const cus_buffer *buf);
 #define CUS_MAP_61_(M, a, ...) M(a), CUS_MAP_60_(M, __VA_ARGS__)
 #define CUS_MAP_62_(M, a, ...) M(a), CUS_MAP_61_(M, __VA_ARGS__)
 #define CUS_MAP_63_(M, a, ...) M(a), CUS_MAP_62_(M, __VA_ARGS__)
-#define CUS_PACK_1_(h) (h), 0u, (void **)0, (const size_t *)0
+#define CUS_PACK_1_(h) (h), 0u, (void **)0, cus_launch_no_args_
 #define CUS_PACK_2_(h, ...) (h), 1u, CUS_ARRAYS_(1, __VA_ARGS__)
 #define CUS_PACK_3_(h, ...) (h), 2u, CUS_ARRAYS_(2, __VA_ARGS__)
 #define CUS_PACK_4_(h, ...) (h), 3u, CUS_ARRAYS_(3, __VA_ARGS__)

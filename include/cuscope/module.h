@@ -95,11 +95,13 @@ CUS_API cus_status cus_module_get_function(cus_module *mod, const char *name,
                                            cus_function **out);
 
 /* A __device__ or __constant__ variable: its device address and size (either
- * pointer may be NULL). An unknown name is CUDA_ERROR_NOT_FOUND. */
+ * pointer may be NULL). An unknown name is CUDA_ERROR_NOT_FOUND. The first
+ * lookup of a name calls cuModuleGetGlobal; later ones make no driver call. */
 CUS_API cus_status cus_module_get_global(cus_module *mod, const char *name, CUdeviceptr *ptr,
                                          size_t *bytes);
 /* Synchronous copies to and from a global, bounds-checked against its size
- * (CUS_ERROR_OUT_OF_RANGE, no driver call). */
+ * (CUS_ERROR_OUT_OF_RANGE before any copy; the global's first lookup is the
+ * only driver call an out-of-range copy can make). */
 CUS_API cus_status cus_module_copy_to_global(cus_module *mod, const char *name, size_t offset,
                                              const void *src, size_t bytes);
 CUS_API cus_status cus_module_copy_from_global(void *dst, cus_module *mod, const char *name,

@@ -4,6 +4,23 @@
 #include <stdlib.h>
 #include <string.h>
 
+#if defined(CUS_TEST_FAKE) && defined(CUS_TEST_HAVE_KERNELS)
+#include "twins.h"
+
+/* The host twins of kernels/ go with every install, so that a launch on the
+ * fake computes what the GPU computes; the fault sweep installs through
+ * env_setup_with() too. (A test that needs the fake's kernel registry
+ * empty installs the fake again.) */
+static int register_twins(void)
+{
+    if (twins_register() != CUS_SUCCESS) {
+        fprintf(stderr, "env: registering the host twins of kernels/ failed\n");
+        return -1;
+    }
+    return 0;
+}
+#endif
+
 env_destroy_log env_destroyed;
 
 static void record_destroy_error(const cus_error *e, void *data)
@@ -25,6 +42,10 @@ int env_setup_with(const void *fake_cfg)
         fprintf(stderr, "cus_fake_install: %s\n", cus_last_error_message());
         return -1;
     }
+#if defined(CUS_TEST_HAVE_KERNELS)
+    if (register_twins() != 0)
+        return -1;
+#endif
 #else
     (void)fake_cfg;
     if (cus_init()) {

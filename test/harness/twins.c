@@ -1,0 +1,267 @@
+/* Host twins of the kernels of kernels/ for the fake driver (see twins.h). Each follows
+ * its kernel's source: the index of a thread is blockIdx.x * blockDim.x +
+ * threadIdx.x, and the y and z extents of the grid and the block repeat the
+ * x threads (those copies do the same work, as on the device). */
+#include "twins.h"
+
+#include <limits.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cuscope/fake.h>
+
+/* Nothing is mapped in the first 64 KiB (Linux's mmap_min_addr). */
+#define UNMAPPED_BELOW ((uintptr_t)0x10000)
+
+static void *ptr_arg(void *arg)
+{
+    CUdeviceptr p;
+    memcpy(&p, arg, sizeof p);
+    return (void *)(uintptr_t)p;
+}
+
+static bool unmapped(const void *p)
+{
+    return (uintptr_t)p < UNMAPPED_BELOW;
+}
+
+/* Threads along x, and how many times the y and z extents repeat them. */
+static unsigned long long x_threads(const cus_fake_launch *l)
+{
+    return (unsigned long long)l->grid[0] * l->block[0];
+}
+
+static unsigned long long copies(const cus_fake_launch *l)
+{
+    return (unsigned long long)l->grid[1] * l->grid[2] * l->block[1] * l->block[2];
+}
+
+/* The device's cvt.rzi.s64 of a float or double: truncation, saturated at
+ * the ends, NaN to 0 (a C cast would be undefined there). */
+static long long to_s64(double v)
+{
+    if (v != v)
+        return 0;
+    if (v >= 9223372036854775808.0)
+        return LLONG_MAX;
+    if (v < -9223372036854775808.0)
+        return LLONG_MIN;
+    return (long long)v;
+}
+
+/* sum(const float *x, const float *y, float *out, int count): a grid-stride
+ * loop, so every i < count is written whatever the grid. */
+static CUresult sum_twin(const cus_fake_launch *l, void **args, void *user)
+{
+    (void)l;
+    (void)user;
+    const float *x = ptr_arg(args[0]), *y = ptr_arg(args[1]);
+    float *out = ptr_arg(args[2]);
+    int count;
+    memcpy(&count, args[3], sizeof count);
+    if (count <= 0)
+        return CUDA_SUCCESS;
+    if (unmapped(x) || unmapped(y) || unmapped(out))
+        return CUDA_ERROR_ILLEGAL_ADDRESS;
+    for (int i = 0; i < count; i++)
+        out[i] = x[i] + y[i];
+    return CUDA_SUCCESS;
+}
+
+/* saxpy(float a, const float *x, float *y, unsigned long long n): one
+ * element per x thread. nvcc contracts a * x[i] + y[i] into fma.rn.f32; in
+ * double the product is exact, so the result is the fma's whenever the sum
+ * fits in double's 53 bits (all the data the tests use), without libm. */
+static CUresult saxpy_twin(const cus_fake_launch *l, void **args, void *user)
+{
+    (void)user;
+    float a;
+    memcpy(&a, args[0], sizeof a);
+    const float *x = ptr_arg(args[1]);
+    float *y = ptr_arg(args[2]);
+    unsigned long long n;
+    memcpy(&n, args[3], sizeof n);
+    unsigned long long active = x_threads(l) < n ? x_threads(l) : n;
+    if (active == 0)
+        return CUDA_SUCCESS;
+    if (unmapped(x) || unmapped(y))
+        return CUDA_ERROR_ILLEGAL_ADDRESS;
+    for (unsigned long long c = copies(l); c > 0; c--)
+        for (unsigned long long i = 0; i < active; i++)
+            y[i] = (float)((double)a * (double)x[i] + (double)y[i]);
+    return CUDA_SUCCESS;
+}
+
+static CUresult empty_twin(const cus_fake_launch *l, void **args, void *user)
+{
+    (void)l;
+    (void)args;
+    (void)user;
+    return CUDA_SUCCESS;
+}
+
+/* params.cu's struct cusk_triple { char c; double d; int i; }: 24 bytes. */
+struct twin_triple {
+    signed char c;
+    double d;
+    int i;
+};
+_Static_assert(sizeof(struct twin_triple) == 24, "cusk_triple is 24 bytes, align 8");
+
+/* mixed(signed char, unsigned char, int, float, double, cusk_triple,
+ * const int *p, long long *out): thread (0, 0) of x writes what it got. */
+static CUresult mixed_twin(const cus_fake_launch *l, void **args, void *user)
+{
+    (void)l;
+    (void)user;
+    signed char c8;
+    unsigned char u8;
+    int i32;
+    float f32;
+    double d64;
+    struct twin_triple t;
+    memcpy(&c8, args[0], 1);
+    memcpy(&u8, args[1], 1);
+    memcpy(&i32, args[2], 4);
+    memcpy(&f32, args[3], 4);
+    memcpy(&d64, args[4], 8);
+    memcpy(&t, args[5], sizeof t);
+    const int *p = ptr_arg(args[6]);
+    long long *out = ptr_arg(args[7]);
+    if (unmapped(out) || (p && unmapped(p)))
+        return CUDA_ERROR_ILLEGAL_ADDRESS;
+    out[0] = c8;
+    out[1] = u8;
+    out[2] = i32;
+    out[3] = to_s64((double)(f32 * 1000.0f)); /* the product is a float, as on the device */
+    out[4] = to_s64(d64 * 1000.0);
+    out[5] = t.c;
+    out[6] = to_s64(t.d * 1000.0);
+    out[7] = t.i;
+    out[8] = p ? *p : -1;
+    return CUDA_SUCCESS;
+}
+
+/* --- scale_by_coeffs and the globals it reads ------------------------------- */
+
+#define MAX_BINDINGS 64
+
+static pthread_mutex_t bindings_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct binding {
+    CUfunction fn;
+    CUdeviceptr coeffs, counter;
+} bindings[MAX_BINDINGS];
+static unsigned binding_count, binding_next;
+
+void twins_bind_globals(const cus_function *scale_by_coeffs, CUdeviceptr coeffs,
+                        CUdeviceptr counter)
+{
+    CUfunction fn = cus_function_handle(scale_by_coeffs);
+    if (!fn)
+        return;
+    pthread_mutex_lock(&bindings_lock);
+    struct binding *b = NULL;
+    for (unsigned i = 0; i < binding_count && !b; i++)
+        if (bindings[i].fn == fn)
+            b = &bindings[i];
+    if (!b && binding_count < MAX_BINDINGS)
+        b = &bindings[binding_count++];
+    if (!b) /* full: replace the oldest (function handles are never reused before install) */
+        b = &bindings[binding_next++ % MAX_BINDINGS];
+    b->fn = fn;
+    b->coeffs = coeffs;
+    b->counter = counter;
+    pthread_mutex_unlock(&bindings_lock);
+}
+
+static bool find_binding(CUfunction fn, struct binding *out)
+{
+    bool found = false;
+    pthread_mutex_lock(&bindings_lock);
+    for (unsigned i = 0; i < binding_count && !found; i++)
+        if (bindings[i].fn == fn) {
+            *out = bindings[i];
+            found = true;
+        }
+    pthread_mutex_unlock(&bindings_lock);
+    return found;
+}
+
+/* scale_by_coeffs(const float *in, float *out, int n):
+ * out[i] = cusk_coeffs[i % 4] * in[i], and one atomicAdd(&cusk_counter, 1)
+ * per thread with i < n. */
+static CUresult scale_twin(const cus_fake_launch *l, void **args, void *user)
+{
+    (void)user;
+    const float *in = ptr_arg(args[0]);
+    float *out = ptr_arg(args[1]);
+    int n;
+    memcpy(&n, args[2], sizeof n);
+    unsigned long long active = n > 0 ? (unsigned long long)n : 0;
+    if (x_threads(l) < active)
+        active = x_threads(l);
+    if (active == 0)
+        return CUDA_SUCCESS;
+    struct binding b;
+    if (!find_binding(l->handle, &b)) {
+        fprintf(stderr, "twins: scale_by_coeffs (function %p) ran on the fake without "
+                        "twins_bind_globals(): its globals are unknown, nothing computed\n",
+                (void *)l->handle);
+        return CUDA_ERROR_NOT_FOUND; /* a misuse for the fake: the teardown reports it */
+    }
+    const float *coeffs = (const float *)(uintptr_t)b.coeffs;
+    unsigned int *counter = (unsigned int *)(uintptr_t)b.counter;
+    if (unmapped(in) || unmapped(out) || unmapped(coeffs) || unmapped(counter))
+        return CUDA_ERROR_ILLEGAL_ADDRESS;
+    for (unsigned long long c = copies(l); c > 0; c--) {
+        for (unsigned long long i = 0; i < active; i++) {
+            out[i] = coeffs[i % 4] * in[i];
+            (*counter)++;
+        }
+    }
+    return CUDA_SUCCESS;
+}
+
+/* fault(int *bad): *bad = 42 on an address that maps nothing. */
+static CUresult fault_twin(const cus_fake_launch *l, void **args, void *user)
+{
+    (void)l;
+    (void)args;
+    (void)user;
+    return CUDA_ERROR_ILLEGAL_ADDRESS;
+}
+
+static const struct {
+    const char *name;
+    cus_fake_kernel_fn fn;
+} twins[] = {
+    {"sum", sum_twin},         {"saxpy", saxpy_twin},
+    {"empty", empty_twin},     {"empty1", empty_twin},
+    {"empty16", empty_twin},   {"mixed", mixed_twin},
+    {"scale_by_coeffs", scale_twin}, {"fault", fault_twin},
+};
+
+void twins_unregister(void)
+{
+    for (size_t i = 0; i < sizeof twins / sizeof twins[0]; i++)
+        (void)cus_fake_register_kernel(twins[i].name, NULL, NULL);
+}
+
+cus_status twins_register(void)
+{
+    pthread_mutex_lock(&bindings_lock);
+    memset(bindings, 0, sizeof bindings);
+    binding_count = binding_next = 0;
+    pthread_mutex_unlock(&bindings_lock);
+    for (size_t i = 0; i < sizeof twins / sizeof twins[0]; i++) {
+        cus_status st = cus_fake_register_kernel(twins[i].name, twins[i].fn, NULL);
+        if (st != CUS_SUCCESS) {
+            fprintf(stderr, "twins: cannot register %s: %s\n", twins[i].name,
+                    cus_status_name(st));
+            return st;
+        }
+    }
+    return CUS_SUCCESS;
+}
