@@ -44,7 +44,8 @@ typedef struct capture_record {
     cuuint64_t id;
     cus_stream *stream;
     keep_list keep;
-    bool out_of_memory; /* a keep failed: the end reports it */
+    bool out_of_memory;  /* a keep failed: the end reports it */
+    CUresult keep_error; /* a stream's capture could not be read: the end reports it */
 } capture_record;
 
 static pthread_mutex_t captures_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -66,18 +67,37 @@ bool cus_capture_keep_slow_(cus_stream *stream, void *obj, void *(*ref)(void *),
                             cus_release_fn_ release)
 {
     bool kept = false;
-    if (!stream || !obj || !cus_drv_.cuStreamGetCaptureInfo_)
+    if (!stream || !obj)
         return false;
-    /* The stream may have joined a capture begun on another one (through an
-     * event): the capture's id finds the record. */
-    CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+    /* The stream a capture began on is found without asking the driver. */
+    capture_record *origin = NULL;
+    pthread_mutex_lock(&captures_lock);
+    for (capture_record *r = captures; r && !origin; r = r->next)
+        if (r->stream == stream)
+            origin = r;
+    pthread_mutex_unlock(&captures_lock);
     cuuint64_t id = 0;
-    if (cus_drv_.cuStreamGetCaptureInfo_(stream->handle, &status, &id) ||
-        status != CU_STREAM_CAPTURE_STATUS_ACTIVE)
-        return false;
+    if (!origin) {
+        /* It may have joined a capture begun on another stream (through an
+         * event): the capture's id finds the record. */
+        CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+        CUresult q = cus_drv_.cuStreamGetCaptureInfo_(stream->handle, &status, &id);
+        if (q) {
+            /* Whether the work is being captured is unknown, so whether it
+             * dangles at replay is too: every open capture fails its end. */
+            pthread_mutex_lock(&captures_lock);
+            for (capture_record *r = captures; r; r = r->next)
+                if (!r->keep_error)
+                    r->keep_error = q;
+            pthread_mutex_unlock(&captures_lock);
+            return false;
+        }
+        if (status != CU_STREAM_CAPTURE_STATUS_ACTIVE)
+            return false;
+    }
     pthread_mutex_lock(&captures_lock);
     for (capture_record *r = captures; r; r = r->next) {
-        if (r->id != id)
+        if (origin ? r->stream != stream : r->id != id)
             continue;
         keep_list *k = &r->keep;
         if (keep_list_has(k, obj)) {
@@ -100,6 +120,27 @@ bool cus_capture_keep_slow_(cus_stream *stream, void *obj, void *(*ref)(void *),
     }
     pthread_mutex_unlock(&captures_lock);
     return kept;
+}
+
+cus_status cus_capture_refuse_on_(cus_stream *stream, const char *function, const char *what)
+{
+    bool origin = false;
+    pthread_mutex_lock(&captures_lock);
+    for (capture_record *r = captures; r && !origin; r = r->next)
+        origin = r->stream == stream;
+    pthread_mutex_unlock(&captures_lock);
+    CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+    if (!origin) {
+        cuuint64_t id;
+        CUresult r = cus_drv_.cuStreamGetCaptureInfo_(stream->handle, &status, &id);
+        if (r)
+            return cus_context_driver_fail_(stream->ctx, r, function, "cuStreamGetCaptureInfo");
+    }
+    if (origin || status != CU_STREAM_CAPTURE_STATUS_NONE)
+        return cus_fail_(CUS_ERROR_NOT_SUPPORTED, function, NULL,
+                         "%s on a stream being captured: cuscope does not make graph "
+                         "allocations (allocate before the capture)", what);
+    return CUS_SUCCESS;
 }
 
 static void *ref_buffer(void *p) { return cus_buffer_ref(p); }
@@ -185,6 +226,11 @@ struct cus_graph_exec {
     cus_refcount refs;
     CUgraphExec handle;
     cus_graph *graph; /* a reference: what the replays use stays alive */
+    /* Graphs an update replaced: replays queued before it may still use
+     * their objects, so they go with the exec. */
+    cus_graph **retired;
+    size_t nretired;
+    atomic_bool launched;
 };
 
 static void graph_destroy(cus_graph *g)
@@ -202,27 +248,95 @@ static void graph_destroy(cus_graph *g)
 
 CUS_DEFINE_REF_UNREF(cus_graph, graph_destroy)
 
+static CUresult synchronize_call(void *unused)
+{
+    (void)unused;
+    return cus_drv_.cuCtxSynchronize_();
+}
+
+/* Host memory that graphs adopted (host-function records) and that replays
+ * nobody could wait for may still read: kept, reachable, until the process
+ * ends. A few dozen bytes per host function, and only after a failed wait. */
+static pthread_mutex_t orphans_lock = PTHREAD_MUTEX_INITIALIZER;
+static keep_list orphans;
+
+static void orphan_adopted(cus_graph *g)
+{
+    keep_list *k = &g->keep;
+    pthread_mutex_lock(&orphans_lock);
+    size_t kept = 0;
+    for (size_t i = 0; i < k->count; i++) {
+        if (k->items[i].release != free) {
+            k->items[kept++] = k->items[i];
+            continue;
+        }
+        if (orphans.count == orphans.capacity) {
+            size_t want = orphans.capacity ? orphans.capacity * 2 : 16;
+            keep_entry *grown = realloc(orphans.items, want * sizeof *grown);
+            if (!grown)
+                continue; /* lost, never freed: still no use after free */
+            orphans.items = grown;
+            orphans.capacity = want;
+        }
+        orphans.items[orphans.count++] = k->items[i];
+    }
+    k->count = kept;
+    pthread_mutex_unlock(&orphans_lock);
+}
+
 static void exec_destroy(cus_graph_exec *e)
 {
-    if (!atomic_load_explicit(&e->graph->ctx->poison, memory_order_relaxed)) {
+    cus_context *ctx = e->graph->ctx;
+    /* Replays may still be queued: what they use must outlive them. A
+     * context-wide wait, as the exec does not know the streams it ran on.
+     * Device memory is safe either way (its release waits for the device);
+     * host-function records are not, and when the wait fails twice on a
+     * context that is not dead they are orphaned rather than freed. */
+    if (atomic_load_explicit(&e->launched, memory_order_relaxed)) {
+        bool waited = false;
+        for (int attempt = 0; attempt < 2 && !waited; attempt++) {
+            unsigned long errors = cus_destroy_error_count();
+            cus_destroy_in_context_(ctx, "cus_graph_exec_unref", "cuCtxSynchronize",
+                                    synchronize_call, NULL,
+                                    attempt ? "an executable graph (waiting for its replays)"
+                                            : "an executable graph (waiting for its replays; "
+                                              "trying once more)");
+            waited = cus_destroy_error_count() == errors ||
+                     atomic_load_explicit(&ctx->poison, memory_order_relaxed);
+        }
+        if (!waited) {
+            orphan_adopted(e->graph);
+            for (size_t i = 0; i < e->nretired; i++)
+                orphan_adopted(e->retired[i]);
+        }
+    }
+    if (!atomic_load_explicit(&ctx->poison, memory_order_relaxed)) {
         CUresult r = cus_drv_.cuGraphExecDestroy_(e->handle);
         if (r)
             cus_destroy_error_((cus_status)r, "cus_graph_exec_unref", "cuGraphExecDestroy",
                                "destroying executable graph %p", (void *)e->handle);
     }
+    for (size_t i = 0; i < e->nretired; i++)
+        cus_graph_unref(e->retired[i]);
+    free(e->retired);
     cus_graph_unref(e->graph);
     free(e);
 }
 
 CUS_DEFINE_REF_UNREF(cus_graph_exec, exec_destroy)
 
-static cus_status need_graphs(const char *function)
+/* Ends a capture that cus_capture_begin could not track; what cannot be
+ * undone goes to the destroy handler. */
+static void drop_begun_capture(cus_stream *stream)
 {
-    if (!cus_drv_.cuStreamBeginCapture_ || !cus_drv_.cuGraphInstantiateWithFlags_ ||
-        !cus_drv_.cuStreamGetCaptureInfo_ || !cus_drv_.cuGraphExecUpdate_)
-        return cus_fail_(CUS_ERROR_NOT_SUPPORTED, function, NULL,
-                         "the driver lacks the graph entry points cuscope uses (needs 12.0)");
-    return CUS_SUCCESS;
+    CUgraph dropped = NULL;
+    CUresult r = cus_drv_.cuStreamEndCapture_(stream->handle, &dropped);
+    if (r && r != CUDA_ERROR_STREAM_CAPTURE_INVALIDATED)
+        cus_destroy_error_((cus_status)r, "cus_capture_begin", "cuStreamEndCapture",
+                           "ending a capture it could not track");
+    if (dropped && (r = cus_drv_.cuGraphDestroy_(dropped)))
+        cus_destroy_error_((cus_status)r, "cus_capture_begin", "cuGraphDestroy",
+                           "discarding a capture it could not track");
 }
 
 CUS_API cus_capture_guard cus_capture_begin(cus_stream *stream, CUstreamCaptureMode mode)
@@ -238,8 +352,6 @@ CUS_API cus_capture_guard cus_capture_begin(cus_stream *stream, CUstreamCaptureM
                                    : "no stream");
         return g;
     }
-    if ((g.status = need_graphs(__func__)))
-        return g;
     cus_context *ctx = stream->ctx;
     if (atomic_load_explicit(&ctx->poison, memory_order_relaxed)) {
         g.status = cus_context_poisoned_fail_(ctx, __func__);
@@ -261,17 +373,12 @@ CUS_API cus_capture_guard cus_capture_begin(cus_stream *stream, CUstreamCaptureM
             CUstreamCaptureStatus status;
             call = "cuStreamGetCaptureInfo";
             r = cus_drv_.cuStreamGetCaptureInfo_(stream->handle, &status, &rec->id);
-            if (r) { /* cannot track it: do not leave it open */
-                CUgraph dropped = NULL;
-                if (!cus_drv_.cuStreamEndCapture_(stream->handle, &dropped) && dropped)
-                    (void)cus_drv_.cuGraphDestroy_(dropped);
-            }
+            if (r) /* cannot track it: do not leave it open */
+                drop_begun_capture(stream);
         }
         cus_status left = cus_context_leave_(&scope);
         if (!r && left) {
-            CUgraph dropped = NULL;
-            if (!cus_drv_.cuStreamEndCapture_(stream->handle, &dropped) && dropped)
-                (void)cus_drv_.cuGraphDestroy_(dropped);
+            drop_begun_capture(stream);
             r = (CUresult)left;
             call = "cuCtxPopCurrent";
         }
@@ -292,27 +399,42 @@ CUS_API cus_capture_guard cus_capture_begin(cus_stream *stream, CUstreamCaptureM
     return g;
 }
 
-/* Ends the driver's capture and takes the record out; *graph may be NULL. */
-static CUresult end_locked_out(cus_capture_guard *g, CUgraph *graph, capture_record **rec,
-                               const char **call)
+/* Ends the driver's capture; *graph may be NULL. *over says whether the
+ * capture is over: ended, invalidated (which ends it), or no longer there.
+ * Making the context current failing, a capture ended from the wrong thread,
+ * or an end that failed with the stream still capturing leave it open. The
+ * record is taken out when the capture is over, or with `always`. */
+static CUresult end_capture(cus_capture_guard *g, CUgraph *graph, capture_record **rec,
+                            const char **call, bool always, bool *over)
 {
-    pthread_mutex_lock(&captures_lock);
-    *rec = record_take_locked(g->stream);
-    if (*rec)
-        atomic_fetch_sub_explicit(&cus_captures_active_, 1, memory_order_relaxed);
-    pthread_mutex_unlock(&captures_lock);
     cus_context *ctx = g->stream->ctx;
+    *over = false;
+    *rec = NULL;
     cus_context_scope_ scope;
     *call = "cuCtxPushCurrent";
     CUresult r = cus_context_enter_(ctx, &scope);
-    if (r)
-        return r;
-    *call = "cuStreamEndCapture";
-    r = cus_drv_.cuStreamEndCapture_(g->stream->handle, graph);
-    cus_status left = cus_context_leave_(&scope);
-    if (!r && left) {
-        *call = "cuCtxPopCurrent";
-        r = (CUresult)left;
+    if (!r) {
+        *call = "cuStreamEndCapture";
+        r = cus_drv_.cuStreamEndCapture_(g->stream->handle, graph);
+        if (!r || r == CUDA_ERROR_STREAM_CAPTURE_INVALIDATED) {
+            *over = true;
+        } else if (r != CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD) {
+            CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_ACTIVE;
+            *over = cus_drv_.cuStreamIsCapturing_(g->stream->handle, &status) == CUDA_SUCCESS &&
+                    status == CU_STREAM_CAPTURE_STATUS_NONE;
+        }
+        cus_status left = cus_context_leave_(&scope);
+        if (!r && left) {
+            *call = "cuCtxPopCurrent";
+            r = (CUresult)left;
+        }
+    }
+    if (*over || always) {
+        pthread_mutex_lock(&captures_lock);
+        *rec = record_take_locked(g->stream);
+        pthread_mutex_unlock(&captures_lock);
+        if (*rec && atomic_fetch_sub_explicit(&cus_captures_active_, 1, memory_order_relaxed) == 1)
+            (void)cus_release_deferred(); /* what was released while captures were open */
     }
     return r;
 }
@@ -334,10 +456,15 @@ CUS_API cus_status cus_capture_end(cus_capture_guard *guard, cus_graph **out)
     CUgraph h = NULL;
     capture_record *rec = NULL;
     const char *call;
-    CUresult r = end_locked_out(guard, &h, &rec, &call);
+    bool over;
+    CUresult r = end_capture(guard, &h, &rec, &call, false, &over);
     cus_status st = CUS_SUCCESS;
     if (r)
         st = cus_context_driver_fail_(ctx, r, __func__, call);
+    else if (rec && rec->keep_error)
+        st = cus_fail_((cus_status)rec->keep_error, __func__, "cuStreamGetCaptureInfo",
+                       "a stream's capture could not be read while work was captured, so what "
+                       "the graph uses could not be kept alive: the graph is discarded");
     else if (!g || (rec && rec->out_of_memory))
         st = CUS_FAIL(CUS_ERROR_OUT_OF_HOST_MEMORY, NULL,
                       "keeping the captured objects alive: the graph is discarded");
@@ -352,7 +479,8 @@ CUS_API cus_status cus_capture_end(cus_capture_guard *guard, cus_graph **out)
             keep_list_release(&rec->keep);
         free(rec);
         free(g);
-        guard_close(guard);
+        if (over)
+            guard_close(guard); /* else still open: the scope's exit tries again */
         return st;
     }
     cus_refcount_init_(&g->refs);
@@ -376,11 +504,20 @@ CUS_API void cus_capture_abandon(cus_capture_guard *guard)
     CUgraph h = NULL;
     capture_record *rec = NULL;
     const char *call;
-    CUresult r = end_locked_out(guard, &h, &rec, &call);
+    bool over;
+    CUresult r = end_capture(guard, &h, &rec, &call, false, &over);
     /* An invalidated capture is what error paths usually leave: not news. */
     if (r && r != CUDA_ERROR_STREAM_CAPTURE_INVALIDATED)
-        cus_destroy_error_((cus_status)r, "cus_capture_abandon", call,
-                           "ending an abandoned capture");
+        cus_destroy_error_((cus_status)r, "cus_capture_abandon", call, "%s",
+                           over ? "ending an abandoned capture"
+                                : "ending an abandoned capture (trying once more)");
+    if (!over) { /* once more, then give up on it */
+        r = end_capture(guard, &h, &rec, &call, true, &over);
+        if (r && r != CUDA_ERROR_STREAM_CAPTURE_INVALIDATED)
+            cus_destroy_error_((cus_status)r, "cus_capture_abandon", call, "%s",
+                               over ? "ending an abandoned capture"
+                                    : "ending an abandoned capture: the stream may still capture");
+    }
     if (h) {
         CUresult rd = cus_drv_.cuGraphDestroy_(h);
         if (rd)
@@ -398,7 +535,6 @@ CUS_API cus_status cus_stream_is_capturing(cus_stream *stream, bool *capturing)
 {
     CUS_CHECK_NOT_IN_HOST_FN();
     CUS_CHECK_ARG(stream && capturing);
-    CUS_TRY(need_graphs(__func__));
     CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
     CUS_IN_CONTEXT(stream->ctx, "cuStreamIsCapturing",
                    cus_drv_.cuStreamIsCapturing_(stream->handle, &status));
@@ -453,7 +589,10 @@ CUS_API cus_status cus_graph_instantiate(cus_graph *graph, unsigned long long fl
         r = cus_drv_.cuGraphInstantiateWithFlags_(&h, graph->handle, flags);
         cus_status left = cus_context_leave_(&scope);
         if (!r && left) {
-            (void)cus_drv_.cuGraphExecDestroy_(h);
+            CUresult rd = cus_drv_.cuGraphExecDestroy_(h);
+            if (rd)
+                cus_destroy_error_((cus_status)rd, __func__, "cuGraphExecDestroy",
+                                   "discarding the executable graph it cannot return");
             r = (CUresult)left;
             call = "cuCtxPopCurrent";
         }
@@ -492,6 +631,7 @@ CUS_API cus_status cus_graph_exec_launch(cus_graph_exec *exec, cus_stream *strea
     CUstream hs = NULL;
     CUS_TRY(exec_stream(exec, stream, &hs, __func__));
     cus_release_deferred_if_any_();
+    atomic_store_explicit(&exec->launched, true, memory_order_relaxed);
     CUS_IN_CONTEXT(exec->graph->ctx, "cuGraphLaunch", cus_drv_.cuGraphLaunch_(exec->handle, hs));
     return CUS_SUCCESS;
 }
@@ -523,7 +663,7 @@ CUS_API cus_status cus_graph_exec_update(cus_graph_exec *exec, cus_graph *graph,
         return cus_context_driver_fail_(graph->ctx, re, __func__, "cuCtxPushCurrent");
     r = cus_drv_.cuGraphExecUpdate_(exec->handle, graph->handle, &info);
     cus_status left = cus_context_leave_(&scope);
-    if (result)
+    if (result && (!r || r == CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE))
         *result = info.result;
     if (r == CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE)
         return CUS_FAIL((cus_status)r, "cuGraphExecUpdate",
@@ -531,10 +671,21 @@ CUS_API cus_status cus_graph_exec_update(cus_graph_exec *exec, cus_graph *graph,
                         "instantiate it instead", (int)info.result);
     if (r)
         return cus_context_driver_fail_(graph->ctx, r, __func__, "cuGraphExecUpdate");
-    /* The replays now use graph's objects: hold them instead. */
-    cus_graph *old = exec->graph;
-    exec->graph = cus_graph_ref(graph);
-    cus_graph_unref(old);
+    /* Later replays use graph's objects; earlier ones, still queued, may use
+     * the old graph's: the exec holds both. */
+    if (graph != exec->graph) {
+        cus_graph **grown = realloc(exec->retired, (exec->nretired + 1) * sizeof *grown);
+        if (grown) {
+            exec->retired = grown;
+            exec->retired[exec->nretired++] = exec->graph;
+        } else {
+            /* cannot keep it: wait for the queued replays instead */
+            cus_destroy_in_context_(graph->ctx, __func__, "cuCtxSynchronize", synchronize_call,
+                                    NULL, "the graph an update replaced");
+            cus_graph_unref(exec->graph);
+        }
+        exec->graph = cus_graph_ref(graph);
+    }
     if (left)
         return cus_context_driver_fail_(graph->ctx, (CUresult)left, __func__, "cuCtxPopCurrent");
     return CUS_SUCCESS;

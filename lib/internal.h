@@ -89,6 +89,16 @@ static inline void cus_object_freed_(void)
     atomic_fetch_sub_explicit(&cus_live_objects_, 1, memory_order_relaxed);
 }
 
+/* Captures begun through cuscope and not yet ended (graph.c). While one is
+ * open, destructions are deferred to its end: a release's driver call
+ * (cuMemFree, cuModuleUnload, cuMemFreeAsync on a capturing stream) would
+ * invalidate the capture, or be captured into it. */
+CUS_HIDDEN extern atomic_int cus_captures_active_;
+static inline bool cus_captures_open_(void)
+{
+    return atomic_load_explicit(&cus_captures_active_, memory_order_relaxed) != 0;
+}
+
 /* Queues a destruction that must not run on a driver thread. */
 CUS_HIDDEN void cus_defer_destroy_(cus_refcount *r, void *obj, cus_destroy_fn_ destroy);
 /* Runs a destruction with the thread's last error saved and restored. */
@@ -122,7 +132,7 @@ static inline void cus_release_deferred_if_any_(void)
     CUS_API T *T##_unref(T *p)                                                 \
     {                                                                          \
         if (p && cus_refcount_dec_(&p->refs)) {                                \
-            if (CUS_UNLIKELY(cus_in_host_fn_))                                 \
+            if (CUS_UNLIKELY(cus_in_host_fn_ || cus_captures_open_()))         \
                 cus_defer_destroy_(&p->refs, p, T##_destroy_erased_);          \
             else                                                               \
                 cus_run_destroy_(p, T##_destroy_erased_);                      \
@@ -231,9 +241,8 @@ typedef struct cus_global_ {
 
 /* --- graphs and capture (graph.c) ------------------------------------------- */
 
-/* Captures begun through cuscope and not yet ended: while it is 0, the keep
- * calls below cost one relaxed load. */
-CUS_HIDDEN extern atomic_int cus_captures_active_;
+/* While no capture is open (cus_captures_active_ is 0), the keep calls
+ * below cost one relaxed load. */
 typedef void (*cus_release_fn_)(void *obj);
 /* Keeps obj (a new reference taken here, released with `release`) alive with
  * the graph being captured on stream, if stream is in a cuscope capture. */
@@ -242,6 +251,10 @@ CUS_HIDDEN bool cus_capture_keep_slow_(cus_stream *stream, void *obj, void *(*re
 CUS_HIDDEN void cus_capture_keep_buffer_(cus_stream *stream, cus_buffer *buf);
 CUS_HIDDEN void cus_capture_keep_module_(cus_stream *stream, cus_module *mod);
 CUS_HIDDEN void cus_capture_keep_event_(cus_stream *stream, cus_event *ev);
+/* CUS_ERROR_NOT_SUPPORTED, naming `what`, when stream is being captured
+ * (or when that cannot be told: the driver's error); else CUS_SUCCESS. */
+CUS_HIDDEN cus_status cus_capture_refuse_on_(cus_stream *stream, const char *function,
+                                             const char *what);
 /* When stream is in a cuscope capture, hands mem (malloc'd) to the graph,
  * which frees it when it dies, and returns true. */
 CUS_HIDDEN bool cus_capture_adopt_memory_(cus_stream *stream, void *mem);

@@ -126,6 +126,10 @@ CUS_API cus_status cus_buffer_alloc_async(cus_stream *stream, size_t bytes, cus_
 {
     CUS_CHECK_NOT_IN_HOST_FN();
     CUS_CHECK_ARG(stream);
+    /* Inside a capture the driver would make a graph allocation, which lives
+     * by the graph's rules, not a buffer's. */
+    if (CUS_UNLIKELY(cus_captures_open_()))
+        CUS_TRY(cus_capture_refuse_on_(stream, __func__, "a stream-ordered allocation"));
     return buffer_new(stream->ctx, stream, bytes, CUS_BUFFER_STREAM_ORDERED, 0, out, __func__);
 }
 

@@ -39,7 +39,9 @@ void cus_defer_destroy_(cus_refcount *r, void *obj, cus_destroy_fn_ destroy)
 
 CUS_API unsigned int cus_release_deferred(void)
 {
-    if (cus_in_host_fn_)
+    /* Not on a driver thread, and not while a capture is open: the end of the
+     * last one runs them. */
+    if (cus_in_host_fn_ || cus_captures_open_())
         return 0;
     pthread_mutex_lock(&deferred_lock);
     cus_refcount *list = deferred_head;

@@ -101,7 +101,10 @@ typedef enum cus_fake_handle_kind {
     CUS_FAKE_HANDLE_MANAGED_MEMORY,   /* cuMemAllocManaged */
     CUS_FAKE_HANDLE_HOST_REGISTRATION, /* cuMemHostRegister ranges */
     CUS_FAKE_HANDLE_MODULE,           /* cuModuleLoadData* modules */
-    /* later: graphs */
+    /* graphs of stream capture: from cuStreamBeginCapture (the graph being
+     * captured) until cuGraphDestroy, or the end of a failed capture */
+    CUS_FAKE_HANDLE_GRAPH,
+    CUS_FAKE_HANDLE_GRAPH_EXEC,       /* cuGraphInstantiateWithFlags executable graphs */
     CUS_FAKE_HANDLE_KIND_COUNT_
 } cus_fake_handle_kind;
 
@@ -286,12 +289,20 @@ typedef struct cus_fake_launch {
     unsigned int shared_bytes;
     bool cooperative;
     bool extended;            /* launched with cuLaunchKernelEx */
+    /* A launch on a capturing stream: recorded into the graph as a kernel
+     * node, not queued (its replays are recorded again, with graph_exec). */
+    bool captured;
+    /* A kernel node replayed by a cuGraphLaunch of this executable graph
+     * (stream: the launch's stream, as passed); NULL for a stream launch. */
+    CUgraphExec graph_exec;
     size_t nargs;             /* the kernel's parameter count */
     size_t arg_bytes;         /* the packed size (the end of the last parameter) */
     unsigned char args[CUS_FAKE_MAX_LAUNCH_ARG_BYTES]; /* at the kernel's offsets; zeros past arg_bytes */
 } cus_fake_launch;
 
-/* Launches recorded since install (every successful cuLaunchKernel*). */
+/* Launches recorded since install: every successful cuLaunchKernel* (a
+ * captured one too, marked `captured`), and each kernel node of every
+ * successful cuGraphLaunch (marked with its graph_exec), in call order. */
 CUS_API unsigned long cus_fake_launch_count(void);
 /* A copy of the i-th recorded launch (0-based, since install; the last 256 are
  * kept): CUS_ERROR_OUT_OF_RANGE for one not kept or not made,
@@ -311,6 +322,129 @@ typedef CUresult (*cus_fake_kernel_fn)(const cus_fake_launch *launch, void **arg
  * to 64 names: CUS_ERROR_INVALID_ARGUMENT beyond, and for a NULL or empty
  * name. */
 CUS_API cus_status cus_fake_register_kernel(const char *name, cus_fake_kernel_fn fn, void *user);
+
+/* --- stream capture and graphs ---------------------------------------------
+ * cuStreamBeginCapture makes a stream capture: what would be queued on it
+ * (kernel launches, async copies and memsets, host functions, stream-ordered
+ * allocations and frees) becomes nodes of a graph instead, and nothing runs.
+ * cuEventRecord on a capturing stream and cuStreamWaitEvent of that event
+ * are edges, not nodes, as with the driver: a stream that waits on such an
+ * event joins the capture (a fork) and the origin waiting on an event
+ * recorded on the joined stream takes its work back (a join).
+ * cuStreamEndCapture returns the graph; a fork that was never joined is
+ * CUDA_ERROR_STREAM_CAPTURE_UNJOINED. Nodes are kept in capture order, in
+ * which each comes after what it depends on; cuGraphGetNodes lists them in it,
+ * and cuGraphNodeGetType answers their types. cuStreamGetCaptureInfo (every
+ * variant) writes the status, and the id, graph and dependency set (edge
+ * data: zeros) only for an active capture; ids are unique in the process.
+ *
+ * The capture rules (CUDA_ERROR_* below; "invalidates": the capture goes on,
+ * every later operation on its streams answers
+ * CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, and cuStreamEndCapture ends it with
+ * that error and a NULL graph):
+ *   - the legacy stream (NULL, CU_STREAM_LEGACY) cannot capture: _UNSUPPORTED;
+ *   - beginning on a stream that captures (or was joined to a capture):
+ *     CUDA_ERROR_ILLEGAL_STATE; ending one that does not: _ILLEGAL_STATE; on a
+ *     joined stream rather than the origin: _UNMATCHED (invalidates); from
+ *     another thread than the one that began a GLOBAL or THREAD_LOCAL
+ *     capture: _WRONG_THREAD (and it still captures);
+ *   - cuStreamSynchronize or cuStreamQuery of a capturing stream:
+ *     _STREAM_CAPTURE_UNSUPPORTED, and invalidates;
+ *   - work on (or a synchronization of) the legacy stream while a blocking
+ *     stream of its context captures: _STREAM_CAPTURE_IMPLICIT, and
+ *     invalidates (cuStreamIsCapturing and cuStreamGetCaptureInfo of it answer
+ *     _IMPLICIT without invalidating, as documented);
+ *   - "potentially unsafe" calls: cuMemAlloc, cuMemFree, cuMemAllocHost,
+ *     cuMemHostAlloc, cuMemFreeHost, cuMemAllocManaged, cuMemHostRegister,
+ *     cuMemHostUnregister, the synchronous copies and memsets (cuMemcpy*,
+ *     cuMemcpyPeer, cuMemsetD*), cuCtxSynchronize and cuModuleUnload answer
+ *     _STREAM_CAPTURE_UNSUPPORTED, and invalidate the captures that forbid
+ *     them, by the calling thread's mode (cuThreadExchangeStreamCaptureMode,
+ *     GLOBAL by default): in GLOBAL mode, its own captures not begun RELAXED
+ *     and every other thread's GLOBAL capture forbid them; in THREAD_LOCAL
+ *     mode only its own; in RELAXED mode none. An invalidated capture forbids
+ *     nothing more (cleanup code can free);
+ *   - waiting, on a capturing stream, for an event recorded outside the
+ *     capture: _STREAM_CAPTURE_ISOLATION (invalidates); for an event of
+ *     another capture: _STREAM_CAPTURE_MERGE (invalidates the waiting one);
+ *   - an event whose latest record was captured answers
+ *     CUDA_ERROR_CAPTURED_EVENT to cuEventQuery, cuEventSynchronize,
+ *     cuEventElapsedTime, and to cuStreamWaitEvent once its capture is over,
+ *     until it is recorded again outside capture;
+ *   - cuStreamDestroy of a capturing stream ends the capture and destroys its
+ *     graph (the origin), or invalidates it (a joined stream, which leaves).
+ *
+ * Graphs and executable graphs are tracked handles (CUS_FAKE_HANDLE_GRAPH,
+ * _GRAPH_EXEC): the capture's graph exists from cuStreamBeginCapture (it is
+ * what cuStreamGetCaptureInfo_v2 returns) and is destroyed by a failed end.
+ * cuGraphDestroy of the graph of a capture in progress is
+ * CUDA_ERROR_ILLEGAL_STATE, as are instantiating it and updating from it.
+ * NULL handles are CUDA_ERROR_INVALID_VALUE. Destroying a graph leaves
+ * its executable graphs working: instantiation snapshots the nodes. Unknown
+ * and destroyed handles are misuse and CUDA_ERROR_INVALID_VALUE; a context's
+ * death destroys its graphs, executable graphs and captures (not counted as
+ * leaks; a later use is misuse, "used after its context was destroyed"), and
+ * on a poisoned context they follow the rules of the modules above (the
+ * destroys and cuStreamEndCapture still work; cuStreamEndCapture then ends
+ * the capture and returns the sticky error).
+ *
+ * cuGraphLaunch queues the nodes, in order, as ordinary operations on the
+ * stream: they run when the host waits for it, like any other work (host
+ * kernels through their registered implementations, copies and memsets with
+ * the execution checks, host functions on the driver thread), at every
+ * launch; each kernel node is recorded as a launch (graph_exec set). So a
+ * replay whose memory was freed since the capture is reported as use after
+ * free ("... by cuGraphLaunch queued on stream ...") and the operation
+ * skipped; a kernel whose pointer-sized (8-byte) argument points into freed
+ * memory is reported and skipped the same way, replayed or not. A launch of
+ * an executable graph of another context than the stream's is
+ * CUDA_ERROR_INVALID_VALUE. cuGraphUpload validates and queues nothing.
+ * cuGraphInstantiateWithFlags takes AUTO_FREE_ON_LAUNCH, DEVICE_LAUNCH (only
+ * kernel, memcpy and memset nodes, at least one) and USE_NODE_PRIORITY (no
+ * effect); UPLOAD is for cuGraphInstantiateWithParams (not emulated):
+ * CUDA_ERROR_INVALID_VALUE.
+ *
+ * cuGraphExecUpdate (both variants) succeeds when the graph has as many nodes,
+ * of the same types with the same dependencies, in capture order, and then
+ * replaces every parameter; otherwise CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE
+ * with the result (_TOPOLOGY_CHANGED with no error node for a different
+ * count; _NODE_TYPE_CHANGED, _TOPOLOGY_CHANGED (and the mismatched
+ * dependency as errorFromNode), _UNSUPPORTED_FUNCTION_CHANGE for a kernel of
+ * another context, _PARAMETERS_CHANGED for a changed cooperative flag or a
+ * copy or memset operand of another kind of memory or device, _NOT_SUPPORTED
+ * for memory nodes of other allocations, with the graph's node as errorNode)
+ * and the executable graph unchanged. Launches queued before keep what they
+ * had.
+ *
+ * Graph memory: cuMemAllocAsync during capture makes an allocation node whose
+ * address is fixed at the capture; the block counts as device memory (a
+ * handle, and bytes in use) from then until no graph or executable graph holds
+ * it and no launch left it allocated. Each launch's allocation node makes it
+ * usable, in stream order, and a free node (cuMemFreeAsync during capture,
+ * of a graph allocation only: others are CUDA_ERROR_INVALID_VALUE) unusable
+ * again; use outside that is reported like use after free. One not freed in
+ * its graph stays allocated after the launch, until cuMemFreeAsync or
+ * cuMemFree (of it, after such a launch only: otherwise misuse), a graph
+ * that frees it, or the next launch of an exec instantiated with
+ * AUTO_FREE_ON_LAUNCH; relaunching without is CUDA_ERROR_INVALID_VALUE, and
+ * a graph with memory nodes has one executable graph at a time
+ * (CUDA_ERROR_INVALID_VALUE), as documented.
+ *
+ * Deviations from the driver: external event wait nodes
+ * (CU_EVENT_WAIT_EXTERNAL during capture), child graph nodes (a cuGraphLaunch
+ * or cuGraphUpload on a capturing stream) and prefetches during capture are
+ * not emulated: CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, and the capture
+ * invalidated. Graphs come from stream capture only (no cuGraphCreate,
+ * cuGraphAdd*Node, node parameter calls, cuStreamBeginCaptureToGraph or
+ * cuEventRecordWithFlags). CU_STREAM_PER_THREAD is the legacy stream here, so
+ * it cannot capture either. Replays run their nodes one after the other in
+ * capture order on the launch stream (a valid order, with no concurrency
+ * between branches). A failed (fault-injected) cuStreamEndCapture did none of
+ * its work, so the stream still captures. Graph objects are not bound to a
+ * current context: no call here needs one, beyond the stream arguments'. */
+
+/* Captures begun and not yet ended, on any thread (a teardown check). */
+CUS_API size_t cus_fake_active_captures(void);
 
 /* --- faults ---------------------------------------------------------------
  * Injected failures return `result` from the entry point without doing any of

@@ -24,7 +24,31 @@
  * goes. The rule for you: what you pass to a cuscope call during capture is
  * kept; raw CUdeviceptr values and host pointers are not (keep host memory
  * alive yourself, as for any async copy). Buffers passed as launch arguments
- * are kept when they go through the cus_launch macro.
+ * are kept when they go through the cus_launch macro. An executable graph
+ * also keeps the graphs an update replaced (replays queued before the update
+ * may still use their objects), and its last release waits for the replays
+ * still queued in its context (cuCtxSynchronize) before it lets go of them.
+ * If what a graph uses cannot be kept (a capture query failing, no memory),
+ * cus_capture_end fails and discards the graph rather than return one that
+ * could replay into freed memory.
+ *
+ * While a capture begun here is open:
+ *   - every last release of a cuscope object, on any thread, is deferred to
+ *     the end of the last open capture: a destruction's driver call
+ *     (cuMemFree, cuModuleUnload, ...) would be refused and invalidate a
+ *     global capture, or be captured (cuMemFreeAsync on the stream);
+ *   - cus_buffer_alloc_async on a stream being captured is refused
+ *     (CUS_ERROR_NOT_SUPPORTED): the driver would make a graph allocation,
+ *     which follows the graph's lifetime rules, not a buffer's; allocate
+ *     before the capture;
+ *   - the driver's own rules apply to the rest: in GLOBAL mode (and in
+ *     THREAD_LOCAL mode on the capturing thread) synchronous calls such as
+ *     cus_buffer_alloc or cus_copy_to_device fail with
+ *     CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED and invalidate the capture; use
+ *     RELAXED mode to allow them.
+ * When an end fails with the capture still open in the driver (for example
+ * CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD), the guard stays open and the
+ * scope's exit, on the capturing thread, ends it.
  *
  * Every function is thread-safe, returns a cus_status, records the thread's
  * last error on failure and leaves out parameters untouched then; none may be
@@ -107,10 +131,11 @@ CUS_API cus_status cus_graph_exec_launch(cus_graph_exec *exec, cus_stream *strea
 CUS_API cus_status cus_graph_exec_upload(cus_graph_exec *exec, cus_stream *stream);
 
 /* Updates exec in place to replay graph (same topology, new parameters)
- * with cuGraphExecUpdate. On success exec holds graph (and its objects)
- * instead of the one it had. When the driver refuses (a topology change),
- * the status is CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE and *result (may be
- * NULL) says why: instantiate graph instead. */
+ * with cuGraphExecUpdate. On success exec holds graph (and its objects) as
+ * well as the one it had (see above). When the driver refuses (a topology
+ * change), the status is CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE and *result
+ * (may be NULL) says why: instantiate graph instead. *result is written only
+ * when the driver answered (success or that refusal). */
 CUS_API cus_status cus_graph_exec_update(cus_graph_exec *exec, cus_graph *graph,
                                          CUgraphExecUpdateResult *result);
 

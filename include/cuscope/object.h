@@ -86,7 +86,10 @@ CUS_API size_t cus_debug_live_objects(void);
  * destruction (which needs the driver): cus_release_deferred() runs the
  * deferred ones on the calling thread and returns how many (0, doing nothing,
  * when called inside a host function); cuscope also runs them at its next
- * synchronizing call. Thread-safe. */
+ * synchronizing call. While a stream capture begun through cuscope is open
+ * (cuscope/graph.h), every last release is deferred the same way, on any
+ * thread, and runs when the last such capture ends: a destruction's driver
+ * call would invalidate the capture or be captured into it. Thread-safe. */
 CUS_API unsigned int cus_release_deferred(void);
 
 /* Whether the calling thread is running a host function queued by cuscope. */

@@ -100,14 +100,14 @@
       cuOccupancyMaxActiveBlocksPerMultiprocessor, 6050, REQUIRED)             \
     X(cuLaunchKernel, cuLaunchKernel, 4000, REQUIRED)                          \
     X(cuLaunchKernelEx, cuLaunchKernelEx, 11060, OPTIONAL)                     \
-    X(cuStreamBeginCapture, cuStreamBeginCapture, 10010, OPTIONAL) /*TMP*/     \
-    X(cuStreamEndCapture, cuStreamEndCapture, 10000, OPTIONAL) /*TMP*/         \
-    X(cuStreamIsCapturing, cuStreamIsCapturing, 10000, OPTIONAL) /*TMP*/       \
-    X(cuStreamGetCaptureInfo, cuStreamGetCaptureInfo, 10010, OPTIONAL) /*TMP*/ \
-    X(cuGraphDestroy, cuGraphDestroy, 10000, OPTIONAL) /*TMP*/                 \
-    X(cuGraphGetNodes, cuGraphGetNodes, 10000, OPTIONAL) /*TMP*/               \
-    X(cuGraphInstantiateWithFlags, cuGraphInstantiateWithFlags, 11040, OPTIONAL) /*TMP*/ \
-    X(cuGraphExecDestroy, cuGraphExecDestroy, 10000, OPTIONAL) /*TMP*/         \
-    X(cuGraphLaunch, cuGraphLaunch, 10000, OPTIONAL) /*TMP*/                   \
-    X(cuGraphUpload, cuGraphUpload, 11010, OPTIONAL) /*TMP*/                   \
-    X(cuGraphExecUpdate, cuGraphExecUpdate, 12000, OPTIONAL) /*TMP*/
+    X(cuStreamBeginCapture, cuStreamBeginCapture, 10010, REQUIRED)             \
+    X(cuStreamEndCapture, cuStreamEndCapture, 10000, REQUIRED)                 \
+    X(cuStreamIsCapturing, cuStreamIsCapturing, 10000, REQUIRED)               \
+    X(cuStreamGetCaptureInfo, cuStreamGetCaptureInfo, 10010, REQUIRED)         \
+    X(cuGraphDestroy, cuGraphDestroy, 10000, REQUIRED)                         \
+    X(cuGraphGetNodes, cuGraphGetNodes, 10000, REQUIRED)                       \
+    X(cuGraphInstantiateWithFlags, cuGraphInstantiateWithFlags, 11040, REQUIRED) \
+    X(cuGraphExecDestroy, cuGraphExecDestroy, 10000, REQUIRED)                 \
+    X(cuGraphLaunch, cuGraphLaunch, 10000, REQUIRED)                           \
+    X(cuGraphUpload, cuGraphUpload, 11010, REQUIRED)                           \
+    X(cuGraphExecUpdate, cuGraphExecUpdate, 12000, REQUIRED)

@@ -1,6 +1,7 @@
 /* The fake driver's core: the lock, install/uninstall, the call prologue that
  * every counted entry point runs (count, log, the host-function rule, faults,
- * cuInit check), the call log, fault injection and the misuse record. */
+ * cuInit check, the stream-capture rule for unsafe calls), the call log, fault
+ * injection and the misuse record. */
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -144,6 +145,14 @@ bool fake_enter(fake_entry_id id, CUresult *result)
         fake_unlock();
         return false;
     }
+    /* A potentially unsafe call while a capture prohibits it: refused, and
+     * the capture invalidated (fake_graph.c). */
+    if ((fake_entries[id].flags & FAKE_CAPTURE_UNSAFE) && fake_captures_active &&
+        fake_graph_unsafe_call_locked()) {
+        *result = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+        fake_unlock();
+        return false;
+    }
     fake_g.current_call = fake_entries[id].name;
     return true;
 }
@@ -177,8 +186,10 @@ static bool config_valid(const cus_fake_config *cfg)
 /* Drops every handle, fault, counter and log entry, and applies cfg. */
 static void reset_locked(const cus_fake_config *cfg)
 {
-    /* The queues, events and memory first: they point at records that the
+    /* The graphs first (their nodes hold memory and launch payloads), then
+     * the queues, events and memory: they point at records that the
      * registry frees. */
+    fake_graph_reset_locked();
     fake_stream_reset_locked();
     fake_event_reset_locked();
     fake_memory_reset_locked();

@@ -5,7 +5,10 @@
  * complete. Timing: when the record operation executes, the event takes the
  * work counter (memory operations, launches and host functions executed since install)
  * as its time stamp; cuEventElapsedTime answers 0.001 ms per unit between the
- * two stamps. */
+ * two stamps. An event recorded on a capturing stream only marks the
+ * capture's dependency set (fake_graph.c): until its next record outside
+ * capture, queries, synchronizations and timing answer
+ * CUDA_ERROR_CAPTURED_EVENT. */
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -140,10 +143,13 @@ CUresult CUDAAPI fake_cuEventRecord(CUevent hEvent, CUstream hStream)
         return fake_leave(r);
     if (s->ctx != e->ctx) /* documented: "must be from the same context" */
         return fake_leave(CUDA_ERROR_INVALID_HANDLE);
+    if (s->capture) /* a fork or join point, not an operation */
+        return fake_leave(fake_graph_record_locked(s, e));
     fake_op op = {.kind = FAKE_OP_RECORD, .u.record = {e, e->generation + 1}};
     r = fake_stream_enqueue_locked(s, &op, NULL, 0);
     if (r != CUDA_SUCCESS)
         return fake_leave(r);
+    e->capture_id = 0;
     e->generation++;
     e->recorded = true;
     e->stream = s;
@@ -161,6 +167,8 @@ CUresult CUDAAPI fake_cuEventSynchronize(CUevent hEvent)
     CUresult r = fake_event_arg_any_locked(hEvent, &e);
     if (r != CUDA_SUCCESS)
         return fake_leave(r);
+    if (e->capture_id)
+        return fake_leave(CUDA_ERROR_CAPTURED_EVENT);
     if (e->recorded)
         fake_stream_run_to_locked(e->stream, e->pos);
     return fake_leave(e->ctx->sticky);
@@ -173,6 +181,8 @@ CUresult CUDAAPI fake_cuEventQuery(CUevent hEvent)
     CUresult r = fake_event_arg_locked(hEvent, &e);
     if (r != CUDA_SUCCESS)
         return fake_leave(r);
+    if (e->capture_id)
+        return fake_leave(CUDA_ERROR_CAPTURED_EVENT);
     if (!e->recorded)
         return fake_leave(CUDA_SUCCESS);
     r = fake_stream_query_locked(e->stream, e->pos);
@@ -192,6 +202,8 @@ static CUresult elapsed_locked(float *pMilliseconds, CUevent hStart, CUevent hEn
         return r;
     if (!pMilliseconds)
         return CUDA_ERROR_INVALID_VALUE;
+    if (a->capture_id || b->capture_id)
+        return CUDA_ERROR_CAPTURED_EVENT;
     if ((a->flags | b->flags) & CU_EVENT_DISABLE_TIMING)
         return CUDA_ERROR_INVALID_HANDLE;
     if (!a->recorded || !b->recorded || a->ctx != b->ctx)

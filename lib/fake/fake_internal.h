@@ -31,12 +31,16 @@
  *            logs under the base name; newer ones under the driver's exported
  *            name (cuCtxCreate_v4).
  *   flags    FAKE_UNCOUNTED: never counted, logged or failed;
- *            FAKE_BEFORE_INIT: works before cuInit.
+ *            FAKE_BEFORE_INIT: works before cuInit;
+ *            FAKE_CAPTURE_UNSAFE: a "potentially unsafe" call during stream
+ *            capture (an allocation, a free, a synchronous copy or memset, a
+ *            context synchronization): refused by the capture modes' rules
+ *            (fake_graph.c).
  * Newer variants are listed even where cuscope uses an older one, because a
  * real driver answers a request at version V with the newest variant <= V: a
  * fake that handed out the old signature there would break a caller (a tracer,
  * a user) that asks at a newer version. */
-enum { FAKE_UNCOUNTED = 1, FAKE_BEFORE_INIT = 2 };
+enum { FAKE_UNCOUNTED = 1, FAKE_BEFORE_INIT = 2, FAKE_CAPTURE_UNSAFE = 4 };
 
 #define FAKE_ENTRIES(X)                                                               \
     X(cuGetProcAddress, 12000, cuGetProcAddress, FAKE_UNCOUNTED)                      \
@@ -62,7 +66,7 @@ enum { FAKE_UNCOUNTED = 1, FAKE_BEFORE_INIT = 2 };
     X(cuCtxGetCurrent, 4000, cuCtxGetCurrent, 0)                                      \
     X(cuCtxGetDevice, 2000, cuCtxGetDevice, 0)                                        \
     X(cuCtxGetFlags, 7000, cuCtxGetFlags, 0)                                          \
-    X(cuCtxSynchronize, 2000, cuCtxSynchronize, 0)                                    \
+    X(cuCtxSynchronize, 2000, cuCtxSynchronize, FAKE_CAPTURE_UNSAFE)                  \
     X(cuCtxGetApiVersion, 3020, cuCtxGetApiVersion, 0)                                \
     X(cuCtxGetLimit, 3010, cuCtxGetLimit, 0)                                          \
     X(cuCtxSetLimit, 3010, cuCtxSetLimit, 0)                                          \
@@ -91,31 +95,31 @@ enum { FAKE_UNCOUNTED = 1, FAKE_BEFORE_INIT = 2 };
     X(cuEventElapsedTime, 2000, cuEventElapsedTime, 0)                                \
     X(cuEventDestroy, 4000, cuEventDestroy, 0)                                        \
     X(cuMemGetInfo, 3020, cuMemGetInfo, 0)                                            \
-    X(cuMemAlloc, 3020, cuMemAlloc, 0)                                                \
-    X(cuMemFree, 3020, cuMemFree, 0)                                                  \
+    X(cuMemAlloc, 3020, cuMemAlloc, FAKE_CAPTURE_UNSAFE)                              \
+    X(cuMemFree, 3020, cuMemFree, FAKE_CAPTURE_UNSAFE)                                \
     X(cuMemAllocAsync, 11020, cuMemAllocAsync, 0)                                     \
     X(cuMemFreeAsync, 11020, cuMemFreeAsync, 0)                                       \
-    X(cuMemAllocHost, 3020, cuMemAllocHost, 0)                                        \
-    X(cuMemHostAlloc, 2020, cuMemHostAlloc, 0)                                        \
-    X(cuMemFreeHost, 2000, cuMemFreeHost, 0)                                          \
-    X(cuMemAllocManaged, 6000, cuMemAllocManaged, 0)                                  \
-    X(cuMemHostRegister, 6050, cuMemHostRegister, 0)                                  \
-    X(cuMemHostUnregister, 4000, cuMemHostUnregister, 0)                              \
+    X(cuMemAllocHost, 3020, cuMemAllocHost, FAKE_CAPTURE_UNSAFE)                      \
+    X(cuMemHostAlloc, 2020, cuMemHostAlloc, FAKE_CAPTURE_UNSAFE)                      \
+    X(cuMemFreeHost, 2000, cuMemFreeHost, FAKE_CAPTURE_UNSAFE)                        \
+    X(cuMemAllocManaged, 6000, cuMemAllocManaged, FAKE_CAPTURE_UNSAFE)                \
+    X(cuMemHostRegister, 6050, cuMemHostRegister, FAKE_CAPTURE_UNSAFE)                \
+    X(cuMemHostUnregister, 4000, cuMemHostUnregister, FAKE_CAPTURE_UNSAFE)            \
     X(cuMemHostGetDevicePointer, 3020, cuMemHostGetDevicePointer, 0)                  \
     X(cuPointerGetAttribute, 4000, cuPointerGetAttribute, 0)                          \
-    X(cuMemcpy, 4000, cuMemcpy, 0)                                                    \
+    X(cuMemcpy, 4000, cuMemcpy, FAKE_CAPTURE_UNSAFE)                                  \
     X(cuMemcpyAsync, 4000, cuMemcpyAsync, 0)                                          \
-    X(cuMemcpyHtoD, 3020, cuMemcpyHtoD, 0)                                            \
-    X(cuMemcpyDtoH, 3020, cuMemcpyDtoH, 0)                                            \
-    X(cuMemcpyDtoD, 3020, cuMemcpyDtoD, 0)                                            \
+    X(cuMemcpyHtoD, 3020, cuMemcpyHtoD, FAKE_CAPTURE_UNSAFE)                          \
+    X(cuMemcpyDtoH, 3020, cuMemcpyDtoH, FAKE_CAPTURE_UNSAFE)                          \
+    X(cuMemcpyDtoD, 3020, cuMemcpyDtoD, FAKE_CAPTURE_UNSAFE)                          \
     X(cuMemcpyHtoDAsync, 3020, cuMemcpyHtoDAsync, 0)                                  \
     X(cuMemcpyDtoHAsync, 3020, cuMemcpyDtoHAsync, 0)                                  \
     X(cuMemcpyDtoDAsync, 3020, cuMemcpyDtoDAsync, 0)                                  \
-    X(cuMemcpyPeer, 4000, cuMemcpyPeer, 0)                                            \
+    X(cuMemcpyPeer, 4000, cuMemcpyPeer, FAKE_CAPTURE_UNSAFE)                          \
     X(cuMemcpyPeerAsync, 4000, cuMemcpyPeerAsync, 0)                                  \
-    X(cuMemsetD8, 3020, cuMemsetD8, 0)                                                \
-    X(cuMemsetD16, 3020, cuMemsetD16, 0)                                              \
-    X(cuMemsetD32, 3020, cuMemsetD32, 0)                                              \
+    X(cuMemsetD8, 3020, cuMemsetD8, FAKE_CAPTURE_UNSAFE)                              \
+    X(cuMemsetD16, 3020, cuMemsetD16, FAKE_CAPTURE_UNSAFE)                            \
+    X(cuMemsetD32, 3020, cuMemsetD32, FAKE_CAPTURE_UNSAFE)                            \
     X(cuMemsetD8Async, 3020, cuMemsetD8Async, 0)                                      \
     X(cuMemsetD16Async, 3020, cuMemsetD16Async, 0)                                    \
     X(cuMemsetD32Async, 3020, cuMemsetD32Async, 0)                                    \
@@ -125,7 +129,7 @@ enum { FAKE_UNCOUNTED = 1, FAKE_BEFORE_INIT = 2 };
     X(cuModuleLoadData, 2000, cuModuleLoadData, 0)                                    \
     X(cuModuleLoadDataEx, 2010, cuModuleLoadDataEx, 0)                                \
     X(cuModuleLoadFatBinary, 2000, cuModuleLoadFatBinary, 0)                          \
-    X(cuModuleUnload, 2000, cuModuleUnload, 0)                                        \
+    X(cuModuleUnload, 2000, cuModuleUnload, FAKE_CAPTURE_UNSAFE)                      \
     X(cuModuleGetFunction, 2000, cuModuleGetFunction, 0)                              \
     X(cuModuleGetGlobal, 3020, cuModuleGetGlobal, 0)                                  \
     X(cuFuncGetAttribute, 2020, cuFuncGetAttribute, 0)                                \
@@ -137,6 +141,21 @@ enum { FAKE_UNCOUNTED = 1, FAKE_BEFORE_INIT = 2 };
     X(cuOccupancyMaxPotentialBlockSize, 6050, cuOccupancyMaxPotentialBlockSize, 0)    \
     X(cuOccupancyMaxActiveBlocksPerMultiprocessor, 6050,                              \
       cuOccupancyMaxActiveBlocksPerMultiprocessor, 0)                                 \
+    X(cuStreamBeginCapture, 10010, cuStreamBeginCapture, 0)                         \
+    X(cuStreamEndCapture, 10000, cuStreamEndCapture, 0)                             \
+    X(cuStreamIsCapturing, 10000, cuStreamIsCapturing, 0)                           \
+    X(cuStreamGetCaptureInfo, 10010, cuStreamGetCaptureInfo, 0)                     \
+    X(cuStreamGetCaptureInfo, 11030, cuStreamGetCaptureInfo_v2, 0)                  \
+    X(cuThreadExchangeStreamCaptureMode, 10010, cuThreadExchangeStreamCaptureMode, 0) \
+    X(cuGraphDestroy, 10000, cuGraphDestroy, 0)                                     \
+    X(cuGraphGetNodes, 10000, cuGraphGetNodes, 0)                                   \
+    X(cuGraphNodeGetType, 10000, cuGraphNodeGetType, 0)                             \
+    X(cuGraphInstantiateWithFlags, 11040, cuGraphInstantiateWithFlags, 0)           \
+    X(cuGraphExecDestroy, 10000, cuGraphExecDestroy, 0)                             \
+    X(cuGraphLaunch, 10000, cuGraphLaunch, 0)                                       \
+    X(cuGraphUpload, 11010, cuGraphUpload, 0)                                       \
+    X(cuGraphExecUpdate, 10020, cuGraphExecUpdate, 0)                               \
+    X(cuGraphExecUpdate, 12000, cuGraphExecUpdate_v2, 0)                            \
     FAKE_ENTRIES_12020_(X)                                                            \
     FAKE_ENTRIES_12030_(X)                                                            \
     FAKE_ENTRIES_12040_(X)                                                            \
@@ -158,7 +177,9 @@ enum { FAKE_UNCOUNTED = 1, FAKE_BEFORE_INIT = 2 };
 /* Entry points that only exist from 12.3 and 12.4 (not new variants). */
 #if CUDA_VERSION >= 12030
 #define FAKE_HAVE_12030_ENTRIES 1
-#define FAKE_ENTRIES_12030_(X) X(cuFuncGetName, 12030, cuFuncGetName, 0)
+#define FAKE_ENTRIES_12030_(X)                                                 \
+    X(cuFuncGetName, 12030, cuFuncGetName, 0)                                  \
+    X(cuStreamGetCaptureInfo, 12030, cuStreamGetCaptureInfo_v3, 0)
 #else
 #define FAKE_ENTRIES_12030_(X)
 #endif
@@ -190,7 +211,7 @@ enum { FAKE_UNCOUNTED = 1, FAKE_BEFORE_INIT = 2 };
 #define FAKE_HAVE_13000_ENTRIES 1
 #define FAKE_ENTRIES_13000_(X)                                                 \
     X(cuCtxGetDevice, 13000, cuCtxGetDevice_v2, 0)                             \
-    X(cuCtxSynchronize, 13000, cuCtxSynchronize_v2, 0)
+    X(cuCtxSynchronize, 13000, cuCtxSynchronize_v2, FAKE_CAPTURE_UNSAFE)
 #else
 #define FAKE_ENTRIES_13000_(X)
 #endif
@@ -396,7 +417,7 @@ typedef struct fake_op {
     struct CUstream_st *stream; /* set at enqueue */
     uint64_t seq;      /* global enqueue order (context synchronization) */
     CUresult *result;  /* where a synchronous caller wants the outcome, or NULL */
-    union {
+    union fake_op_payload { /* named: a graph node keeps one (fake_graph.c) */
         struct { /* COPY; a NULL fake_mem is unchecked host memory */
             uintptr_t dst, src;
             size_t n;
@@ -442,6 +463,9 @@ struct CUstream_st {
     struct CUstream_st *pend_prev, *pend_next; /* the list of streams with work */
     bool pending_listed;
     unsigned long doomed; /* the teardown ticket that will destroy it */
+    /* The stream capture it takes part in (began on it, or joined through an
+     * event), or NULL: its work becomes graph nodes instead (fake_graph.c). */
+    struct fake_capture *capture;
 };
 
 struct CUevent_st {
@@ -456,6 +480,10 @@ struct CUevent_st {
     bool stamped;                 /* the latest record executed, at work counter `stamp` */
     uint64_t stamp;
     unsigned long doomed;
+    /* The id of the capture that took its latest record (fake_graph.c), or 0:
+     * such an event only orders captured work (fork and join), and answers
+     * CUDA_ERROR_CAPTURED_EVENT to queries, synchronizations and timing. */
+    unsigned long long capture_id;
 };
 
 /* Whether the calling thread is running a host function (the driver thread,
@@ -528,6 +556,15 @@ FAKE_HIDDEN void fake_module_launch_free(fake_launch_exec *exec);
 /* Teardown steps of a context for its modules: mark, then unload (no misuse). */
 FAKE_HIDDEN void fake_module_doom_locked(struct CUctx_st *c, unsigned long ticket);
 FAKE_HIDDEN void fake_module_destroy_doomed_locked(unsigned long ticket);
+/* Graph replay (fake_graph.c): a copy of a captured launch's payload for one
+ * cuGraphLaunch of exec on stream (as passed), NULL when out of memory; and
+ * the launch record of a launch queued (or captured). */
+FAKE_HIDDEN fake_launch_exec *fake_module_launch_replay(const fake_launch_exec *x, CUgraphExec exec,
+                                                        CUstream stream);
+FAKE_HIDDEN void fake_module_record_launch_locked(const fake_launch_exec *x);
+/* What cuGraphExecUpdate compares: the function's context, cooperative. */
+FAKE_HIDDEN CUcontext fake_module_launch_context(const fake_launch_exec *x);
+FAKE_HIDDEN bool fake_module_launch_cooperative(const fake_launch_exec *x);
 /* Drops every module, function, launch record and kernel registration
  * (install, uninstall; after the memory reset, before the registry is cleared). */
 FAKE_HIDDEN void fake_module_reset_locked(void);
@@ -541,6 +578,68 @@ FAKE_HIDDEN CUresult fake_memory_global_new_locked(struct CUctx_st *c, size_t si
                                                    fake_mem **out);
 FAKE_HIDDEN void *fake_memory_global_base(const fake_mem *m);
 FAKE_HIDDEN void fake_memory_global_release_locked(fake_mem *m, bool with_context);
+
+/* --- graph memory and pointer checks (fake_memory.c) ------------------------------
+ * A cuMemAllocAsync during capture makes a graph allocation: device memory
+ * registered at once under the fixed address the node hands out, owned by the
+ * graph bodies that allocate it (holds), made usable by each launch's
+ * allocation node (valid) and unusable again by a free, and released (its
+ * handle and bytes) once no body holds it, no launch left it allocated
+ * (outstanding) and no allocation or free of it is still queued. */
+FAKE_HIDDEN bool fake_memory_is_graph_alloc(const fake_mem *m);
+FAKE_HIDDEN void fake_memory_graph_hold_locked(fake_mem *m);
+FAKE_HIDDEN void fake_memory_graph_drop_locked(fake_mem *m);
+/* Whether an earlier launch left it allocated, with no free queued since. */
+FAKE_HIDDEN bool fake_memory_graph_outstanding(const fake_mem *m);
+FAKE_HIDDEN void fake_memory_graph_set_outstanding_locked(fake_mem *m, bool outstanding);
+/* An ALLOC or FREE operation of it was queued (its execution counts it off). */
+FAKE_HIDDEN void fake_memory_graph_op_queued_locked(fake_mem *m);
+/* For cuGraphExecUpdate: the device of an operand, and whether it is device
+ * memory (device or managed) rather than host memory; NULL is host memory. */
+FAKE_HIDDEN void fake_memory_operand_kind(const fake_mem *m, CUdevice *device, bool *on_device);
+/* At execution: false, with a misuse, when addr lies in freed memory (or in a
+ * graph allocation outside its lifetime); true for live or unknown memory. */
+FAKE_HIDDEN bool fake_memory_pointer_usable_locked(uintptr_t addr, const char *what,
+                                                   const fake_op *op);
+
+/* --- stream capture and graphs (fake_graph.c) ----------------------------------------
+ * While a stream captures (s->capture), what would be queued on it becomes a
+ * node of the capture's graph instead; cuGraphLaunch queues a graph's nodes
+ * as ordinary operations, in capture order. */
+
+/* Captures begun and not yet ended (any thread): 0 makes every hook free. */
+FAKE_HIDDEN extern unsigned long fake_captures_active;
+
+/* The enqueue hook (fake_stream_enqueue_locked), for a capturing stream or a
+ * legacy default stream while captures are active: *handled says whether the
+ * operation was taken (a node, or an error: CUDA_ERROR_STREAM_CAPTURE_IMPLICIT
+ * on a legacy stream while a blocking stream of its context captures,
+ * CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, ...). A LAUNCH payload belongs to the
+ * node on success, as it would to the queue. */
+FAKE_HIDDEN CUresult fake_graph_enqueue_locked(struct CUstream_st *s, const fake_op *proto,
+                                               bool *handled);
+/* cuStreamSynchronize and cuStreamQuery of s: CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED
+ * for a capturing stream, CUDA_ERROR_STREAM_CAPTURE_IMPLICIT for a legacy
+ * stream that a blocking capture blocks; both invalidate the capture. */
+FAKE_HIDDEN CUresult fake_graph_sync_check_locked(struct CUstream_st *s);
+/* cuEventRecord on a capturing stream; cuStreamWaitEvent while captures are
+ * active or of a captured event (*handled false: an ordinary wait). */
+FAKE_HIDDEN CUresult fake_graph_record_locked(struct CUstream_st *s, struct CUevent_st *e);
+FAKE_HIDDEN CUresult fake_graph_wait_locked(struct CUstream_st *s, struct CUevent_st *e,
+                                            unsigned int flags, bool *handled);
+/* A FAKE_CAPTURE_UNSAFE entry point (fake_enter): true when the capture modes
+ * prohibit it for the calling thread; the captures that prohibit it are
+ * invalidated. */
+FAKE_HIDDEN bool fake_graph_unsafe_call_locked(void);
+/* cuStreamDestroy of a capturing stream: the capture is discarded (its origin)
+ * or invalidated (a joined stream, which leaves it). */
+FAKE_HIDDEN void fake_graph_stream_destroyed_locked(struct CUstream_st *s);
+/* Teardown steps of a context for its graphs, executable graphs and captures. */
+FAKE_HIDDEN void fake_graph_doom_locked(struct CUctx_st *c, unsigned long ticket);
+FAKE_HIDDEN void fake_graph_destroy_doomed_locked(struct CUctx_st *c, unsigned long ticket);
+/* Drops every graph, executable graph, node and capture (install, uninstall;
+ * first, before the queues and the memory). */
+FAKE_HIDDEN void fake_graph_reset_locked(void);
 
 /* Stops the driver thread (waiting for every thread that released the lock
  * inside the fake to finish first). Called without the lock, before a reset. */

@@ -13,7 +13,15 @@
  *
  * Checks happen twice: when a call is made (bounds, and the memory live), and
  * when a queued operation executes (the memory still live, and a
- * cuMemAllocAsync block inside its stream-ordered lifetime). */
+ * cuMemAllocAsync block inside its stream-ordered lifetime); a launch's
+ * pointer-sized arguments are checked at execution too (fake_module.c).
+ *
+ * A cuMemAllocAsync during stream capture makes a graph allocation: a block
+ * like the others, registered at the capture under its fixed address, which
+ * each launch's allocation node makes usable (valid) and a free makes
+ * unusable again, held by the graph bodies that allocate it and released
+ * once none does, no launch left it allocated and no allocation or free of it
+ * is queued (fake_graph.c keeps the launch rules). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,6 +67,12 @@ struct fake_mem {
     bool global;           /* a module global: unregistered, uncounted, freed with its module */
     size_t length;         /* of the block */
     unsigned long doomed;
+    /* A graph allocation (async too): the bodies holding it, whether a launch
+     * left it allocated with no free queued since, and its queued ALLOC and
+     * FREE operations. */
+    bool graph;
+    bool outstanding;
+    unsigned long holds, pending;
 };
 
 typedef struct peer_link {
@@ -326,6 +340,11 @@ static void report_dead_locked(const fake_mem *m, uintptr_t addr, const char *wh
                            "module's unload%s%s%s",
                            addr, what, m->ctx_destroyed ? " (with its context)" : "",
                            by ? ", by " : "", by ? by : "");
+    else if (m->graph)
+        fake_misuse_locked("graph allocation 0x%" PRIxPTR " (%s) used after it was released "
+                           "(its graph and executable graphs gone%s, and no launch holding it)%s%s",
+                           addr, what, m->ctx_destroyed ? ", or its context" : "",
+                           by ? ", by " : "", by ? by : "");
     else if (m->async)
         fake_misuse_locked("%s 0x%" PRIxPTR " (%s) used outside its stream-ordered lifetime: "
                            "its cuMemFreeAsync%s already executed%s%s",
@@ -413,11 +432,73 @@ static bool usable_locked(const fake_mem *m, uintptr_t addr, const char *what, c
              op->stream && !op->stream->is_default ? (uintptr_t)op->stream : (uintptr_t)0);
     if (dead)
         report_dead_locked(m, addr, what, by);
+    else if (m->graph)
+        fake_misuse_locked("graph allocation 0x%" PRIxPTR " (%s) used outside its lifetime: no "
+                           "graph launch's allocation node ran for it, or it was freed since, "
+                           "by %s",
+                           addr, what, by);
     else
         fake_misuse_locked("%s 0x%" PRIxPTR " (%s) used outside its stream-ordered lifetime: "
                            "its cuMemAllocAsync has not executed yet, by %s",
                            noun(m), addr, what, by);
     return false;
+}
+
+bool fake_memory_pointer_usable_locked(uintptr_t addr, const char *what, const fake_op *op)
+{
+    const fake_mem *m = containing(allocs, alloc_count, addr);
+    /* Freed memory, and graph memory outside its lifetime; a plain
+     * stream-ordered block used early is the stream order's business. */
+    if (!m || (m->h.state == FAKE_LIVE && (!m->graph || m->valid)))
+        return true;
+    return usable_locked(m, addr, what, op);
+}
+
+/* --- graph allocations ------------------------------------------------------------------------ */
+
+static void graph_retire_locked(fake_mem *m)
+{
+    if (m->graph && m->h.state == FAKE_LIVE && !m->holds && !m->outstanding && !m->pending)
+        release_locked(m);
+}
+
+bool fake_memory_is_graph_alloc(const fake_mem *m)
+{
+    return m->graph && m->h.state == FAKE_LIVE;
+}
+
+void fake_memory_graph_hold_locked(fake_mem *m)
+{
+    m->holds++;
+}
+
+void fake_memory_graph_drop_locked(fake_mem *m)
+{
+    if (m->holds)
+        m->holds--;
+    graph_retire_locked(m);
+}
+
+bool fake_memory_graph_outstanding(const fake_mem *m)
+{
+    return m->outstanding;
+}
+
+void fake_memory_graph_set_outstanding_locked(fake_mem *m, bool outstanding)
+{
+    m->outstanding = outstanding;
+    graph_retire_locked(m);
+}
+
+void fake_memory_graph_op_queued_locked(fake_mem *m)
+{
+    m->pending++;
+}
+
+void fake_memory_operand_kind(const fake_mem *m, CUdevice *device, bool *on_device)
+{
+    *on_device = m && m->h.kind != CUS_FAKE_HANDLE_HOST_MEMORY;
+    *device = m ? m->device : -1;
 }
 
 CUresult fake_memory_execute_locked(const fake_op *op)
@@ -448,13 +529,24 @@ CUresult fake_memory_execute_locked(const fake_op *op)
         return CUDA_SUCCESS;
     }
     case FAKE_OP_ALLOC:
+        if (op->u.mem.mem->graph && op->u.mem.mem->pending)
+            op->u.mem.mem->pending--;
         if (op->u.mem.mem->h.state == FAKE_LIVE)
             op->u.mem.mem->valid = true;
         return CUDA_SUCCESS;
-    case FAKE_OP_FREE:
-        if (op->u.mem.mem->h.state == FAKE_LIVE) /* else gone with its context */
-            release_locked(op->u.mem.mem);
+    case FAKE_OP_FREE: {
+        fake_mem *m = op->u.mem.mem;
+        if (m->graph) { /* the block stays for the next launch, unless nothing holds it */
+            if (m->pending)
+                m->pending--;
+            m->valid = false;
+            graph_retire_locked(m);
+            return CUDA_SUCCESS;
+        }
+        if (m->h.state == FAKE_LIVE) /* else gone with its context */
+            release_locked(m);
         return CUDA_SUCCESS;
+    }
     case FAKE_OP_PREFETCH:
         return usable_locked(op->u.mem.mem, op->u.mem.mem->base, "prefetch range", op)
                    ? CUDA_SUCCESS
@@ -523,6 +615,18 @@ static bool freeable_locked(const fake_mem *m, const char *call)
         return false;
     }
     return true;
+}
+
+/* A graph allocation is freed outside its graph only once a launch left it
+ * allocated (and it was not freed since). */
+static bool graph_freeable_locked(const fake_mem *m, const char *call)
+{
+    if (m->outstanding)
+        return true;
+    fake_misuse_locked("%s of graph allocation 0x%" PRIxPTR ", which no graph launch left "
+                       "allocated (never launched, freed in its graph, or freed already)",
+                       call, m->base);
+    return false;
 }
 
 static bool device_ok(int dev)
@@ -600,6 +704,18 @@ CUresult CUDAAPI fake_cuMemFree(CUdeviceptr dptr)
     }
     if (!freeable_locked(m, "cuMemFree"))
         return fake_leave(CUDA_ERROR_INVALID_VALUE);
+    if (m->graph) {
+        /* Only what a launch left allocated, after that launch. */
+        if (!graph_freeable_locked(m, "cuMemFree"))
+            return fake_leave(CUDA_ERROR_INVALID_VALUE);
+        fake_context_synchronize_locked(m->ctx);
+        if (!freeable_locked(m, "cuMemFree") || !graph_freeable_locked(m, "cuMemFree"))
+            return fake_leave(CUDA_ERROR_INVALID_VALUE);
+        m->valid = false;
+        m->outstanding = false;
+        graph_retire_locked(m);
+        return fake_leave(CUDA_SUCCESS);
+    }
     if (!m->async) {
         /* "may perform implicit synchronization": the owner's queued work
          * (which may use the block) runs first; not for stream-ordered
@@ -631,9 +747,11 @@ CUresult CUDAAPI fake_cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstre
     if (r != CUDA_SUCCESS)
         return fake_leave(r);
     m->async = true;
+    m->graph = s->capture != NULL; /* captured: an allocation node's (fake_graph.c) */
     fake_op op = {.kind = FAKE_OP_ALLOC, .u.mem = {m}};
     r = fake_stream_enqueue_locked(s, &op, NULL, 0);
     if (r != CUDA_SUCCESS) {
+        m->graph = false;
         release_locked(m); /* never handed out */
         return fake_leave(r);
     }
@@ -657,12 +775,27 @@ CUresult CUDAAPI fake_cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream)
                            noun(m), m->base);
         return fake_leave(CUDA_ERROR_INVALID_VALUE);
     }
+    if (s->capture) {
+        /* A free node: of a live graph allocation only (fake_graph.c checks
+         * that its graph does not free it already). */
+        if (m->h.state != FAKE_LIVE && !freeable_locked(m, "cuMemFreeAsync"))
+            return fake_leave(CUDA_ERROR_INVALID_VALUE);
+        fake_op op = {.kind = FAKE_OP_FREE, .u.mem = {m}};
+        return fake_leave(m->graph ? fake_stream_enqueue_locked(s, &op, NULL, 0)
+                                   : CUDA_ERROR_INVALID_VALUE);
+    }
     if (!freeable_locked(m, "cuMemFreeAsync"))
+        return fake_leave(CUDA_ERROR_INVALID_VALUE);
+    if (m->graph && !graph_freeable_locked(m, "cuMemFreeAsync"))
         return fake_leave(CUDA_ERROR_INVALID_VALUE);
     fake_op op = {.kind = FAKE_OP_FREE, .u.mem = {m}};
     r = fake_stream_enqueue_locked(s, &op, NULL, 0);
-    if (r == CUDA_SUCCESS)
+    if (r == CUDA_SUCCESS && m->graph) {
+        m->outstanding = false;
+        m->pending++;
+    } else if (r == CUDA_SUCCESS) {
         m->free_queued = true;
+    }
     return fake_leave(r);
 }
 

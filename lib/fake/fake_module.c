@@ -68,6 +68,8 @@ struct fake_launch_exec {
     unsigned int grid[3], block[3], cluster[3];
     unsigned int shared_bytes;
     bool cooperative, extended;
+    bool captured;          /* a graph node's (its stream was capturing) */
+    CUgraphExec graph_exec; /* a replay's: the executable graph launched */
     size_t nargs, arg_bytes;
     unsigned char args[];
 };
@@ -1121,6 +1123,8 @@ static void fill_record(cus_fake_launch *rec, const fake_launch_exec *x)
     rec->shared_bytes = x->shared_bytes;
     rec->cooperative = x->cooperative;
     rec->extended = x->extended;
+    rec->captured = x->captured;
+    rec->graph_exec = x->graph_exec;
     rec->nargs = x->nargs;
     rec->arg_bytes = x->arg_bytes;
     memcpy(rec->args, x->args, x->arg_bytes);
@@ -1273,20 +1277,49 @@ static CUresult launch_locked(CUfunction hfunc, const launch_cfg *cfg, void **ke
         free(x);
         return r;
     }
+    x->captured = s->capture != NULL; /* then it becomes a graph node (fake_graph.c) */
     fake_op op = {.kind = FAKE_OP_LAUNCH, .u.launch = {x}};
     r = fake_stream_enqueue_locked(s, &op, NULL, 0);
     if (r != CUDA_SUCCESS) {
         free(x);
         return r;
     }
-    /* x now belongs to the queue; the record goes into the ring. */
+    /* x now belongs to the queue (or the graph); the record goes into the ring. */
+    fake_module_record_launch_locked(x);
+    return CUDA_SUCCESS;
+}
+
+void fake_module_record_launch_locked(const fake_launch_exec *x)
+{
     cus_fake_launch *rec = &launch_ring[launch_count % LAUNCH_RING];
     size_t old_bytes = rec->arg_bytes;
     fill_record(rec, x);
     if (old_bytes > x->arg_bytes) /* keep the bytes past arg_bytes zero */
         memset(rec->args + x->arg_bytes, 0, old_bytes - x->arg_bytes);
     launch_count++;
-    return CUDA_SUCCESS;
+}
+
+fake_launch_exec *fake_module_launch_replay(const fake_launch_exec *x, CUgraphExec exec,
+                                            CUstream stream)
+{
+    fake_launch_exec *r = malloc(sizeof *r + x->arg_bytes);
+    if (!r)
+        return NULL;
+    memcpy(r, x, sizeof *r + x->arg_bytes);
+    r->captured = false;
+    r->graph_exec = exec;
+    r->stream = stream;
+    return r;
+}
+
+CUcontext fake_module_launch_context(const fake_launch_exec *x)
+{
+    return x->fn->mod->ctx;
+}
+
+bool fake_module_launch_cooperative(const fake_launch_exec *x)
+{
+    return x->cooperative;
 }
 
 CUresult CUDAAPI fake_cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
@@ -1381,6 +1414,19 @@ CUresult fake_module_execute_launch_locked(const fake_op *op)
                            f->name, op->stream->is_default ? (uintptr_t)0 : (uintptr_t)op->stream,
                            (uintptr_t)f->mod);
         return CUDA_ERROR_INVALID_HANDLE;
+    }
+    /* A pointer-sized argument into freed memory (a replay whose buffer went,
+     * above all) is reported, and the kernel skipped, as a copy would be. */
+    for (size_t i = 0; i < x->nargs; i++) {
+        const fake_image_param *p = &f->fi->params[i];
+        uint64_t v = 0;
+        if (p->size != sizeof v)
+            continue;
+        memcpy(&v, x->args + p->offset, sizeof v);
+        char what[96];
+        snprintf(what, sizeof what, "argument %zu of kernel '%s'", i, f->name);
+        if (v && !fake_memory_pointer_usable_locked((uintptr_t)v, what, op))
+            return CUDA_ERROR_INVALID_VALUE;
     }
     kernel_call k = {.result = CUDA_SUCCESS};
     for (int i = 0; i < MAX_KERNELS; i++) {

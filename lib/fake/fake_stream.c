@@ -22,7 +22,11 @@
  * the runner looks at the queue again (lock_releases tells it one happened).
  * A query in CUS_FAKE_QUERY_STEP mode never waits (tls_nowait), as a real
  * query never blocks: not for another thread's work (it gives up), and not
- * for a host function it hands to the driver thread. */
+ * for a host function it hands to the driver thread.
+ *
+ * A capturing stream queues nothing: fake_stream_enqueue_locked hands what
+ * it is given to fake_graph.c, which makes it a graph node (or refuses it),
+ * and a graph's replay comes back here as ordinary operations. */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -247,6 +251,14 @@ static uintptr_t stream_value(const struct CUstream_st *s)
 CUresult fake_stream_enqueue_locked(struct CUstream_st *s, const fake_op *proto,
                                     const fake_dep *extra, size_t nextra)
 {
+    /* A capturing stream records it instead, and a legacy stream may be
+     * blocked by a capture (fake_graph.c). */
+    if (fake_captures_active && (s->capture || s->is_default)) {
+        bool handled = false;
+        CUresult r = fake_graph_enqueue_locked(s, proto, &handled);
+        if (handled)
+            return r;
+    }
     /* The legacy default stream's implicit dependencies: on the default
      * stream, the earlier work of every blocking stream of the context; on a
      * blocking stream, the earlier work of the default stream. Only streams
@@ -583,6 +595,7 @@ void fake_context_teardown_locked(struct CUctx_st *c)
     fake_event_doom_locked(c, ticket);
     fake_memory_doom_locked(c, ticket);
     fake_module_doom_locked(c, ticket);
+    fake_graph_doom_locked(c, ticket);
 
     /* The work already queued runs, as the device finishes it. */
     run_until_locked(c, next_seq);
@@ -597,6 +610,7 @@ void fake_context_teardown_locked(struct CUctx_st *c)
             fake_handle_set_state_locked(&s->h, FAKE_DESTROYED);
         }
     }
+    fake_graph_destroy_doomed_locked(c, ticket); /* its captures and graphs, before the memory */
     fake_event_destroy_doomed_locked(ticket);
     fake_module_destroy_doomed_locked(ticket); /* its globals before the memory */
     fake_memory_destroy_doomed_locked(c, ticket);
@@ -677,6 +691,8 @@ CUresult CUDAAPI fake_cuStreamDestroy(CUstream hStream)
     CUresult r = fake_stream_arg_any_locked(hStream, &s); /* poisoned or not */
     if (r != CUDA_SUCCESS)
         return fake_leave(r);
+    /* A capture it takes part in loses it (fake_graph.c). */
+    fake_graph_stream_destroyed_locked(s);
     /* Its queued work still runs (whoever synchronizes the context, or an
      * event recorded in it), as the driver releases a stream only once the
      * device is done with it. */
@@ -693,6 +709,9 @@ CUresult CUDAAPI fake_cuStreamSynchronize(CUstream hStream)
     CUresult r = fake_stream_arg_any_locked(hStream, &s);
     if (r != CUDA_SUCCESS)
         return fake_leave(r);
+    /* A capturing stream cannot be waited for (and the capture breaks). */
+    if (fake_captures_active && (r = fake_graph_sync_check_locked(s)) != CUDA_SUCCESS)
+        return fake_leave(r);
     (void)run_to_locked(s, s->enqueued);
     return fake_leave(s->ctx->sticky);
 }
@@ -703,6 +722,8 @@ CUresult CUDAAPI fake_cuStreamQuery(CUstream hStream)
     struct CUstream_st *s = NULL;
     CUresult r = fake_stream_arg_locked(hStream, &s);
     if (r != CUDA_SUCCESS)
+        return fake_leave(r);
+    if (fake_captures_active && (r = fake_graph_sync_check_locked(s)) != CUDA_SUCCESS)
         return fake_leave(r);
     r = fake_stream_query_locked(s, s->enqueued);
     /* A kernel the query ran may have poisoned the context. */
@@ -722,6 +743,13 @@ CUresult CUDAAPI fake_cuStreamWaitEvent(CUstream hStream, CUevent hEvent, unsign
         return fake_leave(r);
     if (Flags & ~(unsigned int)CU_EVENT_WAIT_EXTERNAL)
         return fake_leave(CUDA_ERROR_INVALID_VALUE);
+    /* A fork or join of a capture, or an error a capture causes. */
+    if (fake_captures_active || e->capture_id) {
+        bool handled = false;
+        r = fake_graph_wait_locked(s, e, Flags, &handled);
+        if (handled)
+            return fake_leave(r);
+    }
     /* The record as of now; an event never recorded (or already complete)
      * gives nothing to wait for. The event may be of another context. */
     if (!e->recorded || e->stream->executed >= e->pos)

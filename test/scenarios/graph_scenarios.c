@@ -1,4 +1,475 @@
-/* Scenarios of stream capture and graphs. */
+/* Scenarios of stream capture and graphs (include/cuscope/graph.h): public
+ * API only, valid on the fake and on a real GPU. With kernels
+ * (CUS_TEST_HAVE_KERNELS) the captured work includes a launch of
+ * kernels/saxpy.cu, loaded from its embedded fatbin; on the fake it runs as
+ * the host twin that the harness registers at every install
+ * (harness/twins.c). Without kernels a device-to-device copy stands in.
+ *
+ * Host memory that captured copies use is page-locked and declared before
+ * the stream and the graphs, so that an early return never leaves a queued
+ * replay aimed at memory that is gone. */
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cuscope/event.h>
+#include <cuscope/graph.h>
+#include <cuscope/memory.h>
+#include <cuscope/stream.h>
+
+#ifdef CUS_TEST_HAVE_KERNELS
+#include <cuscope/function.h>
+#include <cuscope/launch.h>
+#include <cuscope/module.h>
+
+#include "cusk-images.h"
+#endif
+
 #include "scenarios.h"
 
-const scenario graph_scenarios[] = {{NULL, NULL}};
+#define EXPECT(cond)                                                           \
+    do {                                                                       \
+        if (!(cond)) {                                                         \
+            fprintf(stderr, "%s:%d: scenario check failed: %s\n", __FILE__, __LINE__, #cond); \
+            return SCN_WRONG;                                                  \
+        }                                                                      \
+    } while (0)
+
+/* An expected failure: any other error is returned as it is (an injected
+ * fault, say), success where a failure was due is a wrong observation. */
+#define EXPECT_FAILS_WITH(expr, want)                                          \
+    do {                                                                       \
+        cus_status got_ = (expr);                                              \
+        if (got_ == CUS_SUCCESS) {                                             \
+            fprintf(stderr, "%s:%d: %s succeeded, expected %s\n", __FILE__, __LINE__, #expr, \
+                    cus_status_name(want));                                    \
+            return SCN_WRONG;                                                  \
+        }                                                                      \
+        if (got_ != (cus_status)(want))                                        \
+            return got_;                                                       \
+    } while (0)
+
+enum { N = 256 };
+
+static cus_status primary0(cus_context **out)
+{
+    cus_device dev;
+    CUS_TRY(cus_device_get(0, &dev));
+    return cus_context_retain_primary(dev, out);
+}
+
+static void fill_floats(float *p, float base, float step)
+{
+    for (int i = 0; i < N; i++)
+        p[i] = base + step * (float)i;
+}
+
+/* The kernel of the scenarios, or its stand-in. */
+typedef struct work {
+    cus_module *mod;    /* NULL without kernels */
+    cus_function *saxpy;
+} work;
+
+static void work_release(work *w)
+{
+#ifdef CUS_TEST_HAVE_KERNELS
+    w->saxpy = cus_function_unref(w->saxpy);
+    w->mod = cus_module_unref(w->mod);
+#else
+    (void)w;
+#endif
+}
+
+#define cus_work_scope __attribute__((cleanup(work_release))) work
+
+static cus_status work_load(cus_context *ctx, work *w)
+{
+#ifdef CUS_TEST_HAVE_KERNELS
+    CUS_TRY(cus_module_load_data(ctx, cusk_saxpy.fatbin, cusk_saxpy.fatbin_size, NULL, &w->mod));
+    CUS_TRY(cus_module_get_function(w->mod, "saxpy", &w->saxpy));
+#else
+    (void)ctx;
+    (void)w;
+#endif
+    return CUS_SUCCESS;
+}
+
+/* b = scale * a + b with the kernel; b = a without (scale is then 1). */
+static cus_status work_queue(const work *w, float scale, cus_buffer *a, cus_buffer *b,
+                             cus_stream *s)
+{
+#ifdef CUS_TEST_HAVE_KERNELS
+    return cus_launch(w->saxpy, cus_grid_for(N, 128), 128, 0, s, scale, a, b,
+                      (unsigned long long)N);
+#else
+    (void)w;
+    (void)scale;
+    return cus_copy_device_async(b, 0, a, 0, N * sizeof(float), s);
+#endif
+}
+
+static float work_scale(float scale)
+{
+#ifdef CUS_TEST_HAVE_KERNELS
+    return scale;
+#else
+    (void)scale;
+    return 1.0f;
+#endif
+}
+
+/* The cuscope objects a capture of work_capture keeps: a, b and the module. */
+static size_t work_kept(void)
+{
+#ifdef CUS_TEST_HAVE_KERNELS
+    return 3;
+#else
+    return 2;
+#endif
+}
+
+static void count_up(void *p)
+{
+    atomic_fetch_add((atomic_int *)p, 1);
+}
+
+/* in -> a (H2D), b = 0 (memset), b = scale * a + b (kernel, or a copy),
+ * b -> out (D2H); a host function when counter is not NULL. */
+static cus_status work_capture(cus_stream *s, CUstreamCaptureMode mode, const work *w,
+                               float scale, cus_buffer *a, cus_buffer *b, const float *in,
+                               float *out, atomic_int *counter, cus_graph **graph)
+{
+    cus_capture_scope(cap, s, mode);
+    CUS_TRY(cap.status);
+    CUS_TRY(cus_copy_to_device_async(a, 0, in, N * sizeof(float), s));
+    CUS_TRY(cus_buffer_fill_u32_async(b, 0, 0, N, s));
+    CUS_TRY(work_queue(w, scale, a, b, s));
+    CUS_TRY(cus_copy_to_host_async(out, b, 0, N * sizeof(float), s));
+    if (counter)
+        CUS_TRY(cus_stream_launch_host_fn(s, count_up, counter));
+    return cus_capture_end(&cap, graph);
+}
+
+static bool result_is(const float *in, const float *out, float scale)
+{
+    for (int i = 0; i < N; i++)
+        if (out[i] != work_scale(scale) * in[i])
+            return false;
+    return true;
+}
+
+/* H2D copy, memset, kernel (or copy), D2H copy and a host function,
+ * captured once, uploaded, replayed three times with new input each time. */
+static cus_status scn_graph_capture_replay(void *arg)
+{
+    (void)arg;
+    static atomic_int counter;
+    atomic_store(&counter, 0);
+    cus_autoptr(cus_context) ctx = NULL;
+    CUS_TRY(primary0(&ctx));
+    cus_autoptr(cus_host_buffer) hin = NULL;
+    cus_autoptr(cus_host_buffer) hout = NULL;
+    CUS_TRY(cus_host_buffer_alloc(ctx, N * sizeof(float), 0, &hin));
+    CUS_TRY(cus_host_buffer_alloc(ctx, N * sizeof(float), 0, &hout));
+    float *in = cus_host_buffer_data(hin), *out = cus_host_buffer_data(hout);
+    cus_autoptr(cus_buffer) a = NULL;
+    cus_autoptr(cus_buffer) b = NULL;
+    CUS_TRY(cus_buffer_alloc(ctx, N * sizeof(float), &a));
+    CUS_TRY(cus_buffer_alloc(ctx, N * sizeof(float), &b));
+    cus_work_scope w = {NULL, NULL};
+    CUS_TRY(work_load(ctx, &w));
+    cus_autoptr(cus_stream) s = NULL;
+    CUS_TRY(cus_stream_create(ctx, CU_STREAM_NON_BLOCKING, 0, &s));
+
+    cus_autoptr(cus_graph) g = NULL;
+    CUS_TRY(work_capture(s, CU_STREAM_CAPTURE_MODE_GLOBAL, &w, 2.0f, a, b, in, out, &counter, &g));
+    bool capturing = true;
+    CUS_TRY(cus_stream_is_capturing(s, &capturing));
+    EXPECT(!capturing);
+    size_t nodes = 0;
+    CUS_TRY(cus_graph_node_count(g, &nodes));
+    EXPECT(nodes == 5);
+    EXPECT(cus_graph_kept_objects(g) == work_kept() + 1); /* + the host function's record */
+    EXPECT(cus_graph_context(g) == ctx);
+    EXPECT(atomic_load(&counter) == 0); /* captured, not run */
+
+    cus_autoptr(cus_graph_exec) e = NULL;
+    CUS_TRY(cus_graph_instantiate(g, 0, &e));
+    CUS_TRY(cus_graph_exec_upload(e, s));
+    for (int r = 0; r < 3; r++) {
+        fill_floats(in, (float)(r + 1), 0.25f);
+        memset(out, 0xff, N * sizeof(float));
+        CUS_TRY(cus_graph_exec_launch(e, s));
+        CUS_TRY(cus_stream_synchronize(s));
+        EXPECT(result_is(in, out, 2.0f));
+        EXPECT(atomic_load(&counter) == r + 1);
+    }
+    EXPECT(cus_context_stack_depth() == 0);
+    return CUS_SUCCESS;
+}
+
+/* A capture that a cuscope check refuses in the middle (a range past the
+ * buffer's end, no driver call): the scope ends the capture. */
+static cus_status capture_past_the_end(cus_stream *s, cus_buffer *a, const float *in,
+                                       cus_graph **graph)
+{
+    cus_capture_scope(cap, s, CU_STREAM_CAPTURE_MODE_GLOBAL);
+    CUS_TRY(cap.status);
+    CUS_TRY(cus_copy_to_device_async(a, 0, in, N * sizeof(float), s));
+    CUS_TRY(cus_copy_to_device_async(a, sizeof(float), in, N * sizeof(float), s));
+    return cus_capture_end(&cap, graph);
+}
+
+/* A capture that the driver refuses in the middle: a stream synchronize
+ * cannot be captured, and invalidates the capture. */
+static cus_status capture_a_synchronize(cus_stream *s, cus_buffer *a, const float *in,
+                                        cus_graph **graph)
+{
+    cus_capture_scope(cap, s, CU_STREAM_CAPTURE_MODE_GLOBAL);
+    CUS_TRY(cap.status);
+    CUS_TRY(cus_copy_to_device_async(a, 0, in, N * sizeof(float), s));
+    CUS_TRY(cus_stream_synchronize(s));
+    return cus_capture_end(&cap, graph);
+}
+
+/* Errors inside captures: each leaves the scope through CUS_TRY, the guard
+ * ends the capture, no capture remains open, the error is the one that
+ * happened, and the stream then works and captures again. */
+static cus_status scn_graph_capture_error_path(void *arg)
+{
+    (void)arg;
+    cus_autoptr(cus_context) ctx = NULL;
+    CUS_TRY(primary0(&ctx));
+    cus_autoptr(cus_host_buffer) hin = NULL;
+    cus_autoptr(cus_host_buffer) hout = NULL;
+    CUS_TRY(cus_host_buffer_alloc(ctx, N * sizeof(float), 0, &hin));
+    CUS_TRY(cus_host_buffer_alloc(ctx, N * sizeof(float), 0, &hout));
+    float *in = cus_host_buffer_data(hin), *out = cus_host_buffer_data(hout);
+    fill_floats(in, 3.0f, 1.0f);
+    cus_autoptr(cus_buffer) a = NULL;
+    CUS_TRY(cus_buffer_alloc(ctx, N * sizeof(float), &a));
+    cus_autoptr(cus_stream) s = NULL;
+    CUS_TRY(cus_stream_create(ctx, CU_STREAM_NON_BLOCKING, 0, &s));
+
+    cus_graph *g = NULL;
+    EXPECT_FAILS_WITH(capture_past_the_end(s, a, in, &g), CUS_ERROR_OUT_OF_RANGE);
+    EXPECT(g == NULL);
+    EXPECT(cus_last_status() == CUS_ERROR_OUT_OF_RANGE);
+    bool capturing = true;
+    CUS_TRY(cus_stream_is_capturing(s, &capturing));
+    EXPECT(!capturing);
+
+    cus_status st = capture_a_synchronize(s, a, in, &g);
+    if (st == CUS_SUCCESS)
+        return SCN_WRONG;
+    if (st != CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED && st != CUDA_ERROR_STREAM_CAPTURE_INVALIDATED)
+        return st;
+    EXPECT(g == NULL);
+    EXPECT(cus_last_status() == st);
+    capturing = true;
+    CUS_TRY(cus_stream_is_capturing(s, &capturing));
+    EXPECT(!capturing);
+
+    /* The stream works, and captures again. */
+    CUS_TRY(cus_copy_to_device_async(a, 0, in, N * sizeof(float), s));
+    CUS_TRY(cus_copy_to_host_async(out, a, 0, N * sizeof(float), s));
+    CUS_TRY(cus_stream_synchronize(s));
+    EXPECT(memcmp(in, out, N * sizeof(float)) == 0);
+    cus_autoptr(cus_graph) good = NULL;
+    {
+        cus_capture_scope(cap, s, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
+        CUS_TRY(cap.status);
+        CUS_TRY(cus_buffer_fill_u32_async(a, 0, 0, N, s));
+        CUS_TRY(cus_copy_to_host_async(out, a, 0, N * sizeof(float), s));
+        CUS_TRY(cus_capture_end(&cap, &good));
+    }
+    cus_autoptr(cus_graph_exec) e = NULL;
+    CUS_TRY(cus_graph_instantiate(good, 0, &e));
+    CUS_TRY(cus_graph_exec_launch(e, s));
+    CUS_TRY(cus_stream_synchronize(s));
+    for (int i = 0; i < N; i++)
+        EXPECT(out[i] == 0.0f);
+    EXPECT(cus_context_stack_depth() == 0);
+    return CUS_SUCCESS;
+}
+
+/* Builds an exec and hands back only it: the stream, the buffers, the module
+ * and the graph are the function's own and go at its return. */
+static cus_status build_exec_alone(cus_context *ctx, const float *in, float *out,
+                                   cus_graph_exec **exec)
+{
+    cus_autoptr(cus_buffer) a = NULL;
+    cus_autoptr(cus_buffer) b = NULL;
+    CUS_TRY(cus_buffer_alloc(ctx, N * sizeof(float), &a));
+    CUS_TRY(cus_buffer_alloc(ctx, N * sizeof(float), &b));
+    cus_work_scope w = {NULL, NULL};
+    CUS_TRY(work_load(ctx, &w));
+    cus_autoptr(cus_stream) s = NULL;
+    CUS_TRY(cus_stream_create(ctx, CU_STREAM_NON_BLOCKING, 0, &s));
+    cus_autoptr(cus_graph) g = NULL;
+    CUS_TRY(work_capture(s, CU_STREAM_CAPTURE_MODE_RELAXED, &w, 3.0f, a, b, in, out, NULL, &g));
+    EXPECT(cus_graph_kept_objects(g) == work_kept());
+    cus_autoptr(cus_graph_exec) e = NULL;
+    CUS_TRY(cus_graph_instantiate(g, 0, &e));
+    *exec = cus_steal(&e);
+    return CUS_SUCCESS;
+}
+
+/* The keep rule: with only the exec left, the replays still find their
+ * buffers and module alive, on a stream made afterwards. */
+static cus_status scn_graph_keep_alive(void *arg)
+{
+    (void)arg;
+    cus_autoptr(cus_context) ctx = NULL;
+    CUS_TRY(primary0(&ctx));
+    cus_autoptr(cus_host_buffer) hin = NULL;
+    cus_autoptr(cus_host_buffer) hout = NULL;
+    CUS_TRY(cus_host_buffer_alloc(ctx, N * sizeof(float), 0, &hin));
+    CUS_TRY(cus_host_buffer_alloc(ctx, N * sizeof(float), 0, &hout));
+    float *in = cus_host_buffer_data(hin), *out = cus_host_buffer_data(hout);
+    size_t before = cus_debug_live_objects();
+    cus_autoptr(cus_graph_exec) e = NULL;
+    CUS_TRY(build_exec_alone(ctx, in, out, &e));
+    /* the exec, its graph, a, b, and the module */
+    EXPECT(cus_debug_live_objects() == before + 2 + work_kept());
+    cus_autoptr(cus_stream) s = NULL;
+    CUS_TRY(cus_stream_create(ctx, CU_STREAM_NON_BLOCKING, 0, &s));
+    for (int r = 0; r < 2; r++) {
+        fill_floats(in, -1.0f * (float)r, 0.5f);
+        memset(out, 0, N * sizeof(float));
+        CUS_TRY(cus_graph_exec_launch(e, s));
+        CUS_TRY(cus_stream_synchronize(s));
+        EXPECT(result_is(in, out, 3.0f));
+    }
+    e = cus_graph_exec_unref(e);
+    EXPECT(cus_debug_live_objects() == before + 1); /* the stream */
+    return CUS_SUCCESS;
+}
+
+/* Update: a graph of the same topology (new scale, new output) takes over
+ * the exec; one of another topology is refused with
+ * CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE, and the exec replays what it had. */
+static cus_status scn_graph_update(void *arg)
+{
+    (void)arg;
+    cus_autoptr(cus_context) ctx = NULL;
+    CUS_TRY(primary0(&ctx));
+    cus_autoptr(cus_host_buffer) hin = NULL;
+    cus_autoptr(cus_host_buffer) hout1 = NULL;
+    cus_autoptr(cus_host_buffer) hout2 = NULL;
+    CUS_TRY(cus_host_buffer_alloc(ctx, N * sizeof(float), 0, &hin));
+    CUS_TRY(cus_host_buffer_alloc(ctx, N * sizeof(float), 0, &hout1));
+    CUS_TRY(cus_host_buffer_alloc(ctx, N * sizeof(float), 0, &hout2));
+    float *in = cus_host_buffer_data(hin);
+    float *out1 = cus_host_buffer_data(hout1), *out2 = cus_host_buffer_data(hout2);
+    fill_floats(in, 1.0f, 1.0f);
+    memset(out1, 0, N * sizeof(float));
+    memset(out2, 0, N * sizeof(float));
+    cus_autoptr(cus_buffer) a = NULL;
+    cus_autoptr(cus_buffer) b = NULL;
+    CUS_TRY(cus_buffer_alloc(ctx, N * sizeof(float), &a));
+    CUS_TRY(cus_buffer_alloc(ctx, N * sizeof(float), &b));
+    cus_work_scope w = {NULL, NULL};
+    CUS_TRY(work_load(ctx, &w));
+    cus_autoptr(cus_stream) s = NULL;
+    CUS_TRY(cus_stream_create(ctx, CU_STREAM_NON_BLOCKING, 0, &s));
+
+    cus_autoptr(cus_graph) g1 = NULL;
+    cus_autoptr(cus_graph) g2 = NULL;
+    cus_autoptr(cus_graph) other = NULL;
+    CUS_TRY(work_capture(s, CU_STREAM_CAPTURE_MODE_GLOBAL, &w, 2.0f, a, b, in, out1, NULL, &g1));
+    CUS_TRY(work_capture(s, CU_STREAM_CAPTURE_MODE_GLOBAL, &w, 4.0f, a, b, in, out2, NULL, &g2));
+    {
+        cus_capture_scope(cap, s, CU_STREAM_CAPTURE_MODE_GLOBAL);
+        CUS_TRY(cap.status);
+        CUS_TRY(cus_copy_to_device_async(a, 0, in, N * sizeof(float), s));
+        CUS_TRY(cus_copy_to_host_async(out2, a, 0, N * sizeof(float), s));
+        CUS_TRY(cus_capture_end(&cap, &other));
+    }
+    cus_autoptr(cus_graph_exec) e = NULL;
+    CUS_TRY(cus_graph_instantiate(g1, 0, &e));
+    CUS_TRY(cus_graph_exec_launch(e, s));
+    CUS_TRY(cus_stream_synchronize(s));
+    EXPECT(result_is(in, out1, 2.0f));
+
+    CUgraphExecUpdateResult why = CU_GRAPH_EXEC_UPDATE_ERROR;
+    CUS_TRY(cus_graph_exec_update(e, g2, &why));
+    EXPECT(why == CU_GRAPH_EXEC_UPDATE_SUCCESS);
+    g2 = cus_graph_unref(g2); /* the exec holds it now */
+    memset(out1, 0, N * sizeof(float));
+    CUS_TRY(cus_graph_exec_launch(e, s));
+    CUS_TRY(cus_stream_synchronize(s));
+    EXPECT(result_is(in, out2, 4.0f));
+    for (int i = 0; i < N; i++)
+        EXPECT(out1[i] == 0.0f);
+
+    why = CU_GRAPH_EXEC_UPDATE_SUCCESS;
+    EXPECT_FAILS_WITH(cus_graph_exec_update(e, other, &why), CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE);
+    EXPECT(why != CU_GRAPH_EXEC_UPDATE_SUCCESS);
+    memset(out2, 0, N * sizeof(float));
+    CUS_TRY(cus_graph_exec_launch(e, s));
+    CUS_TRY(cus_stream_synchronize(s));
+    EXPECT(result_is(in, out2, 4.0f)); /* still the second graph's work */
+    return CUS_SUCCESS;
+}
+
+/* Work forked to a second stream through an event and joined back: one
+ * graph, what the joined stream used kept with it. */
+static cus_status scn_graph_fork_join(void *arg)
+{
+    (void)arg;
+    cus_autoptr(cus_context) ctx = NULL;
+    CUS_TRY(primary0(&ctx));
+    cus_autoptr(cus_host_buffer) hin = NULL;
+    cus_autoptr(cus_host_buffer) hout = NULL;
+    CUS_TRY(cus_host_buffer_alloc(ctx, N * sizeof(float), 0, &hin));
+    CUS_TRY(cus_host_buffer_alloc(ctx, N * sizeof(float), 0, &hout));
+    float *in = cus_host_buffer_data(hin), *out = cus_host_buffer_data(hout);
+    cus_autoptr(cus_stream) s1 = NULL;
+    CUS_TRY(cus_stream_create(ctx, CU_STREAM_NON_BLOCKING, 0, &s1));
+    cus_autoptr(cus_graph_exec) e = NULL;
+    {
+        cus_autoptr(cus_buffer) a = NULL;
+        cus_autoptr(cus_buffer) b = NULL;
+        CUS_TRY(cus_buffer_alloc(ctx, N * sizeof(float), &a));
+        CUS_TRY(cus_buffer_alloc(ctx, N * sizeof(float), &b));
+        cus_autoptr(cus_event) fork = NULL;
+        cus_autoptr(cus_event) join = NULL;
+        CUS_TRY(cus_event_create(ctx, CU_EVENT_DISABLE_TIMING, &fork));
+        CUS_TRY(cus_event_create(ctx, CU_EVENT_DISABLE_TIMING, &join));
+        cus_autoptr(cus_stream) s2 = NULL;
+        CUS_TRY(cus_stream_create(ctx, CU_STREAM_NON_BLOCKING, 0, &s2));
+        cus_autoptr(cus_graph) g = NULL;
+        {
+            cus_capture_scope(cap, s1, CU_STREAM_CAPTURE_MODE_GLOBAL);
+            CUS_TRY(cap.status);
+            CUS_TRY(cus_copy_to_device_async(a, 0, in, N * sizeof(float), s1));
+            CUS_TRY(cus_event_record(fork, s1));
+            CUS_TRY(cus_stream_wait_event(s2, fork));
+            CUS_TRY(cus_copy_device_async(b, 0, a, 0, N * sizeof(float), s2));
+            CUS_TRY(cus_event_record(join, s2));
+            CUS_TRY(cus_stream_wait_event(s1, join));
+            CUS_TRY(cus_copy_to_host_async(out, b, 0, N * sizeof(float), s1));
+            CUS_TRY(cus_capture_end(&cap, &g));
+        }
+        EXPECT(cus_graph_kept_objects(g) == 4); /* a, b, fork, join */
+        CUS_TRY(cus_graph_instantiate(g, 0, &e));
+    }
+    for (int r = 0; r < 2; r++) {
+        fill_floats(in, 10.0f * (float)r, 2.0f);
+        memset(out, 0, N * sizeof(float));
+        CUS_TRY(cus_graph_exec_launch(e, s1));
+        CUS_TRY(cus_stream_synchronize(s1));
+        EXPECT(memcmp(in, out, N * sizeof(float)) == 0);
+    }
+    return CUS_SUCCESS;
+}
+
+const scenario graph_scenarios[] = {
+    {"graph_capture_replay", scn_graph_capture_replay},
+    {"graph_capture_error_path", scn_graph_capture_error_path},
+    {"graph_keep_alive", scn_graph_keep_alive},
+    {"graph_update", scn_graph_update},
+    {"graph_fork_join", scn_graph_fork_join},
+    {NULL, NULL},
+};

@@ -1,0 +1,458 @@
+/* bench-graph: a captured graph of N kernels replayed, cost per kernel,
+ * against N stream launches, raw and through cuscope, side by side in one
+ * process, interleaved in blocks (bench_common.h has the method).
+ *
+ *   replay:   (a) raw: cuStreamBeginCapture, N cuLaunchKernel of the `empty`
+ *             kernel (kernels/empty.cu), cuStreamEndCapture and
+ *             cuGraphInstantiateWithFlags once; then each iteration is
+ *             cuGraphLaunch + cuStreamSynchronize.
+ *             (b) cuscope: the same graph built with cus_capture_begin,
+ *             cus_launch, cus_capture_end and cus_graph_instantiate, each
+ *             iteration cus_graph_exec_launch + cus_stream_synchronize.
+ *   stream:   (c) N launches on the stream + a synchronize, raw
+ *             cuLaunchKernel + cuStreamSynchronize and cus_launch +
+ *             cus_stream_synchronize.
+ *             The four run interleaved in the same rounds, so the graph and
+ *             stream figures compare too. Each iteration is timed on its
+ *             own with the cheap clock; a value is that time / N (per
+ *             kernel).
+ *   build:    capturing the N launches, ending the capture, instantiating
+ *             and destroying the graph and the exec, raw and through cuscope
+ *             (what cuscope's keep list costs while capturing), per kernel.
+ *
+ * N is 1, 10 and 100 unless --nodes gives a list. The function's context is
+ * current on the thread (cuscope's fast path; the raw calls need it).
+ * Runs on the real driver, or on the fake when there is none (it says so):
+ * there the figures are cuscope's own CPU cost, plus the fake's, the same on
+ * both sides. Prints a table; --json prints JSON. --quick runs a few
+ * iterations (CI checks it runs). Never asserts timings. Exits 77 (skipped)
+ * on a driver without graphs. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cudaTypedefs.h>
+
+#include <cuscope/cuscope.h>
+
+#include "bench_common.h"
+#include "cusk-images.h"
+
+#define MAX_SIZES 8
+
+typedef struct raw_api {
+    PFN_cuLaunchKernel_v4000 launch;
+    PFN_cuStreamSynchronize_v2000 sync;
+    PFN_cuStreamBeginCapture_v10010 begin;
+    PFN_cuStreamEndCapture_v10000 end;
+    PFN_cuGraphInstantiateWithFlags_v11040 instantiate;
+    PFN_cuGraphLaunch_v10000 graph_launch;
+    PFN_cuGraphExecDestroy_v10000 exec_destroy;
+    PFN_cuGraphDestroy_v10000 graph_destroy;
+} raw_api;
+
+typedef struct graph_arg {
+    raw_api raw;
+    int n; /* kernels per graph, launches per iteration */
+    cus_function *fn;
+    CUfunction h;
+    cus_stream *stream;
+    CUstream hs;
+    /* the graphs replayed: raw handles, and cuscope's */
+    CUgraph raw_graph;
+    CUgraphExec raw_exec;
+    cus_graph *graph;
+    cus_graph_exec *exec;
+} graph_arg;
+
+/* --- building ------------------------------------------------------------------ */
+
+static int raw_build(graph_arg *c, CUgraph *graph, CUgraphExec *exec)
+{
+    if (c->raw.begin(c->hs, CU_STREAM_CAPTURE_MODE_GLOBAL))
+        return 1;
+    int bad = 0;
+    for (int i = 0; i < c->n; i++)
+        bad |= (int)c->raw.launch(c->h, 1, 1, 1, 1, 1, 1, 0, c->hs, NULL, NULL);
+    CUgraph g = NULL;
+    bad |= (int)c->raw.end(c->hs, &g);
+    if (bad || !g) {
+        if (g)
+            c->raw.graph_destroy(g);
+        return 1;
+    }
+    if (c->raw.instantiate(exec, g, 0)) {
+        c->raw.graph_destroy(g);
+        return 1;
+    }
+    *graph = g;
+    return 0;
+}
+
+static cus_status cus_build(graph_arg *c, cus_graph **graph, cus_graph_exec **exec)
+{
+    cus_autoptr(cus_graph) g = NULL;
+    {
+        cus_capture_scope(cap, c->stream, CU_STREAM_CAPTURE_MODE_GLOBAL);
+        CUS_TRY(cap.status);
+        for (int i = 0; i < c->n; i++)
+            CUS_TRY(cus_launch(c->fn, 1, 1, 0, c->stream));
+        CUS_TRY(cus_capture_end(&cap, &g));
+    }
+    CUS_TRY(cus_graph_instantiate(g, 0, exec));
+    *graph = cus_steal(&g);
+    return CUS_SUCCESS;
+}
+
+/* --- the timed bodies (names start with loop_, as in bench-launch) --------------- */
+
+static BENCH_NOINLINE int loop_raw_replay(void *p, int iters, uint64_t *ticks)
+{
+    graph_arg *c = p;
+    int bad = 0;
+    BENCH_LOOP(iters, ticks, {
+        bad |= (int)c->raw.graph_launch(c->raw_exec, c->hs);
+        bad |= (int)c->raw.sync(c->hs);
+    });
+    return bad;
+}
+
+static BENCH_NOINLINE int loop_cus_replay(void *p, int iters, uint64_t *ticks)
+{
+    graph_arg *c = p;
+    int bad = 0;
+    BENCH_LOOP(iters, ticks, {
+        bad |= cus_graph_exec_launch(c->exec, c->stream);
+        bad |= cus_stream_synchronize(c->stream);
+    });
+    return bad;
+}
+
+static BENCH_NOINLINE int loop_raw_stream(void *p, int iters, uint64_t *ticks)
+{
+    graph_arg *c = p;
+    int bad = 0;
+    BENCH_LOOP(iters, ticks, {
+        for (int k = 0; k < c->n; k++)
+            bad |= (int)c->raw.launch(c->h, 1, 1, 1, 1, 1, 1, 0, c->hs, NULL, NULL);
+        bad |= (int)c->raw.sync(c->hs);
+    });
+    return bad;
+}
+
+static BENCH_NOINLINE int loop_cus_stream(void *p, int iters, uint64_t *ticks)
+{
+    graph_arg *c = p;
+    int bad = 0;
+    BENCH_LOOP(iters, ticks, {
+        for (int k = 0; k < c->n; k++)
+            bad |= cus_launch(c->fn, 1, 1, 0, c->stream);
+        bad |= cus_stream_synchronize(c->stream);
+    });
+    return bad;
+}
+
+static BENCH_NOINLINE int loop_raw_build(void *p, int iters, uint64_t *ticks)
+{
+    graph_arg *c = p;
+    int bad = 0;
+    BENCH_LOOP(iters, ticks, {
+        CUgraph g = NULL;
+        CUgraphExec e = NULL;
+        if (raw_build(c, &g, &e)) {
+            bad = 1;
+        } else {
+            bad |= (int)c->raw.exec_destroy(e);
+            bad |= (int)c->raw.graph_destroy(g);
+        }
+    });
+    return bad;
+}
+
+static BENCH_NOINLINE int loop_cus_build(void *p, int iters, uint64_t *ticks)
+{
+    graph_arg *c = p;
+    int bad = 0;
+    BENCH_LOOP(iters, ticks, {
+        cus_graph *g = NULL;
+        cus_graph_exec *e = NULL;
+        if (cus_build(c, &g, &e)) {
+            bad = 1;
+        } else {
+            cus_graph_exec_unref(e);
+            cus_graph_unref(g);
+        }
+    });
+    return bad;
+}
+
+/* --- reporting ------------------------------------------------------------------- */
+
+/* From per-iteration to per-kernel figures. */
+static void per_kernel(bench_variant *v, int n)
+{
+    for (int b = 0; b < v->nblocks; b++)
+        v->block_ns[b] /= n;
+    for (int i = 0; i < v->ncalls; i++)
+        v->call_ns[i] /= n;
+}
+
+/* A row over single iterations; the ratio of the single-iteration medians,
+ * its spread over the rounds' block ratios (as bench-launch does). */
+static void row_calls(bench_report *r, const char *key, const bench_variant *v,
+                      const bench_variant *raw)
+{
+    bench_stats s = bench_stats_of(v->call_ns, v->ncalls);
+    bench_ratio q = {0};
+    if (raw) {
+        q = bench_ratio_of(raw, v);
+        double mr = bench_stats_of(raw->call_ns, raw->ncalls).median;
+        q.of_medians = mr > 0 ? s.median / mr : 0;
+    }
+    bench_report_row(r, key, v->label, s.median, s.p99, s.n, raw ? &q : NULL);
+}
+
+static int load_empty(const bench_env *env, cus_context *ctx, cus_module **mod, const char **which)
+{
+    if (cus_module_load_data(ctx, cusk_empty.fatbin, cusk_empty.fatbin_size, NULL, mod) == 0) {
+        *which = "fatbin";
+        return 0;
+    }
+    fprintf(stderr, "%s: the fatbin of kernels/empty.cu did not load (%s); trying its PTX\n",
+            env->prog, cus_last_error_message());
+    if (cus_module_load_data(ctx, cusk_empty.ptx, cusk_empty.ptx_size + 1, NULL, mod) == 0) {
+        *which = "PTX";
+        return 0;
+    }
+    return -1;
+}
+
+/* Takes --nodes LIST out of argv (bench_parse_args knows only the common
+ * options). Returns the number of sizes, or -1 on a bad list. */
+static int take_nodes(int *argc, char **argv, int *sizes)
+{
+    int n = 0, out = 1;
+    bool given = false;
+    for (int i = 1; i < *argc; i++) {
+        if (strcmp(argv[i], "--nodes") != 0) {
+            argv[out++] = argv[i];
+            continue;
+        }
+        if (i + 1 >= *argc)
+            return -1;
+        given = true;
+        n = 0;
+        char *list = argv[++i], *end = NULL;
+        for (;;) {
+            long v = strtol(list, &end, 10);
+            if (end == list || v < 1 || v > 100000 || n == MAX_SIZES)
+                return -1;
+            sizes[n++] = (int)v;
+            if (*end == '\0')
+                break;
+            if (*end != ',')
+                return -1;
+            list = end + 1;
+        }
+    }
+    *argc = out;
+    argv[out] = NULL;
+    if (!given) {
+        sizes[0] = 1, sizes[1] = 10, sizes[2] = 100;
+        n = 3;
+    }
+    return n;
+}
+
+static void destroy_graphs(graph_arg *c)
+{
+    if (c->raw_exec)
+        c->raw.exec_destroy(c->raw_exec);
+    if (c->raw_graph)
+        c->raw.graph_destroy(c->raw_graph);
+    c->raw_exec = NULL;
+    c->raw_graph = NULL;
+    c->exec = cus_graph_exec_unref(c->exec);
+    c->graph = cus_graph_unref(c->graph);
+}
+
+/* One size: the replay and stream variants interleaved, then the build. */
+static int measure(const bench_opts *opt, graph_arg *c, bench_report *rep, int blocks)
+{
+    const int n = c->n;
+    int iters = opt->iters ? opt->iters : opt->quick ? 5 : (n >= 1000 ? 10 : 1000 / n);
+    if (iters < 10 && !opt->quick && !opt->iters)
+        iters = 10;
+    if (raw_build(c, &c->raw_graph, &c->raw_exec) || cus_build(c, &c->graph, &c->exec)) {
+        fprintf(stderr, "bench-graph: building the graphs of %d kernels failed: %s\n", n,
+                cus_last_error_message());
+        destroy_graphs(c);
+        return -1;
+    }
+    size_t nodes = 0;
+    if (cus_graph_node_count(c->graph, &nodes) || nodes != (size_t)n) {
+        fprintf(stderr, "bench-graph: the graph has %zu nodes, not %d\n", nodes, n);
+        destroy_graphs(c);
+        return -1;
+    }
+    bench_variant v[] = {
+        {.label = "raw cuGraphLaunch + sync", .body = loop_raw_replay, .arg = c, .per_call = true},
+        {.label = "cus_graph_exec_launch + sync", .body = loop_cus_replay, .arg = c,
+         .per_call = true},
+        {.label = "raw N x cuLaunchKernel + sync", .body = loop_raw_stream, .arg = c,
+         .per_call = true},
+        {.label = "cus N x cus_launch + sync", .body = loop_cus_stream, .arg = c,
+         .per_call = true},
+    };
+    enum { NV = sizeof v / sizeof v[0] };
+    bench_run run = {.blocks = blocks, .iters = iters};
+    int bad = bench_run_variants(&run, v, NV);
+    if (!bad) {
+        for (int k = 0; k < NV; k++)
+            per_kernel(&v[k], n);
+        char title[128], basis[96], key[64];
+        snprintf(title, sizeof title,
+                 "N = %d: a graph of %d kernels replayed, against %d stream launches "
+                 "(%d per block)",
+                 n, n, n, iters);
+        snprintf(basis, sizeof basis, "over single iterations / %d (%s)", n, bench_clock_name());
+        bench_report_section(rep, title, "ns per kernel", basis, "median", "p99");
+        snprintf(key, sizeof key, "raw_replay_%d", n);
+        row_calls(rep, key, &v[0], NULL);
+        snprintf(key, sizeof key, "cus_replay_%d", n);
+        row_calls(rep, key, &v[1], &v[0]);
+        snprintf(key, sizeof key, "raw_stream_%d", n);
+        row_calls(rep, key, &v[2], NULL);
+        snprintf(key, sizeof key, "cus_stream_%d", n);
+        row_calls(rep, key, &v[3], &v[2]);
+        double rg = bench_stats_of(v[0].call_ns, v[0].ncalls).median;
+        double rs = bench_stats_of(v[2].call_ns, v[2].ncalls).median;
+        double cg = bench_stats_of(v[1].call_ns, v[1].ncalls).median;
+        double cs = bench_stats_of(v[3].call_ns, v[3].ncalls).median;
+        bench_report_note(rep, "N = %d: replay / stream launches, per kernel: raw %.3f, cuscope %.3f",
+                          n, rs > 0 ? rg / rs : 0, cs > 0 ? cg / cs : 0);
+    }
+    bench_run_free(&run, v, NV);
+    destroy_graphs(c);
+    if (bad)
+        return -1;
+
+    /* The build: far slower per iteration, so fewer of them. */
+    int build_iters = opt->iters ? opt->iters : opt->quick ? 2 : (n >= 100 ? 5 : 500 / n);
+    if (build_iters < 5 && !opt->quick && !opt->iters)
+        build_iters = 5;
+    int build_blocks = opt->quick ? blocks : blocks / 4 > 5 ? blocks / 4 : 5;
+    if (opt->blocks)
+        build_blocks = opt->blocks;
+    bench_variant b[] = {
+        {.label = "raw capture + end + instantiate + destroy", .body = loop_raw_build, .arg = c,
+         .per_call = true},
+        {.label = "cuscope capture + end + instantiate + unref", .body = loop_cus_build, .arg = c,
+         .per_call = true},
+    };
+    bench_run brun = {.blocks = build_blocks, .iters = build_iters};
+    bad = bench_run_variants(&brun, b, 2);
+    if (!bad) {
+        per_kernel(&b[0], n);
+        per_kernel(&b[1], n);
+        char title[128], basis[96], key[64];
+        snprintf(title, sizeof title, "N = %d: building the graph (%d blocks of %d)", n,
+                 build_blocks, build_iters);
+        snprintf(basis, sizeof basis, "over single builds / %d (%s)", n, bench_clock_name());
+        bench_report_section(rep, title, "ns per kernel", basis, "median", "p99");
+        snprintf(key, sizeof key, "raw_build_%d", n);
+        row_calls(rep, key, &b[0], NULL);
+        snprintf(key, sizeof key, "cus_build_%d", n);
+        row_calls(rep, key, &b[1], &b[0]);
+    }
+    bench_run_free(&brun, b, 2);
+    return bad ? -1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+    int sizes[MAX_SIZES];
+    int nsizes = take_nodes(&argc, argv, sizes);
+    if (nsizes < 0) {
+        fprintf(stderr, "bench-graph: --nodes wants a comma-separated list of up to %d counts "
+                        "from 1 to 100000\n", MAX_SIZES);
+        return 2;
+    }
+    bench_opts opt;
+    if (bench_parse_args("bench-graph", argc, argv, &opt,
+                         "  --nodes N[,N...]  kernels per graph (default 1,10,100)"))
+        return 2;
+    bench_env env;
+    if (bench_env_open("bench-graph", &env))
+        return 1;
+    static const char *const needed[] = {"cuModuleLoadDataEx", "cuLaunchKernel",
+                                         "cuStreamBeginCapture", "cuGraphLaunch",
+                                         "cuGraphInstantiateWithFlags"};
+    for (size_t i = 0; i < sizeof needed / sizeof needed[0]; i++)
+        if (!cus_driver_has(needed[i])) {
+            fprintf(stderr, "bench-graph: the %s driver has no %s: nothing to measure%s\n",
+                    env.driver, needed[i], env.fake ? ": skipped" : "");
+            return env.fake ? 77 : 1;
+        }
+    graph_arg c;
+    memset(&c, 0, sizeof c);
+    const bench_sym syms[] = {
+        {"cuLaunchKernel", 4000, &c.raw.launch},
+        {"cuStreamSynchronize", 2000, &c.raw.sync},
+        {"cuStreamBeginCapture", 10010, &c.raw.begin},
+        {"cuStreamEndCapture", 10000, &c.raw.end},
+        {"cuGraphInstantiateWithFlags", 11040, &c.raw.instantiate},
+        {"cuGraphLaunch", 10000, &c.raw.graph_launch},
+        {"cuGraphExecDestroy", 10000, &c.raw.exec_destroy},
+        {"cuGraphDestroy", 10000, &c.raw.graph_destroy},
+    };
+    if (bench_resolve(&env, syms, sizeof syms / sizeof syms[0]))
+        return 1;
+
+    cus_autoptr(cus_context) ctx = NULL;
+    if (cus_context_retain_primary(env.dev, &ctx))
+        return bench_fail(&env, "cus_context_retain_primary");
+    if (cus_context_push(ctx))
+        return bench_fail(&env, "cus_context_push");
+    cus_autoptr(cus_stream) stream = NULL;
+    cus_autoptr(cus_module) mod = NULL;
+    cus_autoptr(cus_function) fn = NULL;
+    const char *image = "";
+    if (cus_stream_create(ctx, CU_STREAM_NON_BLOCKING, 0, &stream))
+        return bench_fail(&env, "cus_stream_create");
+    if (load_empty(&env, ctx, &mod, &image))
+        return bench_fail(&env, "loading kernels/empty.cu");
+    if (cus_module_get_function(mod, "empty", &fn))
+        return bench_fail(&env, "cus_module_get_function");
+    c.fn = fn;
+    c.h = cus_function_handle(fn);
+    c.stream = stream;
+    c.hs = cus_stream_handle(stream);
+
+    const int blocks = opt.blocks ? opt.blocks : opt.quick ? 3 : 60;
+    bench_report *rep = bench_report_new("graph", &env, &opt, 0, 0);
+    bench_report_note(rep, "%s", env.fake ? "on the fake driver: the figures are cuscope's own CPU "
+                                            "cost (the fake's is the same on both sides)"
+                                          : "on the real driver");
+    bench_report_note(rep, "kernel `empty` of kernels/empty.cu (%s), grid 1, block 1; a "
+                           "non-blocking stream created by cuscope; the context current",
+                      image);
+    bench_report_note(rep, "interleaved: %d rounds of every variant after a warm-up; each "
+                           "iteration timed with %s (%.1f ns per reading pair), divided by N",
+                      blocks, bench_clock_name(), bench_clock_overhead_ns());
+    bench_report_note(rep, "ratio: cuscope/raw of the medians (>1: cuscope slower); in brackets "
+                           "p5..p95 of the per-round ratio of block times");
+    for (int i = 0; i < nsizes; i++) {
+        c.n = sizes[i];
+        if (measure(&opt, &c, rep, blocks)) {
+            bench_report_print(rep, false);
+            cus_context_pop(NULL);
+            return 1;
+        }
+    }
+    bench_report_print(rep, opt.json);
+    if (cus_stream_synchronize(stream))
+        return bench_fail(&env, "the last synchronize");
+    cus_context_pop(NULL);
+    return 0;
+}
