@@ -1,0 +1,20 @@
+# Doxygen's INPUT_FILTER for cuscope's headers (sed -E): their comments are
+# plain C comments, which doxygen skips, so this turns them into doxygen's.
+# The headers themselves stay as they are (VERBATIM_HEADERS shows them whole).
+
+# The header's opening comment, "/* cuscope/x.h: what it is", is the file's.
+1s,^/\* cuscope/[a-z]+\.h: ,/** @file\n * ,
+
+# One-line section rules ("/* --- graphs --- */") and tool markers stay plain.
+/^[[:space:]]*\/\* -{3}.*\*\/[[:space:]]*$/b
+/^[[:space:]]*\/\* clang-format/b
+
+# A section comment with text under its rule documents what follows it, with
+# the section's title as its first words.
+s,^([[:space:]]*)/\* -{3} (.*[^ -]) -+[[:space:]]*$,\1/** \2:,
+
+# A comment after a member, an enumerator or a parameter documents it.
+s,([;,])([[:space:]]*)/\* ,\1\2/**< ,
+
+# A comment on lines of its own documents what follows it.
+s,^([[:space:]]*)/\* ,\1/** ,
