@@ -220,11 +220,18 @@ struct cus_graph {
     CUgraph handle;
     cus_context *ctx; /* a reference */
     keep_list keep;
+    /* The driver does not synchronize a graph: cuscope serializes the calls
+     * that read it (node count, instantiate). */
+    pthread_mutex_t lock;
 };
 
 struct cus_graph_exec {
     cus_refcount refs;
     CUgraphExec handle;
+    cus_context *ctx; /* its graphs' (they hold it) */
+    /* The driver does not synchronize an executable graph: cuscope
+     * serializes its launches, uploads and updates. */
+    pthread_mutex_t lock;
     cus_graph *graph; /* a reference: what the replays use stays alive */
     /* Graphs an update replaced: replays queued before it may still use
      * their objects, so they go with the exec. */
@@ -243,6 +250,7 @@ static void graph_destroy(cus_graph *g)
     }
     keep_list_release(&g->keep);
     cus_context_unref(g->ctx);
+    pthread_mutex_destroy(&g->lock);
     free(g);
 }
 
@@ -320,6 +328,7 @@ static void exec_destroy(cus_graph_exec *e)
         cus_graph_unref(e->retired[i]);
     free(e->retired);
     cus_graph_unref(e->graph);
+    pthread_mutex_destroy(&e->lock);
     free(e);
 }
 
@@ -484,6 +493,7 @@ CUS_API cus_status cus_capture_end(cus_capture_guard *guard, cus_graph **out)
         return st;
     }
     cus_refcount_init_(&g->refs);
+    pthread_mutex_init(&g->lock, NULL);
     g->handle = h;
     g->ctx = cus_context_ref(ctx);
     if (rec) {
@@ -563,7 +573,9 @@ CUS_API cus_status cus_graph_node_count(cus_graph *graph, size_t *count)
     CUS_CHECK_ARG(graph && count);
     CUS_CHECK_POISON(graph->ctx);
     size_t n = 0;
+    pthread_mutex_lock(&graph->lock);
     CUresult r = cus_drv_.cuGraphGetNodes_(graph->handle, NULL, &n);
+    pthread_mutex_unlock(&graph->lock);
     if (r)
         return cus_context_driver_fail_(graph->ctx, r, __func__, "cuGraphGetNodes");
     *count = n;
@@ -586,7 +598,9 @@ CUS_API cus_status cus_graph_instantiate(cus_graph *graph, unsigned long long fl
     CUresult r = cus_context_enter_(graph->ctx, &scope);
     if (!r) {
         call = "cuGraphInstantiateWithFlags";
+        pthread_mutex_lock(&graph->lock);
         r = cus_drv_.cuGraphInstantiateWithFlags_(&h, graph->handle, flags);
+        pthread_mutex_unlock(&graph->lock);
         cus_status left = cus_context_leave_(&scope);
         if (!r && left) {
             CUresult rd = cus_drv_.cuGraphExecDestroy_(h);
@@ -602,6 +616,8 @@ CUS_API cus_status cus_graph_instantiate(cus_graph *graph, unsigned long long fl
         return cus_context_driver_fail_(graph->ctx, r, __func__, call);
     }
     cus_refcount_init_(&e->refs);
+    pthread_mutex_init(&e->lock, NULL);
+    e->ctx = graph->ctx;
     e->handle = h;
     e->graph = cus_graph_ref(graph);
     *out = e;
@@ -616,11 +632,24 @@ CUS_API CUgraphExec cus_graph_exec_handle(const cus_graph_exec *exec)
 static cus_status exec_stream(cus_graph_exec *exec, cus_stream *stream, CUstream *hs,
                               const char *function)
 {
-    if (stream && stream->ctx->handle != exec->graph->ctx->handle)
+    if (stream && stream->ctx->handle != exec->ctx->handle)
         return cus_fail_(CUS_ERROR_CONTEXT_MISMATCH, function, NULL,
                          "the stream belongs to context %p, the graph to %p",
-                         (void *)stream->ctx->handle, (void *)exec->graph->ctx->handle);
+                         (void *)stream->ctx->handle, (void *)exec->ctx->handle);
     *hs = stream ? stream->handle : NULL;
+    return CUS_SUCCESS;
+}
+
+static cus_status exec_launch_locked(cus_graph_exec *exec, CUstream hs, const char *function)
+{
+    atomic_store_explicit(&exec->launched, true, memory_order_relaxed);
+    CUS_IN_CONTEXT_AS(function, exec->ctx, "cuGraphLaunch", cus_drv_.cuGraphLaunch_(exec->handle, hs));
+    return CUS_SUCCESS;
+}
+
+static cus_status exec_upload_locked(cus_graph_exec *exec, CUstream hs, const char *function)
+{
+    CUS_IN_CONTEXT_AS(function, exec->ctx, "cuGraphUpload", cus_drv_.cuGraphUpload_(exec->handle, hs));
     return CUS_SUCCESS;
 }
 
@@ -631,9 +660,10 @@ CUS_API cus_status cus_graph_exec_launch(cus_graph_exec *exec, cus_stream *strea
     CUstream hs = NULL;
     CUS_TRY(exec_stream(exec, stream, &hs, __func__));
     cus_release_deferred_if_any_();
-    atomic_store_explicit(&exec->launched, true, memory_order_relaxed);
-    CUS_IN_CONTEXT(exec->graph->ctx, "cuGraphLaunch", cus_drv_.cuGraphLaunch_(exec->handle, hs));
-    return CUS_SUCCESS;
+    pthread_mutex_lock(&exec->lock);
+    cus_status st = exec_launch_locked(exec, hs, __func__);
+    pthread_mutex_unlock(&exec->lock);
+    return st;
 }
 
 CUS_API cus_status cus_graph_exec_upload(cus_graph_exec *exec, cus_stream *stream)
@@ -642,35 +672,50 @@ CUS_API cus_status cus_graph_exec_upload(cus_graph_exec *exec, cus_stream *strea
     CUS_CHECK_ARG(exec);
     CUstream hs = NULL;
     CUS_TRY(exec_stream(exec, stream, &hs, __func__));
-    CUS_IN_CONTEXT(exec->graph->ctx, "cuGraphUpload", cus_drv_.cuGraphUpload_(exec->handle, hs));
-    return CUS_SUCCESS;
+    pthread_mutex_lock(&exec->lock);
+    cus_status st = exec_upload_locked(exec, hs, __func__);
+    pthread_mutex_unlock(&exec->lock);
+    return st;
 }
+
+static cus_status exec_update_locked(cus_graph_exec *exec, cus_graph *graph,
+                                     CUgraphExecUpdateResult *result, const char *function);
 
 CUS_API cus_status cus_graph_exec_update(cus_graph_exec *exec, cus_graph *graph,
                                          CUgraphExecUpdateResult *result)
 {
     CUS_CHECK_NOT_IN_HOST_FN();
     CUS_CHECK_ARG(exec && graph);
-    if (graph->ctx->handle != exec->graph->ctx->handle)
-        return CUS_FAIL(CUS_ERROR_CONTEXT_MISMATCH, NULL, "the graph belongs to another context");
+    pthread_mutex_lock(&exec->lock);
+    cus_status st = exec_update_locked(exec, graph, result, __func__);
+    pthread_mutex_unlock(&exec->lock);
+    return st;
+}
+
+static cus_status exec_update_locked(cus_graph_exec *exec, cus_graph *graph,
+                                     CUgraphExecUpdateResult *result, const char *function)
+{
+    if (graph->ctx->handle != exec->ctx->handle)
+        return cus_fail_(CUS_ERROR_CONTEXT_MISMATCH, function, NULL, "the graph belongs to another context");
     CUgraphExecUpdateResultInfo info;
     memset(&info, 0, sizeof info);
     CUresult r = CUDA_SUCCESS;
-    CUS_CHECK_POISON(graph->ctx);
+    if (atomic_load_explicit(&graph->ctx->poison, memory_order_relaxed))
+        return cus_context_poisoned_fail_(graph->ctx, function);
     cus_context_scope_ scope;
     CUresult re = cus_context_enter_(graph->ctx, &scope);
     if (re)
-        return cus_context_driver_fail_(graph->ctx, re, __func__, "cuCtxPushCurrent");
+        return cus_context_driver_fail_(graph->ctx, re, function, "cuCtxPushCurrent");
     r = cus_drv_.cuGraphExecUpdate_(exec->handle, graph->handle, &info);
     cus_status left = cus_context_leave_(&scope);
     if (result && (!r || r == CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE))
         *result = info.result;
     if (r == CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE)
-        return CUS_FAIL((cus_status)r, "cuGraphExecUpdate",
+        return cus_fail_((cus_status)r, function, "cuGraphExecUpdate",
                         "the graph cannot update this executable graph (result %d): "
                         "instantiate it instead", (int)info.result);
     if (r)
-        return cus_context_driver_fail_(graph->ctx, r, __func__, "cuGraphExecUpdate");
+        return cus_context_driver_fail_(graph->ctx, r, function, "cuGraphExecUpdate");
     /* Later replays use graph's objects; earlier ones, still queued, may use
      * the old graph's: the exec holds both. */
     if (graph != exec->graph) {
@@ -680,13 +725,13 @@ CUS_API cus_status cus_graph_exec_update(cus_graph_exec *exec, cus_graph *graph,
             exec->retired[exec->nretired++] = exec->graph;
         } else {
             /* cannot keep it: wait for the queued replays instead */
-            cus_destroy_in_context_(graph->ctx, __func__, "cuCtxSynchronize", synchronize_call,
+            cus_destroy_in_context_(graph->ctx, function, "cuCtxSynchronize", synchronize_call,
                                     NULL, "the graph an update replaced");
             cus_graph_unref(exec->graph);
         }
         exec->graph = cus_graph_ref(graph);
     }
     if (left)
-        return cus_context_driver_fail_(graph->ctx, (CUresult)left, __func__, "cuCtxPopCurrent");
+        return cus_context_driver_fail_(graph->ctx, (CUresult)left, function, "cuCtxPopCurrent");
     return CUS_SUCCESS;
 }

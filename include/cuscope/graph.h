@@ -52,7 +52,11 @@
  *
  * Every function is thread-safe, returns a cus_status, records the thread's
  * last error on failure and leaves out parameters untouched then; none may be
- * called from a host function.
+ * called from a host function. The driver does not synchronize graph
+ * objects (calls on one CUgraph or CUgraphExec must be serialized): cuscope
+ * serializes its own calls on each cus_graph and cus_graph_exec with a lock,
+ * so one executable graph may be launched from several threads. Calls made
+ * on their raw handles are yours to serialize.
  */
 #ifndef CUSCOPE_GRAPH_H
 #define CUSCOPE_GRAPH_H

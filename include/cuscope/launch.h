@@ -17,6 +17,10 @@
  * The launch allocates nothing, takes no lock, and makes one driver call
  * (cuLaunchKernel) when the function's context is current on the calling
  * thread; otherwise it is made current for the call and the stack restored.
+ * (While a stream capture begun through cuscope is open, it also notes what
+ * the graph must keep alive, under a lock, and may ask the driver which
+ * capture the stream is in; releases deferred out of host functions run
+ * first when there are any.)
  * A stream of another context than the function's fails with
  * CUS_ERROR_CONTEXT_MISMATCH. Launch failures are reported by the launch;
  * faults inside the kernel by a later synchronizing call.

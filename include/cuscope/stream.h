@@ -12,8 +12,9 @@
  * cuscope: a cuscope call made from inside one fails with
  * CUS_ERROR_IN_HOST_FUNCTION and makes no driver call. Dropping a reference
  * there is allowed: if it is the last one, the object's destruction (which
- * needs the driver) is deferred to the next cuscope call made outside a host
- * function on any thread, or to cus_release_deferred() (cuscope/object.h).
+ * needs the driver) is deferred: it runs at the next synchronizing call,
+ * stream query, launch or object creation made outside a host function on
+ * any thread, or at cus_release_deferred() (cuscope/object.h).
  *
  * Functions are thread-safe (a stream may be used from several threads, as
  * with the driver), return a cus_status, record the thread's last error on
