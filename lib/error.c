@@ -40,6 +40,8 @@ CUS_PRINTF(5, 0) static void format_record(error_record *rec, cus_status status,
 cus_status cus_fail_(cus_status status, const char *function, const char *driver_call,
                      const char *fmt, ...)
 {
+    if (cus_destroy_depth_)
+        return status; /* inside a destruction: see cus_run_destroy_ */
     va_list ap;
     va_start(ap, fmt);
     format_record(&last_error, status, function, driver_call, fmt, ap);

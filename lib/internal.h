@@ -46,6 +46,10 @@ typedef struct cus_error_save {
     char message[CUS_ERROR_MESSAGE_MAX_];
 } cus_error_save;
 CUS_HIDDEN void cus_error_save_(cus_error_save *s);
+/* Destructions running on this thread (object.c): cus_fail_ records nothing
+ * while it is not 0. */
+CUS_HIDDEN extern _Thread_local unsigned int cus_destroy_depth_
+    __attribute__((tls_model("initial-exec")));
 CUS_HIDDEN void cus_error_restore_(const cus_error_save *s);
 
 /* --- objects (object.c) ----------------------------------------------------- */
