@@ -126,8 +126,9 @@ int main(void)
         fprintf(stderr, "saxpy: %s (%s)\n", cus_last_error_message(), cus_status_name(st));
         return 1;
     }
-    if (on_fake && cus_fake_uninstall() != CUS_SUCCESS) {
-        fprintf(stderr, "saxpy: %s\n", cus_last_error_message());
+    if (on_fake && (st = cus_fake_uninstall()) != CUS_SUCCESS) {
+        /* its refusals do not record the last error: name the status */
+        fprintf(stderr, "saxpy: the fake driver did not uninstall: %s\n", cus_status_name(st));
         return 1;
     }
     return correct ? 0 : 1;

@@ -120,8 +120,9 @@ int main(void)
         return 1;
     }
     printf("all %d correct\n", N);
-    if (on_fake && cus_fake_uninstall() != CUS_SUCCESS) {
-        fprintf(stderr, "sum: %s\n", cus_last_error_message());
+    if (on_fake && (st = cus_fake_uninstall()) != CUS_SUCCESS) {
+        /* its refusals do not record the last error: name the status */
+        fprintf(stderr, "sum: the fake driver did not uninstall: %s\n", cus_status_name(st));
         return 1;
     }
     return 0;

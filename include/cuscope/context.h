@@ -21,6 +21,9 @@
  * Every failure leaves the thread's stack exactly as it was. A thread that
  * exits with contexts still pushed pops them, releases its references, and
  * reports that once to the destroy handler (CUS_ERROR_CONTEXTS_LEFT_PUSHED).
+ * That runs at thread exit (pthread_exit or returning from the thread's
+ * function), not at process exit: pop what the main thread pushed before
+ * main returns.
  *
  * Mixing raw cuCtxPushCurrent/cuCtxPopCurrent with cuscope's stack calls on the
  * same thread is not supported: cuscope detects it at the next pop (returning
@@ -90,10 +93,13 @@ CUS_API cus_context_kind cus_context_get_kind(const cus_context *ctx);
 
 /* CUS_SUCCESS, or the sticky status that poisoned ctx. */
 CUS_API cus_status cus_context_poisoned(const cus_context *ctx);
+/* (The poison belongs to the cus_context object: two cus_context_retain_primary
+ * calls for one device give two objects, and a sticky error met through one
+ * poisons that one; the other meets the driver's error at its next call.) */
 
 /* The following make ctx current for the one driver call (free when ctx is
  * already on top of the calling thread's mirror) and restore the thread's
- * stack afterwards. */
+ * stack afterwards (cus_context_api_version needs no current context). */
 CUS_API cus_status cus_context_synchronize(cus_context *ctx);
 CUS_API cus_status cus_context_api_version(cus_context *ctx, unsigned int *version);
 CUS_API cus_status cus_context_flags(cus_context *ctx, unsigned int *flags);
@@ -149,7 +155,11 @@ CUS_API unsigned int cus_context_stack_depth(void);
  *       cus_with_context(ctx, st) { ... }
  *       if (st) ...;
  *   `break` leaves the block early and still restores; `return` from inside
- *   restores too. */
+ *   restores too.
+ *
+ * A guard is exited on the thread that entered it. Entering a guard for the
+ * context already on top succeeds even when that context is poisoned (it
+ * makes no call); the calls inside fail fast. */
 typedef struct cus_context_guard {
     cus_context *ctx;      /* the context pushed, NULL if none was needed */
     unsigned int depth;    /* mirror depth before the push */

@@ -37,7 +37,7 @@ extern "C" {
 CUS_API cus_status cus_init(void);
 
 /* The driver's API version (cuDriverGetVersion: 12040 for 12.4), loading the
- * driver first if needed. */
+ * driver first if needed. Thread-safe. */
 CUS_API cus_status cus_driver_version(int *version);
 
 /* The resolver type: cuGetProcAddress_v2's signature. */
@@ -54,7 +54,9 @@ CUS_API cus_status cus_driver_install(cus_driver_resolver resolver);
 
 /* Sets the file that cus_init() dlopen()s (NULL: "libcuda.so.1", or the
  * environment variable CUSCOPE_LIBCUDA when set). Drops the loaded table as
- * cus_driver_install() does; CUS_ERROR_BUSY while objects are alive. */
+ * cus_driver_install() does; CUS_ERROR_BUSY while objects are alive.
+ * Thread-safe, but must not race with other cuscope calls (as
+ * cus_driver_install). */
 CUS_API cus_status cus_driver_set_library(const char *path);
 
 /* Whether the loaded driver provides an optional feature's entry point, by

@@ -67,8 +67,10 @@ typedef struct cus_fake_config {
  * device), and makes cuscope use it (cus_driver_install). First waits for
  * host functions still running and joins the driver thread. Fails with
  * CUS_ERROR_BUSY while cuscope objects are alive or inside a host function,
- * and with CUS_ERROR_INVALID_ARGUMENT for a bad config. cuscope then loads on its next
- * call that needs the driver (or an explicit cus_init()). */
+ * and with CUS_ERROR_INVALID_ARGUMENT for a bad config (these two refusals
+ * do not record the thread's last error: report the status itself). cuscope
+ * then loads on its next call that needs the driver (or an explicit
+ * cus_init()). Not thread-safe against other cuscope calls. */
 CUS_API cus_status cus_fake_install(const cus_fake_config *cfg);
 
 /* Makes cuscope go back to the real driver (cus_driver_install(NULL)) and
@@ -120,7 +122,9 @@ CUS_API size_t cus_fake_live_handles(cus_fake_handle_kind kind);
  * found while a queued operation executes skips that operation and leaves
  * the synchronizing call's result alone. */
 CUS_API unsigned long cus_fake_misuse_count(void);
-CUS_API const char *cus_fake_last_misuse(void); /* "" if none; valid until the next misuse */
+/* "" if none; valid until the next misuse (on any thread: read it when no
+ * other thread can misuse the fake). */
+CUS_API const char *cus_fake_last_misuse(void);
 
 /* The primary context's retain count on a device, and its handle (stable for
  * the fake's lifetime, as with the real driver). */
@@ -458,7 +462,8 @@ CUS_API void cus_fake_fail_call(unsigned long n, CUresult result, bool persisten
 
 /* Fails the n-th call from now of one entry point (by base symbol name, e.g.
  * "cuCtxPushCurrent", or "cuCtxCreate_v4" for a versioned variant);
- * persistent: every later call too. Up to 16 at once. */
+ * persistent: every later call too. Up to 16 at once. n = 0, an unknown name
+ * and a 17th fault are CUS_ERROR_INVALID_ARGUMENT. */
 CUS_API cus_status cus_fake_fail_entry(const char *name, unsigned long n, CUresult result,
                                        bool persistent);
 

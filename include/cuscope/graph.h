@@ -97,9 +97,11 @@ CUS_API cus_status cus_capture_end(cus_capture_guard *guard, cus_graph **out);
  * destroy handler. What cus_capture_scope runs at scope exit. */
 CUS_API void cus_capture_abandon(cus_capture_guard *guard);
 
+#ifdef CUS_HAVE_CLEANUP
 #define cus_capture_scope(name, stream, mode)                                  \
     __attribute__((cleanup(cus_capture_abandon))) cus_capture_guard name =     \
         cus_capture_begin((stream), (mode))
+#endif
 
 /* Whether stream is capturing now (cuStreamIsCapturing). */
 CUS_API cus_status cus_stream_is_capturing(cus_stream *stream, bool *capturing);

@@ -60,7 +60,8 @@ CUS_API cus_status cus_buffer_alloc_array(cus_context *ctx, size_t count, size_t
 /* Stream-ordered: allocated in stream order on stream, freed on it. */
 CUS_API cus_status cus_buffer_alloc_async(cus_stream *stream, size_t bytes, cus_buffer **out);
 
-/* Managed memory (CU_MEM_ATTACH_GLOBAL or CU_MEM_ATTACH_HOST). */
+/* Managed memory (CU_MEM_ATTACH_GLOBAL or CU_MEM_ATTACH_HOST; 0 means
+ * CU_MEM_ATTACH_GLOBAL). */
 CUS_API cus_status cus_buffer_alloc_managed(cus_context *ctx, size_t bytes, unsigned int flags,
                                             cus_buffer **out);
 
@@ -98,8 +99,10 @@ CUS_API bool cus_host_buffer_is_registered(const cus_host_buffer *buf);
 
 /* --- copies ----------------------------------------------------------------
  * Synchronous forms return when the copy is done. _async forms queue it on
- * stream, whose context must be the device buffer's (else
- * CUS_ERROR_CONTEXT_MISMATCH); for them the host memory should be a
+ * stream (not NULL: CUS_ERROR_INVALID_ARGUMENT; use cus_stream_legacy for the
+ * default stream), whose context must be the device buffer's (else
+ * CUS_ERROR_CONTEXT_MISMATCH; for cus_copy_device_async, the destination's:
+ * between contexts it is a peer copy); for them the host memory should be a
  * cus_host_buffer, or the driver copies synchronously. */
 CUS_API cus_status cus_copy_to_device(cus_buffer *dst, size_t dst_offset, const void *src,
                                       size_t bytes);
