@@ -6,7 +6,8 @@
 static void context_destroy(cus_context *c)
 {
     CUresult r = CUDA_SUCCESS;
-    switch (c->kind) {
+    /* In a fork() child the context is the parent's: host memory only. */
+    switch (cus_is_forked_() ? CUS_CONTEXT_FOREIGN : c->kind) {
     case CUS_CONTEXT_OWNED:
         r = cus_drv_.cuCtxDestroy_(c->handle);
         if (r)
@@ -190,6 +191,8 @@ void cus_destroy_in_context_(cus_context *ctx, const char *function, const char 
 {
     if (atomic_load_explicit(&ctx->poison, memory_order_relaxed))
         return; /* a dead context: the driver call would only fail again */
+    if (CUS_UNLIKELY(cus_is_forked_()))
+        return; /* a fork() child: the resource is the parent's, and silently so */
     cus_context_scope_ scope;
     CUresult r = cus_context_enter_(ctx, &scope);
     if (r) {

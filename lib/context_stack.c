@@ -35,6 +35,14 @@ static void mirror_thread_exit(void *p)
 {
     mirror *m = p;
     unsigned int left = m->depth;
+    if (CUS_UNLIKELY(cus_is_forked_())) {
+        /* A fork() child's thread (the one that forked) exiting: the
+         * driver's stack is the parent's. References and memory only, and
+         * nothing to report: the child could not have popped them. */
+        while (m->depth)
+            cus_context_unref(m->items[--m->depth]);
+        left = 0;
+    }
     while (m->depth) {
         cus_context *c = m->items[--m->depth];
         sync_top(m);
@@ -269,7 +277,11 @@ CUS_API cus_context_guard cus_context_guard_enter(cus_context *ctx)
         return g;
     }
     if (CUS_LIKELY(ctx->handle == cus_tls_top_))
+        return g; /* never in a fork() child: its handler cleared the top */
+    if (CUS_UNLIKELY(cus_is_forked_())) {
+        g.status = cus_refuse_call_("cus_context_push");
         return g;
+    }
     /* A real switch, inline: with room on the mirror and nothing unusual, a
      * driver push, the mirror entry and its reference; anything else goes
      * through cus_context_push. */
@@ -297,16 +309,30 @@ CUS_API cus_context_guard cus_context_guard_enter(cus_context *ctx)
 
 CUS_API void cus_context_guard_exit(cus_context_guard *guard)
 {
+    if (!guard)
+        return;
     cus_context *ctx = guard->ctx;
     if (!ctx)
         return;
     guard->ctx = NULL;
     mirror *m = tls_mirror;
+    if (CUS_UNLIKELY(cus_is_forked_())) {
+        /* A guard entered before fork(), left in the child: the mirror's
+         * entry and its reference go, the driver's stack (the parent's) is
+         * not touched, and the top stays cleared (fork.c). */
+        if (m && m->depth == guard->depth + 1 && m->items[m->depth - 1] == ctx) {
+            m->depth--;
+            cus_context_unref(ctx);
+        }
+        return;
+    }
     if (!m || m->depth != guard->depth + 1 || m->items[m->depth - 1] != ctx) {
+        /* ctx is not dereferenced: with its mirror entry replaced, the
+         * guard's context may be gone. */
         cus_destroy_error_(CUS_ERROR_CONTEXT_MISMATCH, __func__, NULL,
-                           "leaving a guard for context %p: the stack is %u deep with %p on top, "
-                           "expected %u with the guard's context; the stack was left alone",
-                           (void *)ctx->handle, m ? m->depth : 0,
+                           "leaving a guard for context object %p: the stack is %u deep with %p "
+                           "on top, expected %u with the guard's context; the stack was left alone",
+                           (void *)ctx, m ? m->depth : 0,
                            (void *)(m && m->depth ? m->items[m->depth - 1]->handle : NULL),
                            guard->depth + 1);
         return;

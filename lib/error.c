@@ -122,3 +122,9 @@ CUS_API unsigned long cus_destroy_error_count(void)
 {
     return atomic_load_explicit(&destroy_errors, memory_order_relaxed);
 }
+
+/* fork.c: a parent thread may have held the lock at fork time. */
+void cus_error_atfork_child_(void)
+{
+    pthread_mutex_init(&handler_lock, NULL);
+}

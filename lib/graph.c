@@ -242,7 +242,8 @@ struct cus_graph_exec {
 
 static void graph_destroy(cus_graph *g)
 {
-    if (g->handle && !atomic_load_explicit(&g->ctx->poison, memory_order_relaxed)) {
+    if (g->handle && !atomic_load_explicit(&g->ctx->poison, memory_order_relaxed) &&
+        !cus_is_forked_()) {
         CUresult r = cus_drv_.cuGraphDestroy_(g->handle);
         if (r)
             cus_destroy_error_((cus_status)r, "cus_graph_unref", "cuGraphDestroy",
@@ -300,7 +301,10 @@ static void exec_destroy(cus_graph_exec *e)
      * Device memory is safe either way (its release waits for the device);
      * host-function records are not, and when the wait fails twice on a
      * context that is not dead they are orphaned rather than freed. */
-    if (atomic_load_explicit(&e->launched, memory_order_relaxed)) {
+    /* In a fork() child no replay runs (nor can be waited for): host memory
+     * only. */
+    bool forked = cus_is_forked_();
+    if (atomic_load_explicit(&e->launched, memory_order_relaxed) && !forked) {
         bool waited = false;
         for (int attempt = 0; attempt < 2 && !waited; attempt++) {
             unsigned long errors = cus_destroy_error_count();
@@ -318,7 +322,7 @@ static void exec_destroy(cus_graph_exec *e)
                 orphan_adopted(e->retired[i]);
         }
     }
-    if (!atomic_load_explicit(&ctx->poison, memory_order_relaxed)) {
+    if (!atomic_load_explicit(&ctx->poison, memory_order_relaxed) && !forked) {
         CUresult r = cus_drv_.cuGraphExecDestroy_(e->handle);
         if (r)
             cus_destroy_error_((cus_status)r, "cus_graph_exec_unref", "cuGraphExecDestroy",
@@ -351,6 +355,10 @@ static void drop_begun_capture(cus_stream *stream)
 CUS_API cus_capture_guard cus_capture_begin(cus_stream *stream, CUstreamCaptureMode mode)
 {
     cus_capture_guard g = {NULL, CUS_SUCCESS, false};
+    if (CUS_UNLIKELY(cus_is_forked_())) {
+        g.status = cus_refuse_call_(__func__);
+        return g;
+    }
     if (CUS_UNLIKELY(cus_in_host_fn_)) {
         g.status = CUS_FAIL(CUS_ERROR_IN_HOST_FUNCTION, NULL, "capture inside a host function");
         return g;
@@ -509,6 +517,12 @@ CUS_API void cus_capture_abandon(cus_capture_guard *guard)
 {
     if (!guard || !guard->open)
         return;
+    if (CUS_UNLIKELY(cus_is_forked_())) {
+        /* A capture the parent opened: the child cannot end it. Its record
+         * stays with the parent's list; the guard lets go of its stream. */
+        guard_close(guard);
+        return;
+    }
     cus_error_save saved;
     cus_error_save_(&saved); /* runs during early returns: keep their error */
     CUgraph h = NULL;
@@ -734,4 +748,16 @@ static cus_status exec_update_locked(cus_graph_exec *exec, cus_graph *graph,
     if (left)
         return cus_context_driver_fail_(graph->ctx, (CUresult)left, function, "cuCtxPopCurrent");
     return CUS_SUCCESS;
+}
+
+/* fork.c: a parent thread may have held these locks at fork time. In a
+ * forked child no capture can end (cus_capture_end refuses), so none counts
+ * as open: releases run at once (host memory only) instead of waiting on a
+ * list that nothing would run. */
+void cus_graph_atfork_child_(bool forked)
+{
+    pthread_mutex_init(&captures_lock, NULL);
+    pthread_mutex_init(&orphans_lock, NULL);
+    if (forked)
+        atomic_store_explicit(&cus_captures_active_, 0, memory_order_relaxed);
 }

@@ -113,13 +113,49 @@ static inline void cus_release_deferred_if_any_(void)
         (void)cus_release_deferred();
 }
 
-/* Fails the enclosing cuscope function when called inside a host function. */
-#define CUS_CHECK_NOT_IN_HOST_FN()                                             \
+/* --- fork() (fork.c) --------------------------------------------------------
+ * Set, in a fork() child, by the atfork child handler when the parent had
+ * called into a driver: every entry point that can reach the driver checks it
+ * first (before any lock) and fails with CUS_ERROR_FORKED; destructions free
+ * host memory only. Never cleared: the child's driver state is the parent's. */
+CUS_HIDDEN extern atomic_bool cus_forked_;
+static inline bool cus_is_forked_(void)
+{
+    return atomic_load_explicit(&cus_forked_, memory_order_relaxed);
+}
+/* Records and returns the refusal of `function`: CUS_ERROR_FORKED in a fork
+ * child, CUS_ERROR_IN_HOST_FUNCTION otherwise. Out of line and cold. */
+CUS_HIDDEN cus_status cus_refuse_call_(const char *function);
+/* Called by loader.c right before cuscope first calls into a driver (the
+ * resolver): from then on a fork() child is a CUDA-less process. */
+CUS_HIDDEN void cus_fork_note_driver_used_(void);
+/* Registers the atfork handler if the library constructor could not;
+ * CUS_ERROR_OUT_OF_HOST_MEMORY (recorded for cus_init) on failure. Under
+ * loader.c's lock. */
+CUS_HIDDEN cus_status cus_fork_ensure_handler_(void);
+/* Each file's share of the child handler: its locks re-initialised (a thread
+ * of the parent may have held them; it does not exist in the child), and what
+ * must not be waited for dropped. Only the forking thread runs in the child. */
+CUS_HIDDEN void cus_loader_atfork_child_(bool forked);
+CUS_HIDDEN void cus_error_atfork_child_(void);
+CUS_HIDDEN void cus_object_atfork_child_(bool forked);
+CUS_HIDDEN void cus_graph_atfork_child_(bool forked);
+
+/* Fails the enclosing cuscope function when called inside a host function,
+ * or in a fork() child (cuscope/driver.h). Two loads: a thread-local and a
+ * relaxed global. */
+#define CUS_CHECK_NOT_IN_HOST_FN() CUS_CHECK_NOT_IN_HOST_FN_AS(__func__)
+#define CUS_CHECK_NOT_IN_HOST_FN_AS(function)                                  \
     do {                                                                       \
-        if (CUS_UNLIKELY(cus_in_host_fn_))                                     \
-            return CUS_FAIL(CUS_ERROR_IN_HOST_FUNCTION, NULL,                  \
-                            "host functions run on a driver thread and must not call CUDA " \
-                            "or cuscope; no driver call was made");            \
+        if (CUS_UNLIKELY(cus_in_host_fn_ || cus_is_forked_()))                 \
+            return cus_refuse_call_(function);                                 \
+    } while (0)
+/* The same for entry points that may run inside a host function but must not
+ * in a fork() child. */
+#define CUS_CHECK_NOT_FORKED()                                                 \
+    do {                                                                       \
+        if (CUS_UNLIKELY(cus_is_forked_()))                                    \
+            return cus_refuse_call_(__func__);                                 \
     } while (0)
 
 /* Generates T_ref and T_unref for a struct with a `cus_refcount refs` member
@@ -275,7 +311,7 @@ CUS_HIDDEN void cus_pending_buffers_clear_(void);
 #define CUS_IN_CONTEXT(ctx, name, call) CUS_IN_CONTEXT_AS(__func__, ctx, name, call)
 #define CUS_IN_CONTEXT_AS(function, ctx, name, call)                           \
     do {                                                                       \
-        CUS_CHECK_NOT_IN_HOST_FN();                                            \
+        CUS_CHECK_NOT_IN_HOST_FN_AS(function);                                 \
         CUS_CHECK_POISON(ctx);                                                 \
         cus_context_scope_ scope_;                                             \
         CUresult r_ = cus_context_enter_((ctx), &scope_);                      \

@@ -64,9 +64,15 @@ launch_prologue(cus_function *fn, cus_stream *stream, unsigned int nargs, void *
 {
     if (CUS_UNLIKELY(cus_in_host_fn_)) {
         cus_pending_buffers_clear_();
+        if (cus_is_forked_())
+            return cus_refuse_call_(function);
         return cus_fail_(CUS_ERROR_IN_HOST_FUNCTION, function, NULL,
                          "host functions run on a driver thread and must not launch kernels");
     }
+    /* A fork() child is refused below, before the driver call: its threads'
+     * cached tops are NULL (fork.c), so every launch takes the switched
+     * path, whose CUS_IN_CONTEXT_AS checks. Nothing before that locks or
+     * waits there (no capture counts as open, no destruction is pending). */
     /* Buffers the macro noted, and the module, stay with a graph being
      * captured (cuscope/graph.h); the note is dropped either way. */
     if (CUS_UNLIKELY(cus_pending_buffer_count_ ||
@@ -125,7 +131,8 @@ __attribute__((noinline)) static cus_status launch(cus_function *fn, cus_dim3 gr
     return CUS_SUCCESS;
 }
 
-/* Whether a launch from a macro call site may go straight to the driver: the
+/* Whether a launch from a macro call site may go straight to the driver (never
+ * in a fork() child: no context there matches cus_tls_top_, see fork.c): the
  * common case, tested with one branch per condition and no call, so that the
  * compiler keeps the arguments in registers. Anything else (an error, a
  * capture, a deferred release, another context on top, a site not yet

@@ -33,6 +33,13 @@ void cus_run_destroy_(void *obj, cus_destroy_fn_ destroy)
 
 void cus_defer_destroy_(cus_refcount *r, void *obj, cus_destroy_fn_ destroy)
 {
+    if (CUS_UNLIKELY(cus_is_forked_())) {
+        /* A fork() child: destructions make no driver call, so nothing needs
+         * deferring, and nothing would run the list (cus_release_deferred
+         * refuses there). */
+        cus_run_destroy_(obj, destroy);
+        return;
+    }
     r->deferred_obj = obj;
     r->deferred_destroy = destroy;
     pthread_mutex_lock(&deferred_lock);
@@ -46,7 +53,7 @@ CUS_API unsigned int cus_release_deferred(void)
 {
     /* Not on a driver thread, and not while a capture is open: the end of the
      * last one runs them. */
-    if (cus_in_host_fn_ || cus_captures_open_())
+    if (cus_in_host_fn_ || cus_captures_open_() || cus_is_forked_())
         return 0;
     pthread_mutex_lock(&deferred_lock);
     cus_refcount *list = deferred_head;
@@ -66,4 +73,14 @@ CUS_API unsigned int cus_release_deferred(void)
 CUS_API bool cus_in_host_fn(void)
 {
     return cus_in_host_fn_;
+}
+
+/* fork.c: a parent thread may have held the lock at fork time. In a forked
+ * child the destructions deferred in the parent are dropped, not run: the
+ * list may be mid-update, and its objects stay reachable from it. */
+void cus_object_atfork_child_(bool forked)
+{
+    pthread_mutex_init(&deferred_lock, NULL);
+    if (forked)
+        atomic_store_explicit(&cus_deferred_pending_, false, memory_order_relaxed);
 }

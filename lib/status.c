@@ -37,7 +37,7 @@ static const status_entry *find_status(cus_status status)
  * driver, which knows its own codes. */
 static const char *ask_driver(cus_status status, bool name)
 {
-    if (status <= 0 || status >= 10000 ||
+    if (status <= 0 || status >= 10000 || cus_is_forked_() ||
         !atomic_load_explicit(&cus_driver_ready_, memory_order_acquire))
         return NULL;
     const char *text = NULL;

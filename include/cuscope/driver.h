@@ -11,6 +11,24 @@
  * resolve its entry points through another function with the signature of
  * cuGetProcAddress_v2 (the fake driver in cuscope/fake.h, a tracer, a fault
  * injector).
+ *
+ * fork(): CUDA does not survive it. In the child of a process in which
+ * cuscope has called into a driver (libcuda, or an installed resolver such as
+ * the fake), every cuscope call that could reach the driver, cus_init()
+ * included, fails with CUS_ERROR_FORKED and a last error naming the call; it
+ * makes no driver call, takes none of cuscope's locks (a parent thread may
+ * have held one at fork time) and never waits for a thread of the parent
+ * (the fake's driver thread included). The last release of an object
+ * inherited from the parent frees cuscope's host memory only: no cuMemFree,
+ * cuCtxDestroy, cuModuleUnload, cuGraphDestroy or synchronization, and the
+ * destroy-error handler is told nothing (the resources are the parent's, and
+ * the parent frees them). Calls that need no driver keep working (accessors,
+ * the last-error functions, cus_status_name(), cus_set_destroy_error_handler,
+ * unrefs); cus_driver_has() says false and cus_release_deferred() returns 0.
+ * Contexts the forking thread had pushed stay on its mirror (popping needs
+ * the driver), so they stay alive. A child forked before cuscope's first
+ * driver call is an ordinary process: it loads the driver normally. To use
+ * CUDA after fork(), exec() a new program. The parent is unaffected.
  */
 #ifndef CUSCOPE_DRIVER_H
 #define CUSCOPE_DRIVER_H
@@ -33,6 +51,9 @@ extern "C" {
  *   CUS_ERROR_DRIVER_SYMBOL_MISSING a required entry point is absent (named)
  *   CUS_ERROR_DRIVER_TOO_OLD        driver API version below 12.0
  *   CUDA_ERROR_NO_DEVICE            the driver sees no CUDA device
+ *   CUS_ERROR_FORKED                a fork() child (see above), without
+ *                                   waiting for a load another thread of
+ *                                   the parent had under way
  *   any CUresult returned by cuInit. Never aborts. */
 CUS_API cus_status cus_init(void);
 

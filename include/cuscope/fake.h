@@ -9,6 +9,16 @@
  * assert that nothing leaked, logs calls, injects faults, and can impersonate
  * an older driver.
  *
+ * fork(): in a child, cuscope makes no driver call (cuscope/driver.h), so the
+ * fake's entry points are not reached. The fake's own functions do not hang
+ * there: a fork() child handler (registered by a constructor) re-initialises
+ * its lock, which another parent thread may have held, and forgets its driver
+ * thread, which the child does not have (host functions queued or running in
+ * the parent never run in the child; cus_fake_install() and
+ * cus_fake_uninstall() reset the child's copy without waiting for them, then
+ * report cuscope's CUS_ERROR_FORKED). The counters and queries
+ * (cus_fake_call_count() and the like) read the child's copy of the state.
+ *
  * Thread safety: the entry points are thread-safe (one internal lock); each
  * thread has its own emulated context stack, as with the real driver. The
  * control functions below (install, faults, queries) are thread-safe too, but a

@@ -6,7 +6,9 @@
  *                         so `p = cus_T_unref(p);` is idiomatic.
  * Both are thread-safe (C11 atomics); the last unref destroys the object on the
  * calling thread, with the object's context made current for the call and the
- * thread's previous context restored afterwards.
+ * thread's previous context restored afterwards. In a fork() child of a
+ * process that used the driver, the last unref frees cuscope's host memory
+ * only, with no driver call (cuscope/driver.h).
  *
  * Scope helpers (GCC and clang; gated on __has_attribute(cleanup)):
  *   cus_autoptr(cus_context) ctx = NULL;   unref'd at scope exit
@@ -89,7 +91,9 @@ CUS_API size_t cus_debug_live_objects(void);
  * synchronizing call. While a stream capture begun through cuscope is open
  * (cuscope/graph.h), every last release is deferred the same way, on any
  * thread, and runs when the last such capture ends: a destruction's driver
- * call would invalidate the capture or be captured into it. Thread-safe. */
+ * call would invalidate the capture or be captured into it. In a fork()
+ * child it returns 0: what the parent deferred stays unreleased there.
+ * Thread-safe. */
 CUS_API unsigned int cus_release_deferred(void);
 
 /* Whether the calling thread is running a host function queued by cuscope. */

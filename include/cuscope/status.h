@@ -42,7 +42,10 @@ typedef int cus_status;
       "a cuscope call was made inside a host function (cuLaunchHostFunc): host functions must " \
       "not call CUDA")                                                                          \
     X(OUT_OF_RANGE, 10012,                                                                      \
-      "a range lies outside its buffer, or a size computation overflows")
+      "a range lies outside its buffer, or a size computation overflows")                      \
+    X(FORKED, 10013,                                                                            \
+      "this process is a fork() child of one that used the CUDA driver: CUDA cannot be used in " \
+      "it (no driver call was made)")
 
 enum cus_status_code {
     CUS_SUCCESS = 0,

@@ -92,8 +92,12 @@ static cus_status open_source_locked(cus_driver_resolver *out)
 
 static cus_status load_locked(void)
 {
+    CUS_TRY(cus_fork_ensure_handler_());
     cus_driver_resolver resolve = NULL;
     CUS_TRY(open_source_locked(&resolve));
+    /* From the first call into it on, a fork() child must keep off the
+     * driver (fork.c). Set before the call: a fork during it counts. */
+    cus_fork_note_driver_used_();
 
     /* The version first: it bounds which ABI versions may be asked for. */
     void *pfn = NULL;
@@ -164,7 +168,8 @@ static cus_status load_locked(void)
 CUS_API cus_status cus_init(void)
 {
     if (atomic_load_explicit(&cus_driver_ready_, memory_order_acquire))
-        return CUS_SUCCESS;
+        return CUS_SUCCESS; /* never in a fork() child: its handler clears the flag */
+    CUS_CHECK_NOT_FORKED();
     pthread_mutex_lock(&load_lock);
     cus_status st = CUS_SUCCESS;
     if (!atomic_load_explicit(&cus_driver_ready_, memory_order_relaxed))
@@ -180,6 +185,7 @@ int cus_driver_ensure_slow_(void)
 
 CUS_API cus_status cus_driver_version(int *version)
 {
+    CUS_CHECK_NOT_FORKED();
     CUS_CHECK_ARG(version);
     CUS_TRY(cus_driver_ensure_());
     *version = cus_driver_version_;
@@ -215,11 +221,13 @@ static cus_status swap_source(cus_driver_resolver resolver, const char *path, bo
 
 CUS_API cus_status cus_driver_install(cus_driver_resolver resolver)
 {
+    CUS_CHECK_NOT_FORKED();
     return swap_source(resolver, NULL, false, __func__);
 }
 
 CUS_API cus_status cus_driver_set_library(const char *path)
 {
+    CUS_CHECK_NOT_FORKED();
     return swap_source(NULL, path, true, __func__);
 }
 
@@ -235,4 +243,16 @@ CUS_API bool cus_driver_has(const char *entry)
         }
     }
     return false;
+}
+
+/* The fork() child's share (fork.c): the lock may have been held by a parent
+ * thread mid-load; and in a forked child the table is marked unloaded, so
+ * that cus_driver_ensure_() falls through to cus_init(), which refuses,
+ * cus_driver_has() says false, and cus_status_name() asks no driver. The
+ * table itself stays (nothing calls through it). */
+void cus_loader_atfork_child_(bool forked)
+{
+    pthread_mutex_init(&load_lock, NULL);
+    if (forked)
+        atomic_store_explicit(&cus_driver_ready_, false, memory_order_relaxed);
 }

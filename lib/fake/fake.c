@@ -27,6 +27,22 @@ void fake_unlock(void)
     pthread_mutex_unlock(&fake_mutex);
 }
 
+/* fork(): the child has only the thread that forked. Another parent thread
+ * may have held the lock, and the driver thread is gone: both are forgotten,
+ * so the fake's queries, install and uninstall never hang in a child (its
+ * entry points are not called there: cuscope refuses first). Registered by a
+ * constructor: what it repairs is wrong in every child. */
+static void fake_atfork_child(void)
+{
+    pthread_mutex_init(&fake_mutex, NULL);
+    fake_stream_atfork_child();
+}
+
+__attribute__((constructor)) static void fake_register_atfork(void)
+{
+    (void)pthread_atfork(NULL, NULL, fake_atfork_child);
+}
+
 void fake_wait_locked(pthread_cond_t *cv)
 {
     const char *call = fake_g.current_call;

@@ -644,6 +644,10 @@ FAKE_HIDDEN void fake_graph_reset_locked(void);
 /* Stops the driver thread (waiting for every thread that released the lock
  * inside the fake to finish first). Called without the lock, before a reset. */
 FAKE_HIDDEN void fake_stream_shutdown(void);
+/* In a fork() child (fake.c's atfork handler): the driver thread does not
+ * exist there, nor do threads that waited inside the fake; forgets them so
+ * that nothing waits for them, and re-initialises the condition variables. */
+FAKE_HIDDEN void fake_stream_atfork_child(void);
 /* Drop every queue, stream, event, allocation and peer link (install,
  * uninstall; before the registry is cleared). */
 FAKE_HIDDEN void fake_stream_reset_locked(void);

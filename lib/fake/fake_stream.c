@@ -55,6 +55,7 @@ static pthread_cond_t worker_cv = PTHREAD_COND_INITIALIZER;
 static pthread_t worker;
 static bool worker_started, worker_stop, worker_running;
 static fake_op *job_head, *job_tail;
+static fake_op *worker_op; /* the job the driver thread runs, for a fork() child to free */
 
 static _Thread_local bool tls_driver_thread;
 static _Thread_local bool tls_inline_host_fn; /* running one on the caller: no driver thread */
@@ -328,12 +329,14 @@ static void *worker_main(void *arg)
             if (!job_head)
                 job_tail = NULL;
             worker_running = true;
+            worker_op = op;
             CUhostFn fn = op->u.host.fn;
             void *user_data = op->u.host.user_data;
             fake_unlock();
             fn(user_data); /* without the lock: it may call back (and be refused) */
             fake_lock();
             worker_running = false;
+            worker_op = NULL;
             host_functions_run++;
             work_done++;
             complete_locked(op->stream, op, CUDA_SUCCESS);
@@ -619,7 +622,9 @@ void fake_context_teardown_locked(struct CUctx_st *c)
 void fake_stream_shutdown(void)
 {
     fake_lock();
-    while (waiters || job_head || worker_running)
+    /* Jobs are queued only once the driver thread runs; in a fork() child it
+     * does not, and its inherited jobs are only freed (by the reset). */
+    while (waiters || worker_running || (job_head && worker_started))
         fake_wait_locked(&progress_cv);
     bool started = worker_started;
     pthread_t t = worker;
@@ -634,6 +639,24 @@ void fake_stream_shutdown(void)
     if (started)
         worker_started = worker_stop = false;
     fake_unlock();
+}
+
+void fake_stream_atfork_child(void)
+{
+    pthread_cond_init(&progress_cv, NULL);
+    pthread_cond_init(&worker_cv, NULL);
+    worker_started = worker_stop = worker_running = false;
+    waiters = 0;
+    /* The driver thread's queue stays, for the next reset to free (the job
+     * it was running too); with no driver thread, fake_stream_shutdown does
+     * not wait for it. */
+    if (worker_op) {
+        worker_op->next = job_head;
+        job_head = worker_op;
+        if (!job_tail)
+            job_tail = worker_op;
+        worker_op = NULL;
+    }
 }
 
 /* --- entry points -------------------------------------------------------------------------------- */
