@@ -120,6 +120,24 @@ static cus_status check_image(const void *image, size_t size, cus_image_format *
             if (shoff > size || shsize > size - shoff || phoff > size || phsize > size - phoff)
                 return cus_fail_((cus_status)CUDA_ERROR_INVALID_IMAGE, function, NULL,
                                 "truncated cubin: %zu bytes, its headers reach past them", size);
+            /* Each section with contents must lie inside the image too: the
+             * driver follows the offsets without knowing the size (found by
+             * fuzzing, test/fuzz/corpus/image_check/crash-*). */
+            unsigned shentsize = p[0x3a] | p[0x3b] << 8;
+            unsigned shnum = p[0x3c] | p[0x3d] << 8;
+            if (shnum && shentsize < 64)
+                return cus_fail_((cus_status)CUDA_ERROR_INVALID_IMAGE, function, NULL,
+                                 "cubin section headers of %u bytes, ELF64 needs 64", shentsize);
+            for (unsigned i = 0; i < shnum; i++) {
+                const unsigned char *sh = p + shoff + (uint64_t)i * shentsize;
+                uint32_t type = le32(sh + 4);
+                uint64_t off = (uint64_t)le32(sh + 0x18) | (uint64_t)le32(sh + 0x1c) << 32;
+                uint64_t len = (uint64_t)le32(sh + 0x20) | (uint64_t)le32(sh + 0x24) << 32;
+                if (type != 8 /* SHT_NOBITS: no contents */ && (off > size || len > size - off))
+                    return cus_fail_((cus_status)CUDA_ERROR_INVALID_IMAGE, function, NULL,
+                                     "truncated cubin: %zu bytes, section %u reaches past them",
+                                     size, i);
+            }
         }
         break;
     case CUS_IMAGE_FATBIN: {

@@ -1929,8 +1929,16 @@ static CUresult parse_nv_info(const elf *e, const section *s, fake_image_functio
         else if (f->params[i].offset + f->params[i].size > f->param_bytes)
             f->param_bytes = f->params[i].offset + f->params[i].size;
     }
-    if (param_size != UINT64_MAX && r == CUDA_SUCCESS)
-        f->param_bytes = (size_t)param_size;
+    /* The parameter bank's size, unless a parameter ends past it (the
+     * launch copies each at its offset: found by fuzzing,
+     * test/fuzz/corpus/fake_image/crash-*). */
+    if (param_size != UINT64_MAX && r == CUDA_SUCCESS) {
+        if (param_size < f->param_bytes)
+            r = bad_image(e->err, "cubin: a parameter of '%s' ends past its %llu-byte bank",
+                          f->name, (unsigned long long)param_size);
+        else
+            f->param_bytes = (size_t)param_size;
+    }
     free(seen);
     return r;
 }
