@@ -1,0 +1,1065 @@
+/* Bad input, systematically (docs/bad-input.md is the table this backs).
+ *
+ * test_null_everywhere: every public function of include/cuscope/ headers (all
+ * but fake.h), called with every pointer parameter NULL: the table below was
+ * generated from the headers' prototypes. A function that returns a status
+ * must return CUS_ERROR_INVALID_ARGUMENT (or its documented NULL meaning),
+ * record it as the thread's last error and make no driver call; ref, unref
+ * and the accessors are NULL-safe and give NULL / 0; none may crash.
+ *
+ * The other tests cover the rows that no earlier test file pinned: zero
+ * sizes of copies and fills, context calls inside a host function, and a
+ * stream waiting on an event of another context.
+ *
+ * Known library bugs are tests that skip unless CUS_TEST_KNOWN_BUGS=1. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness/env.h"
+
+static cus_device dev0_ = {0};
+static const cus_dim3 one3_ = {1, 1, 1};
+
+static bool known_bugs_enabled(void)
+{
+    const char *v = getenv("CUS_TEST_KNOWN_BUGS");
+    return v && strcmp(v, "1") == 0;
+}
+
+enum {
+    E_STATUS = 1,    /* returns a status, recorded as the last error on failure */
+    E_DRIVER = 2,    /* a driver call is the documented NULL meaning */
+    E_KNOWN_BUG = 4, /* crashes today: run only with CUS_TEST_KNOWN_BUGS=1 */
+    E_SKIP = 8,      /* not called (see the note) */
+};
+
+typedef struct null_entry {
+    const char *header, *name;
+    int (*call)(void);
+    int want;
+    unsigned flags;
+    const char *note;
+} null_entry;
+
+#if defined(__GNUC__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wnonnull"
+#endif
+/* Generated from include/cuscope/ headers (all but fake.h): one entry per public
+ * function, every pointer parameter NULL. */
+static int nc_cus_context_create(void)
+{
+    return cus_context_create(dev0_, 1, NULL);
+}
+static int nc_cus_context_retain_primary(void)
+{
+    return cus_context_retain_primary(dev0_, NULL);
+}
+static int nc_cus_context_wrap(void)
+{
+    return cus_context_wrap(NULL, NULL);
+}
+static int nc_cus_context_ref(void)
+{
+    return cus_context_ref(NULL) == 0 ? 0 : -1;
+}
+static int nc_cus_context_unref(void)
+{
+    return cus_context_unref(NULL) == 0 ? 0 : -1;
+}
+static int nc_cus_context_handle(void)
+{
+    return cus_context_handle(NULL) == 0 ? 0 : -1;
+}
+static int nc_cus_context_device(void)
+{
+    return cus_context_device(NULL).handle == 0 ? 0 : -1;
+}
+static int nc_cus_context_get_kind(void)
+{
+    return cus_context_get_kind(NULL) == CUS_CONTEXT_FOREIGN ? 0 : -1;
+}
+static int nc_cus_context_poisoned(void)
+{
+    return cus_context_poisoned(NULL) == CUS_SUCCESS ? 0 : -1;
+}
+static int nc_cus_context_synchronize(void)
+{
+    return cus_context_synchronize(NULL);
+}
+static int nc_cus_context_api_version(void)
+{
+    return cus_context_api_version(NULL, NULL);
+}
+static int nc_cus_context_flags(void)
+{
+    return cus_context_flags(NULL, NULL);
+}
+static int nc_cus_context_get_limit(void)
+{
+    return cus_context_get_limit(NULL, 0, NULL);
+}
+static int nc_cus_context_set_limit(void)
+{
+    return cus_context_set_limit(NULL, 0, 1);
+}
+static int nc_cus_context_get_cache_config(void)
+{
+    return cus_context_get_cache_config(NULL, NULL);
+}
+static int nc_cus_context_set_cache_config(void)
+{
+    return cus_context_set_cache_config(NULL, 0);
+}
+static int nc_cus_context_get_shared_mem_config(void)
+{
+    return cus_context_get_shared_mem_config(NULL, NULL);
+}
+static int nc_cus_context_set_shared_mem_config(void)
+{
+    return cus_context_set_shared_mem_config(NULL, 0);
+}
+static int nc_cus_context_stream_priority_range(void)
+{
+    return cus_context_stream_priority_range(NULL, NULL, NULL);
+}
+static int nc_cus_context_push(void)
+{
+    return cus_context_push(NULL);
+}
+static int nc_cus_context_pop(void)
+{
+    return cus_context_pop(NULL);
+}
+static int nc_cus_context_set_current(void)
+{
+    return cus_context_set_current(NULL);
+}
+static int nc_cus_context_current(void)
+{
+    return cus_context_current() == 0 ? 0 : -1;
+}
+static int nc_cus_context_stack_depth(void)
+{
+    return cus_context_stack_depth() == 0 ? 0 : -1;
+}
+static int nc_cus_context_guard_enter(void)
+{
+    return cus_context_guard_enter(NULL).status;
+}
+static int nc_cus_context_guard_exit(void)
+{
+    cus_context_guard_exit(NULL);
+    return 0;
+}
+static int nc_cus_device_count(void)
+{
+    return cus_device_count(NULL);
+}
+static int nc_cus_device_get(void)
+{
+    return cus_device_get(1, NULL);
+}
+static int nc_cus_device_name(void)
+{
+    return cus_device_name(dev0_, NULL, 1);
+}
+static int nc_cus_device_uuid(void)
+{
+    return cus_device_uuid(dev0_, NULL);
+}
+static int nc_cus_device_uuid_string(void)
+{
+    return cus_device_uuid_string(dev0_, NULL);
+}
+static int nc_cus_device_total_memory(void)
+{
+    return cus_device_total_memory(dev0_, NULL);
+}
+static int nc_cus_device_attribute(void)
+{
+    return cus_device_attribute(dev0_, 0, NULL);
+}
+static int nc_cus_device_compute_capability(void)
+{
+    return cus_device_compute_capability(dev0_, NULL, NULL);
+}
+static int nc_cus_init(void)
+{
+    return cus_init();
+}
+static int nc_cus_driver_version(void)
+{
+    return cus_driver_version(NULL);
+}
+/* cus_driver_install: documented: NULL goes back to libcuda (test_driver.c covers it) */
+/* cus_driver_set_library: documented: NULL is the default path (test_driver.c covers it) */
+static int nc_cus_driver_has(void)
+{
+    return cus_driver_has(NULL) == false ? 0 : -1;
+}
+static int nc_cus_event_create(void)
+{
+    return cus_event_create(NULL, 1, NULL);
+}
+static int nc_cus_event_ref(void)
+{
+    return cus_event_ref(NULL) == 0 ? 0 : -1;
+}
+static int nc_cus_event_unref(void)
+{
+    return cus_event_unref(NULL) == 0 ? 0 : -1;
+}
+static int nc_cus_event_handle(void)
+{
+    return cus_event_handle(NULL) == 0 ? 0 : -1;
+}
+static int nc_cus_event_context(void)
+{
+    return cus_event_context(NULL) == 0 ? 0 : -1;
+}
+static int nc_cus_event_record(void)
+{
+    return cus_event_record(NULL, NULL);
+}
+static int nc_cus_event_synchronize(void)
+{
+    return cus_event_synchronize(NULL);
+}
+static int nc_cus_event_query(void)
+{
+    return cus_event_query(NULL, NULL);
+}
+static int nc_cus_event_elapsed_ms(void)
+{
+    return cus_event_elapsed_ms(NULL, NULL, NULL);
+}
+static int nc_cus_function_ref(void)
+{
+    return cus_function_ref(NULL) == 0 ? 0 : -1;
+}
+static int nc_cus_function_unref(void)
+{
+    return cus_function_unref(NULL) == 0 ? 0 : -1;
+}
+static int nc_cus_function_handle(void)
+{
+    return cus_function_handle(NULL) == 0 ? 0 : -1;
+}
+static int nc_cus_function_name(void)
+{
+    const char *n = cus_function_name(NULL); /* "" for NULL */
+    return n && !*n ? 0 : -1;
+}
+static int nc_cus_function_module(void)
+{
+    return cus_function_module(NULL) == 0 ? 0 : -1;
+}
+static int nc_cus_function_layout_known(void)
+{
+    return cus_function_layout_known(NULL) == false ? 0 : -1;
+}
+static int nc_cus_function_param_count(void)
+{
+    return cus_function_param_count(NULL) == 0 ? 0 : -1;
+}
+static int nc_cus_function_param_info(void)
+{
+    return cus_function_param_info(NULL, 1, NULL, NULL);
+}
+static int nc_cus_function_attribute(void)
+{
+    return cus_function_attribute(NULL, 0, NULL);
+}
+static int nc_cus_function_set_attribute(void)
+{
+    return cus_function_set_attribute(NULL, 0, 1);
+}
+static int nc_cus_function_set_max_dynamic_shared(void)
+{
+    return cus_function_set_max_dynamic_shared(NULL, 1);
+}
+static int nc_cus_function_set_cache_config(void)
+{
+    return cus_function_set_cache_config(NULL, 0);
+}
+static int nc_cus_function_set_shared_mem_config(void)
+{
+    return cus_function_set_shared_mem_config(NULL, 0);
+}
+static int nc_cus_function_max_potential_block(void)
+{
+    return cus_function_max_potential_block(NULL, 1, 1, NULL, NULL);
+}
+static int nc_cus_function_max_active_blocks(void)
+{
+    return cus_function_max_active_blocks(NULL, 1, 1, NULL);
+}
+static int nc_cus_capture_begin(void)
+{
+    return cus_capture_begin(NULL, 0).status;
+}
+static int nc_cus_capture_end(void)
+{
+    return cus_capture_end(NULL, NULL);
+}
+static int nc_cus_capture_abandon(void)
+{
+    cus_capture_abandon(NULL);
+    return 0;
+}
+static int nc_cus_stream_is_capturing(void)
+{
+    return cus_stream_is_capturing(NULL, NULL);
+}
+static int nc_cus_graph_ref(void)
+{
+    return cus_graph_ref(NULL) == 0 ? 0 : -1;
+}
+static int nc_cus_graph_unref(void)
+{
+    return cus_graph_unref(NULL) == 0 ? 0 : -1;
+}
+static int nc_cus_graph_handle(void)
+{
+    return cus_graph_handle(NULL) == 0 ? 0 : -1;
+}
+static int nc_cus_graph_context(void)
+{
+    return cus_graph_context(NULL) == 0 ? 0 : -1;
+}
+static int nc_cus_graph_node_count(void)
+{
+    return cus_graph_node_count(NULL, NULL);
+}
+static int nc_cus_graph_kept_objects(void)
+{
+    return cus_graph_kept_objects(NULL) == 0 ? 0 : -1;
+}
+static int nc_cus_graph_instantiate(void)
+{
+    return cus_graph_instantiate(NULL, 1, NULL);
+}
+static int nc_cus_graph_exec_ref(void)
+{
+    return cus_graph_exec_ref(NULL) == 0 ? 0 : -1;
+}
+static int nc_cus_graph_exec_unref(void)
+{
+    return cus_graph_exec_unref(NULL) == 0 ? 0 : -1;
+}
+static int nc_cus_graph_exec_handle(void)
+{
+    return cus_graph_exec_handle(NULL) == 0 ? 0 : -1;
+}
+static int nc_cus_graph_exec_launch(void)
+{
+    return cus_graph_exec_launch(NULL, NULL);
+}
+static int nc_cus_graph_exec_upload(void)
+{
+    return cus_graph_exec_upload(NULL, NULL);
+}
+static int nc_cus_graph_exec_update(void)
+{
+    return cus_graph_exec_update(NULL, NULL, NULL);
+}
+static int nc_cus_function_launch(void)
+{
+    return cus_function_launch(NULL, one3_, one3_, 1, NULL, 1, NULL, NULL);
+}
+static int nc_cus_function_launch_ex(void)
+{
+    return cus_function_launch_ex(NULL, NULL, 1, NULL, NULL);
+}
+static int nc_cus_launch_site_(void)
+{
+    return cus_launch_site_(NULL, one3_, one3_, 1, NULL, 1, NULL, NULL);
+}
+static int nc_cus_launch_ex_site_(void)
+{
+    return cus_launch_ex_site_(NULL, NULL, 1, NULL, NULL);
+}
+static int nc_cus_buffer_arg_(void)
+{
+    return cus_buffer_arg_(NULL) == 0 ? 0 : -1;
+}
+static int nc_cus_buffer_alloc(void)
+{
+    return cus_buffer_alloc(NULL, 1, NULL);
+}
+static int nc_cus_buffer_alloc_array(void)
+{
+    return cus_buffer_alloc_array(NULL, 1, 1, NULL);
+}
+static int nc_cus_buffer_alloc_async(void)
+{
+    return cus_buffer_alloc_async(NULL, 1, NULL);
+}
+static int nc_cus_buffer_alloc_managed(void)
+{
+    return cus_buffer_alloc_managed(NULL, 1, 1, NULL);
+}
+static int nc_cus_buffer_ref(void)
+{
+    return cus_buffer_ref(NULL) == 0 ? 0 : -1;
+}
+static int nc_cus_buffer_unref(void)
+{
+    return cus_buffer_unref(NULL) == 0 ? 0 : -1;
+}
+static int nc_cus_buffer_ptr(void)
+{
+    return cus_buffer_ptr(NULL) == 0 ? 0 : -1;
+}
+static int nc_cus_buffer_size(void)
+{
+    return cus_buffer_size(NULL) == 0 ? 0 : -1;
+}
+static int nc_cus_buffer_get_kind(void)
+{
+    (void)cus_buffer_get_kind(NULL);
+    return 0;
+}
+static int nc_cus_buffer_context(void)
+{
+    return cus_buffer_context(NULL) == 0 ? 0 : -1;
+}
+static int nc_cus_buffer_host_ptr(void)
+{
+    return cus_buffer_host_ptr(NULL) == 0 ? 0 : -1;
+}
+static int nc_cus_buffer_prefetch(void)
+{
+    return cus_buffer_prefetch(NULL, 0, NULL);
+}
+static int nc_cus_buffer_advise(void)
+{
+    return cus_buffer_advise(NULL, 0, 0);
+}
+static int nc_cus_host_buffer_alloc(void)
+{
+    return cus_host_buffer_alloc(NULL, 1, 1, NULL);
+}
+static int nc_cus_host_buffer_register(void)
+{
+    return cus_host_buffer_register(NULL, NULL, 1, 1, NULL);
+}
+static int nc_cus_host_buffer_ref(void)
+{
+    return cus_host_buffer_ref(NULL) == 0 ? 0 : -1;
+}
+static int nc_cus_host_buffer_unref(void)
+{
+    return cus_host_buffer_unref(NULL) == 0 ? 0 : -1;
+}
+static int nc_cus_host_buffer_data(void)
+{
+    return cus_host_buffer_data(NULL) == 0 ? 0 : -1;
+}
+static int nc_cus_host_buffer_size(void)
+{
+    return cus_host_buffer_size(NULL) == 0 ? 0 : -1;
+}
+static int nc_cus_host_buffer_is_registered(void)
+{
+    return cus_host_buffer_is_registered(NULL) == false ? 0 : -1;
+}
+static int nc_cus_copy_to_device(void)
+{
+    return cus_copy_to_device(NULL, 1, NULL, 1);
+}
+static int nc_cus_copy_to_host(void)
+{
+    return cus_copy_to_host(NULL, NULL, 1, 1);
+}
+static int nc_cus_copy_device(void)
+{
+    return cus_copy_device(NULL, 1, NULL, 1, 1);
+}
+static int nc_cus_copy_to_device_async(void)
+{
+    return cus_copy_to_device_async(NULL, 1, NULL, 1, NULL);
+}
+static int nc_cus_copy_to_host_async(void)
+{
+    return cus_copy_to_host_async(NULL, NULL, 1, 1, NULL);
+}
+static int nc_cus_copy_device_async(void)
+{
+    return cus_copy_device_async(NULL, 1, NULL, 1, 1, NULL);
+}
+static int nc_cus_buffer_fill_u8(void)
+{
+    return cus_buffer_fill_u8(NULL, 1, 0, 1);
+}
+static int nc_cus_buffer_fill_u16(void)
+{
+    return cus_buffer_fill_u16(NULL, 1, 0, 1);
+}
+static int nc_cus_buffer_fill_u32(void)
+{
+    return cus_buffer_fill_u32(NULL, 1, 0, 1);
+}
+static int nc_cus_buffer_fill_u8_async(void)
+{
+    return cus_buffer_fill_u8_async(NULL, 1, 0, 1, NULL);
+}
+static int nc_cus_buffer_fill_u16_async(void)
+{
+    return cus_buffer_fill_u16_async(NULL, 1, 0, 1, NULL);
+}
+static int nc_cus_buffer_fill_u32_async(void)
+{
+    return cus_buffer_fill_u32_async(NULL, 1, 0, 1, NULL);
+}
+static int nc_cus_memory_info(void)
+{
+    return cus_memory_info(NULL, NULL, NULL);
+}
+static int nc_cus_context_can_access_peer(void)
+{
+    return cus_context_can_access_peer(NULL, NULL, NULL);
+}
+static int nc_cus_context_enable_peer_access(void)
+{
+    return cus_context_enable_peer_access(NULL, NULL);
+}
+static int nc_cus_module_image_format(void)
+{
+    return cus_module_image_format(NULL, 1) == CUS_IMAGE_UNKNOWN ? 0 : -1;
+}
+static int nc_cus_image_format_name(void)
+{
+    return cus_image_format_name(0) != NULL ? 0 : -1;
+}
+static int nc_cus_module_load_data(void)
+{
+    return cus_module_load_data(NULL, NULL, 1, NULL, NULL);
+}
+static int nc_cus_module_load_file(void)
+{
+    return cus_module_load_file(NULL, NULL, NULL, NULL);
+}
+static int nc_cus_module_ref(void)
+{
+    return cus_module_ref(NULL) == 0 ? 0 : -1;
+}
+static int nc_cus_module_unref(void)
+{
+    return cus_module_unref(NULL) == 0 ? 0 : -1;
+}
+static int nc_cus_module_handle(void)
+{
+    return cus_module_handle(NULL) == 0 ? 0 : -1;
+}
+static int nc_cus_module_context(void)
+{
+    return cus_module_context(NULL) == 0 ? 0 : -1;
+}
+static int nc_cus_module_format(void)
+{
+    return cus_module_format(NULL) == CUS_IMAGE_UNKNOWN ? 0 : -1;
+}
+static int nc_cus_module_info_log(void)
+{
+    const char *l = cus_module_info_log(NULL); /* "" for NULL */
+    return l && !*l ? 0 : -1;
+}
+static int nc_cus_module_get_function(void)
+{
+    return cus_module_get_function(NULL, NULL, NULL);
+}
+static int nc_cus_module_get_global(void)
+{
+    return cus_module_get_global(NULL, NULL, NULL, NULL);
+}
+static int nc_cus_module_copy_to_global(void)
+{
+    return cus_module_copy_to_global(NULL, NULL, 1, NULL, 1);
+}
+static int nc_cus_module_copy_from_global(void)
+{
+    return cus_module_copy_from_global(NULL, NULL, NULL, 1, 1);
+}
+static int nc_cus_module_function_count(void)
+{
+    return cus_module_function_count(NULL, NULL);
+}
+static int nc_cus_module_function_names(void)
+{
+    return cus_module_function_names(NULL, NULL, 1, NULL);
+}
+static int nc_cus_debug_live_objects(void)
+{
+    return cus_debug_live_objects() == 0 ? 0 : -1;
+}
+static int nc_cus_release_deferred(void)
+{
+    return cus_release_deferred() == 0 ? 0 : -1;
+}
+static int nc_cus_in_host_fn(void)
+{
+    return cus_in_host_fn() == false ? 0 : -1;
+}
+static int nc_cus_status_name(void)
+{
+    return cus_status_name(CUS_SUCCESS) != NULL ? 0 : -1;
+}
+static int nc_cus_status_string(void)
+{
+    return cus_status_string(CUS_SUCCESS) != NULL ? 0 : -1;
+}
+static int nc_cus_status_is_sticky(void)
+{
+    return cus_status_is_sticky(CUS_SUCCESS) == false ? 0 : -1;
+}
+static int nc_cus_last_error(void)
+{
+    return cus_last_error() != NULL ? 0 : -1;
+}
+static int nc_cus_last_error_message(void)
+{
+    return cus_last_error_message() != NULL ? 0 : -1;
+}
+static int nc_cus_last_status(void)
+{
+    return cus_last_status() == CUS_SUCCESS ? 0 : -1; /* cleared before each entry */
+}
+static int nc_cus_clear_last_error(void)
+{
+    cus_clear_last_error();
+    return 0;
+}
+static int nc_cus_set_destroy_error_handler(void)
+{
+    cus_set_destroy_error_handler(NULL, NULL);
+    return 0;
+}
+static int nc_cus_destroy_error_count(void)
+{
+    (void)cus_destroy_error_count();
+    return 0;
+}
+static int nc_cus_stream_create(void)
+{
+    return cus_stream_create(NULL, 1, 1, NULL);
+}
+static int nc_cus_stream_legacy(void)
+{
+    return cus_stream_legacy(NULL, NULL);
+}
+static int nc_cus_stream_per_thread(void)
+{
+    return cus_stream_per_thread(NULL, NULL);
+}
+static int nc_cus_stream_wrap(void)
+{
+    return cus_stream_wrap(NULL, NULL, NULL);
+}
+static int nc_cus_stream_ref(void)
+{
+    return cus_stream_ref(NULL) == 0 ? 0 : -1;
+}
+static int nc_cus_stream_unref(void)
+{
+    return cus_stream_unref(NULL) == 0 ? 0 : -1;
+}
+static int nc_cus_stream_handle(void)
+{
+    return cus_stream_handle(NULL) == 0 ? 0 : -1;
+}
+static int nc_cus_stream_context(void)
+{
+    return cus_stream_context(NULL) == 0 ? 0 : -1;
+}
+static int nc_cus_stream_get_kind(void)
+{
+    (void)cus_stream_get_kind(NULL);
+    return 0;
+}
+static int nc_cus_stream_synchronize(void)
+{
+    return cus_stream_synchronize(NULL);
+}
+static int nc_cus_stream_query(void)
+{
+    return cus_stream_query(NULL, NULL);
+}
+static int nc_cus_stream_wait_event(void)
+{
+    return cus_stream_wait_event(NULL, NULL);
+}
+static int nc_cus_stream_launch_host_fn(void)
+{
+    return cus_stream_launch_host_fn(NULL, NULL, NULL);
+}
+static int nc_cus_stream_priority(void)
+{
+    return cus_stream_priority(NULL, NULL);
+}
+static int nc_cus_stream_flags(void)
+{
+    return cus_stream_flags(NULL, NULL);
+}
+static int nc_cus_version(void)
+{
+    (void)cus_version();
+    return 0;
+}
+static int nc_cus_version_string(void)
+{
+    return cus_version_string() != NULL ? 0 : -1;
+}
+
+static const null_entry null_entries[] = {
+    {"context.h", "cus_context_create", nc_cus_context_create, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"context.h", "cus_context_retain_primary", nc_cus_context_retain_primary, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"context.h", "cus_context_wrap", nc_cus_context_wrap, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"context.h", "cus_context_ref", nc_cus_context_ref, 0, 0, "returns NULL"},
+    {"context.h", "cus_context_unref", nc_cus_context_unref, 0, 0, "returns NULL"},
+    {"context.h", "cus_context_handle", nc_cus_context_handle, 0, 0, "returns NULL"},
+    {"context.h", "cus_context_device", nc_cus_context_device, 0, 0, "returns device 0"},
+    {"context.h", "cus_context_get_kind", nc_cus_context_get_kind, 0, 0, "returns CUS_CONTEXT_FOREIGN"},
+    {"context.h", "cus_context_poisoned", nc_cus_context_poisoned, 0, 0, "returns CUS_SUCCESS"},
+    {"context.h", "cus_context_synchronize", nc_cus_context_synchronize, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"context.h", "cus_context_api_version", nc_cus_context_api_version, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"context.h", "cus_context_flags", nc_cus_context_flags, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"context.h", "cus_context_get_limit", nc_cus_context_get_limit, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"context.h", "cus_context_set_limit", nc_cus_context_set_limit, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"context.h", "cus_context_get_cache_config", nc_cus_context_get_cache_config, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"context.h", "cus_context_set_cache_config", nc_cus_context_set_cache_config, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"context.h", "cus_context_get_shared_mem_config", nc_cus_context_get_shared_mem_config, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"context.h", "cus_context_set_shared_mem_config", nc_cus_context_set_shared_mem_config, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"context.h", "cus_context_stream_priority_range", nc_cus_context_stream_priority_range, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"context.h", "cus_context_push", nc_cus_context_push, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"context.h", "cus_context_pop", nc_cus_context_pop, CUS_ERROR_UNBALANCED_POP, E_STATUS, "documented: popped may be NULL; empty stack"},
+    {"context.h", "cus_context_set_current", nc_cus_context_set_current, CUS_SUCCESS, E_STATUS | E_DRIVER, "documented: NULL pops the top (no-op when empty); one cuCtxSetCurrent"},
+    {"context.h", "cus_context_current", nc_cus_context_current, 0, 0, "returns NULL"},
+    {"context.h", "cus_context_stack_depth", nc_cus_context_stack_depth, 0, 0, "returns 0"},
+    {"context.h", "cus_context_guard_enter", nc_cus_context_guard_enter, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, "the guard's status"},
+    {"context.h", "cus_context_guard_exit", nc_cus_context_guard_exit, 0, 0, "ignores NULL (it once crashed)"},
+    {"device.h", "cus_device_count", nc_cus_device_count, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"device.h", "cus_device_get", nc_cus_device_get, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"device.h", "cus_device_name", nc_cus_device_name, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"device.h", "cus_device_uuid", nc_cus_device_uuid, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"device.h", "cus_device_uuid_string", nc_cus_device_uuid_string, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"device.h", "cus_device_total_memory", nc_cus_device_total_memory, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"device.h", "cus_device_attribute", nc_cus_device_attribute, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"device.h", "cus_device_compute_capability", nc_cus_device_compute_capability, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"driver.h", "cus_init", nc_cus_init, CUS_SUCCESS, E_STATUS, "no pointer parameter (already loaded: no driver call)"},
+    {"driver.h", "cus_driver_version", nc_cus_driver_version, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"driver.h", "cus_driver_install", NULL, 0, E_SKIP, "documented: NULL goes back to libcuda (test_driver.c covers it)"},
+    {"driver.h", "cus_driver_set_library", NULL, 0, E_SKIP, "documented: NULL is the default path (test_driver.c covers it)"},
+    {"driver.h", "cus_driver_has", nc_cus_driver_has, 0, 0, "returns false"},
+    {"event.h", "cus_event_create", nc_cus_event_create, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"event.h", "cus_event_ref", nc_cus_event_ref, 0, 0, "returns NULL"},
+    {"event.h", "cus_event_unref", nc_cus_event_unref, 0, 0, "returns NULL"},
+    {"event.h", "cus_event_handle", nc_cus_event_handle, 0, 0, "returns NULL"},
+    {"event.h", "cus_event_context", nc_cus_event_context, 0, 0, "returns NULL"},
+    {"event.h", "cus_event_record", nc_cus_event_record, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"event.h", "cus_event_synchronize", nc_cus_event_synchronize, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"event.h", "cus_event_query", nc_cus_event_query, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"event.h", "cus_event_elapsed_ms", nc_cus_event_elapsed_ms, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"function.h", "cus_function_ref", nc_cus_function_ref, 0, 0, "returns NULL"},
+    {"function.h", "cus_function_unref", nc_cus_function_unref, 0, 0, "returns NULL"},
+    {"function.h", "cus_function_handle", nc_cus_function_handle, 0, 0, "returns NULL"},
+    {"function.h", "cus_function_name", nc_cus_function_name, 0, 0, "returns \"\""},
+    {"function.h", "cus_function_module", nc_cus_function_module, 0, 0, "returns NULL"},
+    {"function.h", "cus_function_layout_known", nc_cus_function_layout_known, 0, 0, "returns false"},
+    {"function.h", "cus_function_param_count", nc_cus_function_param_count, 0, 0, "returns 0"},
+    {"function.h", "cus_function_param_info", nc_cus_function_param_info, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"function.h", "cus_function_attribute", nc_cus_function_attribute, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"function.h", "cus_function_set_attribute", nc_cus_function_set_attribute, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"function.h", "cus_function_set_max_dynamic_shared", nc_cus_function_set_max_dynamic_shared, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"function.h", "cus_function_set_cache_config", nc_cus_function_set_cache_config, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"function.h", "cus_function_set_shared_mem_config", nc_cus_function_set_shared_mem_config, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"function.h", "cus_function_max_potential_block", nc_cus_function_max_potential_block, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"function.h", "cus_function_max_active_blocks", nc_cus_function_max_active_blocks, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"graph.h", "cus_capture_begin", nc_cus_capture_begin, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, "the guard's status"},
+    {"graph.h", "cus_capture_end", nc_cus_capture_end, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"graph.h", "cus_capture_abandon", nc_cus_capture_abandon, 0, 0, "ignores NULL"},
+    {"graph.h", "cus_stream_is_capturing", nc_cus_stream_is_capturing, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"graph.h", "cus_graph_ref", nc_cus_graph_ref, 0, 0, "returns NULL"},
+    {"graph.h", "cus_graph_unref", nc_cus_graph_unref, 0, 0, "returns NULL"},
+    {"graph.h", "cus_graph_handle", nc_cus_graph_handle, 0, 0, "returns NULL"},
+    {"graph.h", "cus_graph_context", nc_cus_graph_context, 0, 0, "returns NULL"},
+    {"graph.h", "cus_graph_node_count", nc_cus_graph_node_count, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"graph.h", "cus_graph_kept_objects", nc_cus_graph_kept_objects, 0, 0, "returns 0"},
+    {"graph.h", "cus_graph_instantiate", nc_cus_graph_instantiate, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"graph.h", "cus_graph_exec_ref", nc_cus_graph_exec_ref, 0, 0, "returns NULL"},
+    {"graph.h", "cus_graph_exec_unref", nc_cus_graph_exec_unref, 0, 0, "returns NULL"},
+    {"graph.h", "cus_graph_exec_handle", nc_cus_graph_exec_handle, 0, 0, "returns NULL"},
+    {"graph.h", "cus_graph_exec_launch", nc_cus_graph_exec_launch, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"graph.h", "cus_graph_exec_upload", nc_cus_graph_exec_upload, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"graph.h", "cus_graph_exec_update", nc_cus_graph_exec_update, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"launch.h", "cus_function_launch", nc_cus_function_launch, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"launch.h", "cus_function_launch_ex", nc_cus_function_launch_ex, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"launch.h", "cus_launch_site_", nc_cus_launch_site_, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"launch.h", "cus_launch_ex_site_", nc_cus_launch_ex_site_, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"launch.h", "cus_buffer_arg_", nc_cus_buffer_arg_, 0, 0, "returns 0"},
+    {"memory.h", "cus_buffer_alloc", nc_cus_buffer_alloc, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"memory.h", "cus_buffer_alloc_array", nc_cus_buffer_alloc_array, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"memory.h", "cus_buffer_alloc_async", nc_cus_buffer_alloc_async, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"memory.h", "cus_buffer_alloc_managed", nc_cus_buffer_alloc_managed, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"memory.h", "cus_buffer_ref", nc_cus_buffer_ref, 0, 0, "returns NULL"},
+    {"memory.h", "cus_buffer_unref", nc_cus_buffer_unref, 0, 0, "returns NULL"},
+    {"memory.h", "cus_buffer_ptr", nc_cus_buffer_ptr, 0, 0, "returns 0"},
+    {"memory.h", "cus_buffer_size", nc_cus_buffer_size, 0, 0, "returns 0"},
+    {"memory.h", "cus_buffer_get_kind", nc_cus_buffer_get_kind, 0, 0, "no crash"},
+    {"memory.h", "cus_buffer_context", nc_cus_buffer_context, 0, 0, "returns NULL"},
+    {"memory.h", "cus_buffer_host_ptr", nc_cus_buffer_host_ptr, 0, 0, "returns NULL"},
+    {"memory.h", "cus_buffer_prefetch", nc_cus_buffer_prefetch, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"memory.h", "cus_buffer_advise", nc_cus_buffer_advise, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"memory.h", "cus_host_buffer_alloc", nc_cus_host_buffer_alloc, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"memory.h", "cus_host_buffer_register", nc_cus_host_buffer_register, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"memory.h", "cus_host_buffer_ref", nc_cus_host_buffer_ref, 0, 0, "returns NULL"},
+    {"memory.h", "cus_host_buffer_unref", nc_cus_host_buffer_unref, 0, 0, "returns NULL"},
+    {"memory.h", "cus_host_buffer_data", nc_cus_host_buffer_data, 0, 0, "returns NULL"},
+    {"memory.h", "cus_host_buffer_size", nc_cus_host_buffer_size, 0, 0, "returns 0"},
+    {"memory.h", "cus_host_buffer_is_registered", nc_cus_host_buffer_is_registered, 0, 0, "returns false"},
+    {"memory.h", "cus_copy_to_device", nc_cus_copy_to_device, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"memory.h", "cus_copy_to_host", nc_cus_copy_to_host, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"memory.h", "cus_copy_device", nc_cus_copy_device, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"memory.h", "cus_copy_to_device_async", nc_cus_copy_to_device_async, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"memory.h", "cus_copy_to_host_async", nc_cus_copy_to_host_async, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"memory.h", "cus_copy_device_async", nc_cus_copy_device_async, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"memory.h", "cus_buffer_fill_u8", nc_cus_buffer_fill_u8, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"memory.h", "cus_buffer_fill_u16", nc_cus_buffer_fill_u16, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"memory.h", "cus_buffer_fill_u32", nc_cus_buffer_fill_u32, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"memory.h", "cus_buffer_fill_u8_async", nc_cus_buffer_fill_u8_async, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"memory.h", "cus_buffer_fill_u16_async", nc_cus_buffer_fill_u16_async, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"memory.h", "cus_buffer_fill_u32_async", nc_cus_buffer_fill_u32_async, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"memory.h", "cus_memory_info", nc_cus_memory_info, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"memory.h", "cus_context_can_access_peer", nc_cus_context_can_access_peer, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"memory.h", "cus_context_enable_peer_access", nc_cus_context_enable_peer_access, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"module.h", "cus_module_image_format", nc_cus_module_image_format, 0, 0, "returns CUS_IMAGE_UNKNOWN"},
+    {"module.h", "cus_image_format_name", nc_cus_image_format_name, 0, 0, "never NULL"},
+    {"module.h", "cus_module_load_data", nc_cus_module_load_data, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"module.h", "cus_module_load_file", nc_cus_module_load_file, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"module.h", "cus_module_ref", nc_cus_module_ref, 0, 0, "returns NULL"},
+    {"module.h", "cus_module_unref", nc_cus_module_unref, 0, 0, "returns NULL"},
+    {"module.h", "cus_module_handle", nc_cus_module_handle, 0, 0, "returns NULL"},
+    {"module.h", "cus_module_context", nc_cus_module_context, 0, 0, "returns NULL"},
+    {"module.h", "cus_module_format", nc_cus_module_format, 0, 0, "returns CUS_IMAGE_UNKNOWN"},
+    {"module.h", "cus_module_info_log", nc_cus_module_info_log, 0, 0, "returns \"\""},
+    {"module.h", "cus_module_get_function", nc_cus_module_get_function, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"module.h", "cus_module_get_global", nc_cus_module_get_global, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"module.h", "cus_module_copy_to_global", nc_cus_module_copy_to_global, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"module.h", "cus_module_copy_from_global", nc_cus_module_copy_from_global, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"module.h", "cus_module_function_count", nc_cus_module_function_count, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"module.h", "cus_module_function_names", nc_cus_module_function_names, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"object.h", "cus_debug_live_objects", nc_cus_debug_live_objects, 0, 0, "returns 0"},
+    {"object.h", "cus_release_deferred", nc_cus_release_deferred, 0, 0, "returns 0"},
+    {"object.h", "cus_in_host_fn", nc_cus_in_host_fn, 0, 0, "returns false"},
+    {"status.h", "cus_status_name", nc_cus_status_name, 0, 0, "never NULL"},
+    {"status.h", "cus_status_string", nc_cus_status_string, 0, 0, "never NULL"},
+    {"status.h", "cus_status_is_sticky", nc_cus_status_is_sticky, 0, 0, "returns false"},
+    {"status.h", "cus_last_error", nc_cus_last_error, 0, 0, "never NULL"},
+    {"status.h", "cus_last_error_message", nc_cus_last_error_message, 0, 0, "never NULL"},
+    {"status.h", "cus_last_status", nc_cus_last_status, 0, 0, "no pointer parameter"},
+    {"status.h", "cus_clear_last_error", nc_cus_clear_last_error, 0, 0, "ignores NULL"},
+    {"status.h", "cus_set_destroy_error_handler", nc_cus_set_destroy_error_handler, 0, 0, "ignores NULL"},
+    {"status.h", "cus_destroy_error_count", nc_cus_destroy_error_count, 0, 0, "no pointer parameter"},
+    {"stream.h", "cus_stream_create", nc_cus_stream_create, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"stream.h", "cus_stream_legacy", nc_cus_stream_legacy, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"stream.h", "cus_stream_per_thread", nc_cus_stream_per_thread, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"stream.h", "cus_stream_wrap", nc_cus_stream_wrap, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"stream.h", "cus_stream_ref", nc_cus_stream_ref, 0, 0, "returns NULL"},
+    {"stream.h", "cus_stream_unref", nc_cus_stream_unref, 0, 0, "returns NULL"},
+    {"stream.h", "cus_stream_handle", nc_cus_stream_handle, 0, 0, "returns NULL"},
+    {"stream.h", "cus_stream_context", nc_cus_stream_context, 0, 0, "returns NULL"},
+    {"stream.h", "cus_stream_get_kind", nc_cus_stream_get_kind, 0, 0, "no crash"},
+    {"stream.h", "cus_stream_synchronize", nc_cus_stream_synchronize, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"stream.h", "cus_stream_query", nc_cus_stream_query, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"stream.h", "cus_stream_wait_event", nc_cus_stream_wait_event, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"stream.h", "cus_stream_launch_host_fn", nc_cus_stream_launch_host_fn, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"stream.h", "cus_stream_priority", nc_cus_stream_priority, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"stream.h", "cus_stream_flags", nc_cus_stream_flags, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"version.h", "cus_version", nc_cus_version, 0, 0, "no pointer parameter"},
+    {"version.h", "cus_version_string", nc_cus_version_string, 0, 0, "never NULL"},
+};
+
+#if defined(__GNUC__)
+#pragma GCC diagnostic pop
+#endif
+
+static void test_null_everywhere(void **state)
+{
+    (void)state;
+    assert_ok(cus_init()); /* loaded: the calls below must not need a driver call */
+    size_t n = sizeof null_entries / sizeof null_entries[0];
+    unsigned failures = 0, called = 0, skipped = 0;
+    for (size_t i = 0; i < n; i++) {
+        const null_entry *e = &null_entries[i];
+        if ((e->flags & E_SKIP) || ((e->flags & E_KNOWN_BUG) && !known_bugs_enabled())) {
+            skipped++;
+            if (e->flags & E_KNOWN_BUG)
+                print_message("KNOWN BUG (skipped; CUS_TEST_KNOWN_BUGS=1 runs it): %s(NULL): %s\n",
+                              e->name, e->note);
+            continue;
+        }
+        called++;
+        cus_clear_last_error();
+        unsigned long calls = cus_fake_call_count();
+        int got = e->call();
+        unsigned long made = cus_fake_call_count() - calls;
+        bool bad = got != e->want;
+        if (!bad && (e->flags & E_STATUS) && e->want != CUS_SUCCESS &&
+            cus_last_status() != e->want)
+            bad = true;
+        if (!(e->flags & E_DRIVER) && made)
+            bad = true;
+        if (bad) {
+            failures++;
+            print_error("%s: %s with NULLs -> %d (%s), want %d (%s); last status %s; %lu driver "
+                        "call(s)\n",
+                        e->header, e->name, got, cus_status_name(got), e->want,
+                        cus_status_name(e->want), cus_status_name(cus_last_status()), made);
+        }
+    }
+    print_message("null-everywhere: %zu public functions, %u called, %u not called\n", n, called,
+                  skipped);
+    assert_int_equal(failures, 0);
+    assert_int_equal(cus_fake_thread_stack_depth(), 0);
+}
+
+/* Regression: cus_context_guard_exit(NULL) once read guard->ctx (a
+ * segfault); like cus_capture_abandon(NULL) it returns. */
+static void test_guard_exit_null_is_ignored(void **state)
+{
+    (void)state;
+    unsigned long calls = cus_fake_call_count();
+    cus_context_guard_exit(NULL);
+    assert_int_equal(cus_fake_call_count(), calls);
+}
+
+/* --- zero sizes ------------------------------------------------------------ */
+
+static void test_zero_sizes(void **state)
+{
+    (void)state;
+    cus_autoptr(cus_context) ctx = NULL;
+    assert_ok(cus_context_create(dev0_, CUS_CTX_NO_PUSH, &ctx));
+    cus_autoptr(cus_buffer) buf = NULL;
+    assert_ok(cus_buffer_alloc(ctx, 64, &buf));
+    cus_autoptr(cus_stream) s = NULL;
+    assert_ok(cus_stream_create(ctx, 0, 0, &s));
+    char host[64] = {0};
+    cus_buffer *b = (cus_buffer *)host;
+    /* allocations of 0 bytes or 0 elements: invalid, no driver call */
+    unsigned long calls = cus_fake_call_count();
+    assert_status(cus_buffer_alloc(ctx, 0, &b), CUS_ERROR_INVALID_ARGUMENT);
+    assert_status(cus_buffer_alloc_array(ctx, 0, 4, &b), CUS_ERROR_INVALID_ARGUMENT);
+    assert_status(cus_buffer_alloc_array(ctx, 4, 0, &b), CUS_ERROR_INVALID_ARGUMENT);
+    assert_status(cus_buffer_alloc_managed(ctx, 0, CU_MEM_ATTACH_GLOBAL, &b),
+                  CUS_ERROR_INVALID_ARGUMENT);
+    cus_host_buffer *hb = (cus_host_buffer *)host;
+    assert_status(cus_host_buffer_alloc(ctx, 0, 0, &hb), CUS_ERROR_INVALID_ARGUMENT);
+    assert_status(cus_host_buffer_register(ctx, host, 0, 0, &hb), CUS_ERROR_INVALID_ARGUMENT);
+    assert_status(cus_buffer_alloc_async(s, 0, &b), CUS_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(cus_fake_call_count(), calls);
+    assert_ptr_equal(b, (cus_buffer *)host);
+    assert_ptr_equal(hb, (cus_host_buffer *)host);
+    /* copies and fills of 0 bytes inside the buffer: nothing to do */
+    calls = cus_fake_call_count();
+    assert_ok(cus_copy_to_device(buf, 0, host, 0));
+    assert_ok(cus_copy_to_host(host, buf, 64, 0));
+    assert_ok(cus_copy_device(buf, 0, buf, 0, 0));
+    assert_ok(cus_buffer_fill_u8(buf, 0, 0, 0));
+    assert_ok(cus_buffer_fill_u32(buf, 0, 0, 0));
+    assert_ok(cus_copy_to_device_async(buf, 0, host, 0, s));
+    assert_ok(cus_buffer_fill_u16_async(buf, 0, 0, 0, s));
+    print_message("zero-byte copies and fills made %lu driver call(s)\n",
+                  cus_fake_call_count() - calls);
+    /* a 0-byte range that starts past the end is still out of range */
+    assert_status(cus_copy_to_device(buf, 65, host, 0), CUS_ERROR_OUT_OF_RANGE);
+    assert_ok(cus_stream_synchronize(s));
+}
+
+/* --- context calls inside a host function ------------------------------------- */
+
+typedef struct in_host {
+    cus_context *ctx;
+    cus_status create, push, pop, set, set_null, sync, guard;
+    unsigned int depth;
+    unsigned long calls;
+} in_host;
+
+static void host_fn_context_calls(void *p)
+{
+    in_host *h = p;
+    unsigned long calls = cus_fake_call_count();
+    cus_context *c = NULL;
+    h->create = cus_context_create(dev0_, 0, &c);
+    h->push = cus_context_push(h->ctx);
+    h->pop = cus_context_pop(NULL);
+    h->set = cus_context_set_current(h->ctx);
+    h->set_null = cus_context_set_current(NULL);
+    h->sync = cus_context_synchronize(h->ctx);
+    cus_context_guard g = cus_context_guard_enter(h->ctx);
+    h->guard = g.status;
+    cus_context_guard_cleanup_(&g);
+    h->depth = cus_context_stack_depth();
+    h->calls = cus_fake_call_count() - calls;
+}
+
+static void test_context_calls_in_a_host_function(void **state)
+{
+    (void)state;
+    cus_autoptr(cus_context) ctx = NULL;
+    assert_ok(cus_context_create(dev0_, CUS_CTX_NO_PUSH, &ctx));
+    cus_autoptr(cus_stream) s = NULL;
+    assert_ok(cus_stream_create(ctx, 0, 0, &s));
+    in_host h = {.ctx = ctx};
+    assert_ok(cus_stream_launch_host_fn(s, host_fn_context_calls, &h));
+    assert_ok(cus_stream_synchronize(s));
+    assert_int_equal(h.create, CUS_ERROR_IN_HOST_FUNCTION);
+    assert_int_equal(h.push, CUS_ERROR_IN_HOST_FUNCTION);
+    assert_int_equal(h.pop, CUS_ERROR_IN_HOST_FUNCTION);
+    assert_int_equal(h.set, CUS_ERROR_IN_HOST_FUNCTION);
+    assert_int_equal(h.set_null, CUS_ERROR_IN_HOST_FUNCTION);
+    assert_int_equal(h.sync, CUS_ERROR_IN_HOST_FUNCTION);
+    assert_int_equal(h.guard, CUS_ERROR_IN_HOST_FUNCTION);
+    assert_int_equal(h.depth, 0);
+    assert_int_equal(h.calls, 0);
+    assert_int_equal(cus_fake_misuse_count(), 0);
+}
+
+/* --- objects of another context --------------------------------------------- */
+
+static void test_stream_waits_on_an_event_of_another_context(void **state)
+{
+    (void)state;
+    cus_autoptr(cus_context) a = NULL;
+    cus_autoptr(cus_context) b = NULL;
+    assert_ok(cus_context_create(dev0_, CUS_CTX_NO_PUSH, &a));
+    assert_ok(cus_context_create(dev0_, CUS_CTX_NO_PUSH, &b));
+    cus_autoptr(cus_stream) sa = NULL;
+    cus_autoptr(cus_stream) sb = NULL;
+    assert_ok(cus_stream_create(a, 0, 0, &sa));
+    assert_ok(cus_stream_create(b, 0, 0, &sb));
+    cus_autoptr(cus_event) eb = NULL;
+    assert_ok(cus_event_create(b, 0, &eb));
+    assert_ok(cus_event_record(eb, sb));
+    /* The driver allows a cross-context wait (it is how peer work is
+     * ordered): cuscope passes it through, switching to the stream's context. */
+    cus_status st = cus_stream_wait_event(sa, eb);
+    print_message("cus_stream_wait_event across contexts -> %s\n", cus_status_name(st));
+    assert_int_equal(st, CUS_SUCCESS);
+    assert_int_equal(cus_context_stack_depth(), 0);
+    assert_ok(cus_stream_synchronize(sa));
+    assert_ok(cus_stream_synchronize(sb));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        ENV_TEST(test_null_everywhere),
+        ENV_TEST(test_guard_exit_null_is_ignored),
+        ENV_TEST(test_zero_sizes),
+        ENV_TEST(test_context_calls_in_a_host_function),
+        ENV_TEST(test_stream_waits_on_an_event_of_another_context),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
