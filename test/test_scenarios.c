@@ -3,9 +3,16 @@
 #include "harness/env.h"
 #include "scenarios/scenarios.h"
 
+/* A scenario and the number of devices the fake gets for it (0: the default
+ * of one; the multi list's need two or more). */
+typedef struct scenario_entry {
+    const scenario *s;
+    int fake_devices;
+} scenario_entry;
+
 static void run_scenario(void **state)
 {
-    const scenario *s = *state;
+    const scenario *s = ((const scenario_entry *)*state)->s;
     cus_status st = s->run(NULL);
     if (st != CUS_SUCCESS)
         fail_msg("scenario %s: %s: %s", s->name, cus_status_name(st), cus_last_error_message());
@@ -13,7 +20,14 @@ static void run_scenario(void **state)
 
 static int scenario_setup(void **state)
 {
-    (void)state;
+    const scenario_entry *e = *state;
+#ifdef CUS_TEST_FAKE
+    if (e->fake_devices) {
+        cus_fake_config cfg = {.device_count = e->fake_devices};
+        return env_setup_with(&cfg);
+    }
+#endif
+    (void)e;
     return env_setup_with(NULL);
 }
 
@@ -21,13 +35,17 @@ int main(void)
 {
     env_require_driver_or_skip();
     struct CMUnitTest tests[128];
+    static scenario_entry entries[128];
     size_t n = 0;
     static const scenario *const lists[] = {context_scenarios, stream_scenarios,
-                                                module_scenarios, graph_scenarios};
+                                                module_scenarios, graph_scenarios,
+                                                multi_scenarios};
     for (size_t l = 0; l < sizeof lists / sizeof lists[0]; l++) {
         for (const scenario *s = lists[l]; s->name && n < 128; s++, n++) {
+            int devices = lists[l] == multi_scenarios ? multi_fake_devices(s) : 0;
+            entries[n] = (scenario_entry){s, devices};
             tests[n] = (struct CMUnitTest){s->name, run_scenario, scenario_setup, env_teardown,
-                                           (void *)s};
+                                           &entries[n]};
         }
     }
     return _cmocka_run_group_tests("scenarios", tests, n, NULL, NULL);

@@ -23,5 +23,9 @@ extern const scenario stream_scenarios[];
 extern const scenario module_scenarios[];
 /* Stream capture, graphs and their replay. */
 extern const scenario graph_scenarios[];
+/* Several devices: each needs two or more (with one it passes doing nothing).
+ * multi_fake_devices(): how many devices the fake gets for one of them. */
+extern const scenario multi_scenarios[];
+int multi_fake_devices(const scenario *s);
 
 #endif
