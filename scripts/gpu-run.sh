@@ -93,7 +93,7 @@ fi
 # --- the main job and the other examples ------------------------------------------------
 main_rc="not run"
 examples=""
-for ex in sum saxpy device-query; do
+for ex in sum saxpy device-query nccl-allreduce; do
     exe="$BUILD/docs/examples/$ex"
     if [ ! -x "$exe" ]; then
         examples+="${examples:+, }$ex not built"
