@@ -170,6 +170,11 @@ static void diff_handler(const cus_error *e, void *data)
     atomic_fetch_add(&all_reports, 1);
     if (e->status == CUS_ERROR_CONTEXTS_LEFT_PUSHED)
         atomic_fetch_add(&left_pushed_reports, 1);
+    /* Anything the model does not predict is shown (the first few). */
+    static atomic_int shown;
+    if (e->status != CUS_ERROR_CONTEXT_MISMATCH && e->status != CUS_ERROR_CONTEXTS_LEFT_PUSHED &&
+        atomic_fetch_add(&shown, 1) < 8)
+        printf("stack-diff: unexpected destroy report: %s\n", e->message);
 }
 
 /* --- the driver's own view ----------------------------------------------------- */
