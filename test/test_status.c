@@ -140,6 +140,21 @@ static void test_status_names_make_no_driver_call(void **state)
     assert_false(cus_driver_has("cuInit")); /* nothing was loaded either */
 }
 
+/* With the driver loaded, a code the headers do not know is asked of the
+ * driver (a newer driver knows newer codes); the fake knows none beyond
+ * cuda.h, so the answer stays CUS_UNKNOWN_STATUS, and a known code still
+ * comes from cuscope's own table. */
+static void test_unknown_codes_are_asked_of_a_loaded_driver(void **state)
+{
+    (void)state;
+    assert_ok(cus_init());
+    assert_true(cus_driver_has("cuGetErrorName"));
+    assert_string_equal(cus_status_name(9), "CUS_UNKNOWN_STATUS");
+    assert_non_null(cus_status_string(9));
+    assert_string_equal(cus_status_name(CUDA_ERROR_INVALID_VALUE), "CUDA_ERROR_INVALID_VALUE");
+    assert_string_equal(cus_status_name(10000 + 999), "CUS_UNKNOWN_STATUS"); /* not asked */
+}
+
 static void test_sticky_codes_are_700_710_and_714_to_719(void **state)
 {
     (void)state;
@@ -419,6 +434,7 @@ int main(void)
         ENV_TEST(test_cuda_codes_keep_their_cuda_h_names),
         ENV_TEST(test_unknown_codes_are_named_cus_unknown_status),
         ENV_TEST(test_status_names_make_no_driver_call),
+        ENV_TEST(test_unknown_codes_are_asked_of_a_loaded_driver),
         ENV_TEST(test_sticky_codes_are_700_710_and_714_to_719),
         ENV_TEST(test_fresh_thread_has_an_empty_record),
         ENV_TEST(test_failing_driver_call_records_status_function_call_and_message),
