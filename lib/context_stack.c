@@ -30,34 +30,26 @@ static void sync_top(const mirror *m)
     cus_tls_top_ = m->depth ? m->items[m->depth - 1]->handle : NULL;
 }
 
-/* Runs when a thread with a mirror exits: pops and releases what it left. */
+/* Runs when a thread with a mirror exits: releases what it left pushed. No
+ * driver pops: the driver's stack for the thread ends with the thread, and by
+ * the time this key destructor runs the driver may have dropped it already
+ * (on an H200 with driver 580, each pop then fails with
+ * CUDA_ERROR_INVALID_CONTEXT). */
 static void mirror_thread_exit(void *p)
 {
     mirror *m = p;
     unsigned int left = m->depth;
-    if (CUS_UNLIKELY(cus_is_forked_())) {
-        /* A fork() child's thread (the one that forked) exiting: the
-         * driver's stack is the parent's. References and memory only, and
-         * nothing to report: the child could not have popped them. */
-        while (m->depth)
-            cus_context_unref(m->items[--m->depth]);
-        left = 0;
-    }
+    if (CUS_UNLIKELY(cus_is_forked_()))
+        left = 0; /* a fork() child could not have popped them: nothing to report */
     while (m->depth) {
         cus_context *c = m->items[--m->depth];
         sync_top(m);
-        CUcontext got = NULL;
-        CUresult r = cus_drv_.cuCtxPopCurrent_(&got);
-        if (r)
-            cus_destroy_error_((cus_status)r, "thread exit", "cuCtxPopCurrent",
-                               "popping context %p left pushed by an exiting thread",
-                               (void *)c->handle);
         cus_context_unref(c);
     }
     if (left)
         cus_destroy_error_(CUS_ERROR_CONTEXTS_LEFT_PUSHED, "thread exit", NULL,
-                           "a thread exited with %u context(s) pushed through cuscope; they were "
-                           "popped and their references released",
+                           "a thread exited with %u context(s) pushed through cuscope; their "
+                           "references were released (the thread's driver stack ends with it)",
                            left);
     free(m->items);
     free(m);

@@ -19,8 +19,9 @@
  *                             no-op on an empty stack)
  *   primary contexts          retain/release never push or pop
  * Every failure leaves the thread's stack exactly as it was. A thread that
- * exits with contexts still pushed pops them, releases its references, and
- * reports that once to the destroy handler (CUS_ERROR_CONTEXTS_LEFT_PUSHED).
+ * exits with contexts still pushed releases its references (the driver's
+ * stack of the thread ends with it: nothing is popped) and reports that once
+ * to the destroy handler (CUS_ERROR_CONTEXTS_LEFT_PUSHED).
  * That runs at thread exit (pthread_exit or returning from the thread's
  * function), not at process exit: pop what the main thread pushed before
  * main returns.
