@@ -63,6 +63,17 @@ static capture_record *record_take_locked(cus_stream *stream)
     return NULL;
 }
 
+/* Whether a capture cuscope began is open on stream itself (not joined). */
+static bool began_capture(const cus_stream *stream)
+{
+    bool found = false;
+    pthread_mutex_lock(&captures_lock);
+    for (capture_record *r = captures; r && !found; r = r->next)
+        found = r->stream == stream;
+    pthread_mutex_unlock(&captures_lock);
+    return found;
+}
+
 bool cus_capture_keep_slow_(cus_stream *stream, void *obj, void *(*ref)(void *),
                             cus_release_fn_ release)
 {
@@ -70,12 +81,7 @@ bool cus_capture_keep_slow_(cus_stream *stream, void *obj, void *(*ref)(void *),
     if (!stream || !obj)
         return false;
     /* The stream a capture began on is found without asking the driver. */
-    capture_record *origin = NULL;
-    pthread_mutex_lock(&captures_lock);
-    for (capture_record *r = captures; r && !origin; r = r->next)
-        if (r->stream == stream)
-            origin = r;
-    pthread_mutex_unlock(&captures_lock);
+    bool origin = began_capture(stream);
     cuuint64_t id = 0;
     if (!origin) {
         /* It may have joined a capture begun on another stream (through an
@@ -124,11 +130,7 @@ bool cus_capture_keep_slow_(cus_stream *stream, void *obj, void *(*ref)(void *),
 
 cus_status cus_capture_refuse_on_(cus_stream *stream, const char *function, const char *what)
 {
-    bool origin = false;
-    pthread_mutex_lock(&captures_lock);
-    for (capture_record *r = captures; r && !origin; r = r->next)
-        origin = r->stream == stream;
-    pthread_mutex_unlock(&captures_lock);
+    bool origin = began_capture(stream);
     CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
     if (!origin) {
         cuuint64_t id;
