@@ -53,7 +53,7 @@ cus_status cus_context_poisoned_fail_(const cus_context *ctx, const char *functi
 
 static cus_context *context_new(CUcontext handle, cus_device dev, cus_context_kind kind)
 {
-    cus_context *c = calloc(1, sizeof *c);
+    cus_context *c = cus_calloc_(1, sizeof *c);
     if (c) {
         cus_refcount_init_(&c->refs);
         c->handle = handle;

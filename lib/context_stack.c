@@ -72,7 +72,7 @@ cus_status cus_context_mirror_reserve_(const char *function)
         if (mirror_key_error)
             return cus_fail_(CUS_ERROR_OUT_OF_HOST_MEMORY, function, NULL,
                              "cannot create the thread-exit key for the context stack");
-        m = calloc(1, sizeof *m);
+        m = cus_calloc_(1, sizeof *m);
         if (!m || pthread_setspecific(mirror_key, m)) {
             free(m);
             return cus_fail_(CUS_ERROR_OUT_OF_HOST_MEMORY, function, NULL,
@@ -81,7 +81,7 @@ cus_status cus_context_mirror_reserve_(const char *function)
         tls_mirror = m;
     }
     unsigned int cap = m->cap ? m->cap * 2 : 8;
-    cus_context **items = realloc(m->items, cap * sizeof *items);
+    cus_context **items = cus_realloc_(m->items, cap * sizeof *items);
     if (!items)
         return cus_fail_(CUS_ERROR_OUT_OF_HOST_MEMORY, function, NULL,
                          "growing the thread's context stack to %u entries", cap);

@@ -25,7 +25,7 @@ CUS_API cus_status cus_event_create(cus_context *ctx, unsigned int flags, cus_ev
     CUS_CHECK_NOT_IN_HOST_FN();
     CUS_CHECK_ARG(ctx && out);
     cus_release_deferred_if_any_();
-    cus_event *e = calloc(1, sizeof *e);
+    cus_event *e = cus_calloc_(1, sizeof *e);
     if (!e)
         return CUS_FAIL(CUS_ERROR_OUT_OF_HOST_MEMORY, NULL, "allocating an event");
     CUevent h = NULL;

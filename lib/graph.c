@@ -112,7 +112,7 @@ bool cus_capture_keep_slow_(cus_stream *stream, void *obj, void *(*ref)(void *),
         }
         if (k->count == k->capacity) {
             size_t want = k->capacity ? k->capacity * 2 : 8;
-            keep_entry *grown = realloc(k->items, want * sizeof *grown);
+            keep_entry *grown = cus_realloc_(k->items, want * sizeof *grown);
             if (!grown) {
                 r->out_of_memory = true;
                 break;
@@ -283,7 +283,7 @@ static void orphan_adopted(cus_graph *g)
         }
         if (orphans.count == orphans.capacity) {
             size_t want = orphans.capacity ? orphans.capacity * 2 : 16;
-            keep_entry *grown = realloc(orphans.items, want * sizeof *grown);
+            keep_entry *grown = cus_realloc_(orphans.items, want * sizeof *grown);
             if (!grown)
                 continue; /* lost, never freed: still no use after free */
             orphans.items = grown;
@@ -377,7 +377,7 @@ CUS_API cus_capture_guard cus_capture_begin(cus_stream *stream, CUstreamCaptureM
         return g;
     }
     cus_release_deferred_if_any_();
-    capture_record *rec = calloc(1, sizeof *rec);
+    capture_record *rec = cus_calloc_(1, sizeof *rec);
     if (!rec) {
         g.status = CUS_FAIL(CUS_ERROR_OUT_OF_HOST_MEMORY, NULL, "allocating a capture");
         return g;
@@ -471,7 +471,7 @@ CUS_API cus_status cus_capture_end(cus_capture_guard *guard, cus_graph **out)
     if (!guard->open)
         return CUS_FAIL(CUS_ERROR_INVALID_ARGUMENT, NULL, "the capture is not open");
     cus_context *ctx = guard->stream->ctx;
-    cus_graph *g = calloc(1, sizeof *g);
+    cus_graph *g = cus_calloc_(1, sizeof *g);
     CUgraph h = NULL;
     capture_record *rec = NULL;
     const char *call;
@@ -605,7 +605,7 @@ CUS_API cus_status cus_graph_instantiate(cus_graph *graph, unsigned long long fl
     CUS_CHECK_ARG(graph && out);
     CUS_CHECK_POISON(graph->ctx);
     cus_release_deferred_if_any_();
-    cus_graph_exec *e = calloc(1, sizeof *e);
+    cus_graph_exec *e = cus_calloc_(1, sizeof *e);
     if (!e)
         return CUS_FAIL(CUS_ERROR_OUT_OF_HOST_MEMORY, NULL, "allocating an executable graph");
     CUgraphExec h = NULL;
@@ -735,7 +735,7 @@ static cus_status exec_update_locked(cus_graph_exec *exec, cus_graph *graph,
     /* Later replays use graph's objects; earlier ones, still queued, may use
      * the old graph's: the exec holds both. */
     if (graph != exec->graph) {
-        cus_graph **grown = realloc(exec->retired, (exec->nretired + 1) * sizeof *grown);
+        cus_graph **grown = cus_realloc_(exec->retired, (exec->nretired + 1) * sizeof *grown);
         if (grown) {
             exec->retired = grown;
             exec->retired[exec->nretired++] = exec->graph;

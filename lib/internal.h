@@ -52,6 +52,15 @@ CUS_HIDDEN extern _Thread_local unsigned int cus_destroy_depth_
     __attribute__((tls_model("initial-exec")));
 CUS_HIDDEN void cus_error_restore_(const cus_error_save *s);
 
+/* --- host allocations (host_alloc.c) ---------------------------------------
+ * Every allocation cuscope makes goes through these, so that
+ * cus_debug_fail_host_alloc() can fail it; memory is released with free(). */
+
+CUS_HIDDEN void *cus_malloc_(size_t size);
+CUS_HIDDEN void *cus_calloc_(size_t count, size_t size);
+CUS_HIDDEN void *cus_realloc_(void *p, size_t size);
+CUS_HIDDEN char *cus_strdup_(const char *s);
+
 /* --- objects (object.c) ----------------------------------------------------- */
 
 typedef void (*cus_destroy_fn_)(void *obj);

@@ -57,7 +57,7 @@ static cus_status buffer_new(cus_context *ctx, cus_stream *stream, size_t bytes,
     if (CUS_UNLIKELY(atomic_load_explicit(&ctx->poison, memory_order_relaxed)))
         return cus_context_poisoned_fail_(ctx, function);
     cus_release_deferred_if_any_();
-    cus_buffer *b = calloc(1, sizeof *b);
+    cus_buffer *b = cus_calloc_(1, sizeof *b);
     if (!b)
         return cus_fail_(CUS_ERROR_OUT_OF_HOST_MEMORY, function, NULL, "allocating a buffer");
     cus_context_scope_ scope;
@@ -228,7 +228,7 @@ static cus_status host_buffer_new(cus_context *ctx, void *ptr, size_t bytes, uns
                          "are required");
     if (CUS_UNLIKELY(atomic_load_explicit(&ctx->poison, memory_order_relaxed)))
         return cus_context_poisoned_fail_(ctx, function);
-    cus_host_buffer *hb = calloc(1, sizeof *hb);
+    cus_host_buffer *hb = cus_calloc_(1, sizeof *hb);
     if (!hb)
         return cus_fail_(CUS_ERROR_OUT_OF_HOST_MEMORY, function, NULL, "allocating a record");
     const char *call = registering ? "cuMemHostRegister" : "cuMemHostAlloc";

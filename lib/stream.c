@@ -21,7 +21,7 @@ CUS_DEFINE_REF_UNREF(cus_stream, stream_destroy)
 
 static cus_stream *stream_new(cus_context *ctx, CUstream handle, cus_stream_kind kind)
 {
-    cus_stream *s = calloc(1, sizeof *s);
+    cus_stream *s = cus_calloc_(1, sizeof *s);
     if (s) {
         cus_refcount_init_(&s->refs);
         s->handle = handle;
@@ -180,7 +180,7 @@ CUS_API cus_status cus_stream_launch_host_fn(cus_stream *stream, cus_host_fn fn,
 {
     CUS_CHECK_NOT_IN_HOST_FN();
     CUS_CHECK_ARG(stream && fn);
-    host_call *call = malloc(sizeof *call);
+    host_call *call = cus_malloc_(sizeof *call);
     if (!call)
         return CUS_FAIL(CUS_ERROR_OUT_OF_HOST_MEMORY, NULL, "allocating a host function record");
     call->fn = fn;

@@ -83,6 +83,20 @@ extern "C" {
  * types). Tests assert it returns to zero. Thread-safe. */
 CUS_API size_t cus_debug_live_objects(void);
 
+/* Diagnostics for tests of the out-of-host-memory paths: makes cuscope's own
+ * host allocations (its objects, lists, logs; not the driver's) fail, so that
+ * the calls making them return CUS_ERROR_OUT_OF_HOST_MEMORY. Counts from this
+ * call: the nth allocation made from now on, in any thread, fails (1: the
+ * next); with `persistent`, every one after it fails too. nth 0 disarms and
+ * resets the counters. Armed with ULONG_MAX it only counts.
+ * cus_debug_host_allocs(): the allocations made since the last
+ * cus_debug_fail_host_alloc() while armed; cus_debug_host_alloc_faults(): how
+ * many of them were failed. Thread-safe; arming is not ordered against
+ * allocations already under way in other threads. */
+CUS_API void cus_debug_fail_host_alloc(unsigned long nth, bool persistent);
+CUS_API unsigned long cus_debug_host_allocs(void);
+CUS_API unsigned long cus_debug_host_alloc_faults(void);
+
 /* Host functions (cuLaunchHostFunc callbacks) run on a thread the driver owns
  * and must not call CUDA. Dropping a last reference there defers the object's
  * destruction (which needs the driver): cus_release_deferred() runs the

@@ -196,7 +196,7 @@ static cus_status swap_source(cus_driver_resolver resolver, const char *path, bo
                               const char *function)
 {
     char *copy = NULL;
-    if (set_path && path && !(copy = strdup(path)))
+    if (set_path && path && !(copy = cus_strdup_(path)))
         return cus_fail_(CUS_ERROR_OUT_OF_HOST_MEMORY, function, NULL, "copying the path");
     pthread_mutex_lock(&load_lock);
     size_t live = cus_debug_live_objects();

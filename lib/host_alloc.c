@@ -1,0 +1,67 @@
+/* cuscope's own host allocations, and the fault injector that makes them fail
+ * (cus_debug_fail_host_alloc), so that tests reach every out-of-host-memory
+ * path. Disarmed, an allocation costs one relaxed load more than libc's. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+static atomic_bool armed;
+static atomic_bool fail_persistent;
+static atomic_ulong fail_at;
+static atomic_ulong allocs_seen;
+static atomic_ulong faults_fired;
+
+static bool should_fail(void)
+{
+    if (CUS_LIKELY(!atomic_load_explicit(&armed, memory_order_relaxed)))
+        return false;
+    unsigned long n = atomic_fetch_add_explicit(&allocs_seen, 1, memory_order_relaxed) + 1;
+    unsigned long at = atomic_load_explicit(&fail_at, memory_order_relaxed);
+    if (n == at || (n > at && atomic_load_explicit(&fail_persistent, memory_order_relaxed))) {
+        atomic_fetch_add_explicit(&faults_fired, 1, memory_order_relaxed);
+        return true;
+    }
+    return false;
+}
+
+void *cus_malloc_(size_t size)
+{
+    return should_fail() ? NULL : malloc(size);
+}
+
+void *cus_calloc_(size_t count, size_t size)
+{
+    return should_fail() ? NULL : calloc(count, size);
+}
+
+/* A failure leaves p allocated, as realloc's does. */
+void *cus_realloc_(void *p, size_t size)
+{
+    return should_fail() ? NULL : realloc(p, size);
+}
+
+char *cus_strdup_(const char *s)
+{
+    return should_fail() ? NULL : strdup(s);
+}
+
+CUS_API void cus_debug_fail_host_alloc(unsigned long nth, bool persistent)
+{
+    atomic_store_explicit(&armed, false, memory_order_relaxed);
+    atomic_store_explicit(&allocs_seen, 0, memory_order_relaxed);
+    atomic_store_explicit(&faults_fired, 0, memory_order_relaxed);
+    atomic_store_explicit(&fail_at, nth, memory_order_relaxed);
+    atomic_store_explicit(&fail_persistent, persistent, memory_order_relaxed);
+    atomic_store_explicit(&armed, nth != 0, memory_order_release);
+}
+
+CUS_API unsigned long cus_debug_host_allocs(void)
+{
+    return atomic_load_explicit(&allocs_seen, memory_order_relaxed);
+}
+
+CUS_API unsigned long cus_debug_host_alloc_faults(void)
+{
+    return atomic_load_explicit(&faults_fired, memory_order_relaxed);
+}
