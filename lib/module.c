@@ -197,13 +197,20 @@ static void module_destroy(cus_module *m)
 
 CUS_DEFINE_REF_UNREF(cus_module, module_destroy)
 
-/* Trims trailing blank lines; NULL when nothing is left. */
-static char *dup_log(const char *log)
+/* The length of a JIT log without its trailing blank lines. */
+static size_t log_length(const char *log)
 {
     size_t n = strlen(log);
     while (n && (log[n - 1] == '\n' || log[n - 1] == ' '))
         n--;
-    char *s = malloc(n + 1);
+    return n;
+}
+
+/* A trimmed copy of a JIT log; NULL when out of memory. */
+static char *dup_log(const char *log)
+{
+    size_t n = log_length(log);
+    char *s = cus_malloc_(n + 1);
     if (s) {
         memcpy(s, log, n);
         s[n] = 0;
@@ -263,8 +270,8 @@ static cus_status module_load(cus_context *ctx, const void *image, size_t size,
     cus_image_format format;
     CUS_TRY(check_image(image, size, &format, function));
 
-    cus_module *m = calloc(1, sizeof *m);
-    char *logs = calloc(2, JIT_LOG_SIZE);
+    cus_module *m = cus_calloc_(1, sizeof *m);
+    char *logs = cus_calloc_(2, JIT_LOG_SIZE);
     if (!m || !logs) {
         free(m);
         free(logs);
@@ -311,12 +318,23 @@ static cus_status module_load(cus_context *ctx, const void *image, size_t size,
         free(logs);
         return st;
     }
+    /* An empty info log (the usual case) is stored as NULL, read as "". */
+    if (log_length(info_log) && !(m->info_log = dup_log(info_log))) {
+        CUresult ru = cus_drv_.cuModuleUnload_(h); /* not current: best effort */
+        if (ru)
+            cus_destroy_error_((cus_status)ru, function, "cuModuleUnload",
+                               "rolling back a module whose info log could not be kept");
+        size_t n = log_length(info_log);
+        free(m);
+        free(logs);
+        return cus_fail_(CUS_ERROR_OUT_OF_HOST_MEMORY, function, NULL,
+                         "copying the JIT's info log (%zu bytes)", n);
+    }
     cus_refcount_init_(&m->refs);
     pthread_mutex_init(&m->lock, NULL);
     m->handle = h;
     m->ctx = cus_context_ref(ctx);
     m->format = format;
-    m->info_log = dup_log(info_log); /* NULL when out of memory: reported as "" */
     free(logs);
     *out = m;
     return CUS_SUCCESS;
@@ -345,7 +363,7 @@ CUS_API cus_status cus_module_load_file(cus_context *ctx, const char *path,
     for (;;) {
         if (size + 1 >= capacity) {
             size_t want = capacity ? capacity * 2 : 65536;
-            unsigned char *grown = realloc(data, want);
+            unsigned char *grown = cus_realloc_(data, want);
             if (!grown) {
                 free(data);
                 fclose(f);
@@ -422,10 +440,10 @@ static cus_status read_layout(cus_function *f)
                                             "cuFuncGetParamInfo");
         if (i == cap) {
             size_t want = cap ? cap * 2 : 8;
-            size_t *o = realloc(f->param_offsets, want * sizeof *o);
+            size_t *o = cus_realloc_(f->param_offsets, want * sizeof *o);
             if (o)
                 f->param_offsets = o;
-            size_t *s = o ? realloc(f->param_sizes, want * sizeof *s) : NULL;
+            size_t *s = o ? cus_realloc_(f->param_sizes, want * sizeof *s) : NULL;
             if (s)
                 f->param_sizes = s;
             if (!o || !s)
@@ -463,9 +481,9 @@ CUS_API cus_status cus_module_get_function(cus_module *mod, const char *name, cu
     }
     /* Looked up under the lock: two threads asking for one name get one object. */
     cus_status st = CUS_SUCCESS;
-    f = calloc(1, sizeof *f);
+    f = cus_calloc_(1, sizeof *f);
     if (f)
-        f->name = strdup(name);
+        f->name = cus_strdup_(name);
     if (!f || !f->name) {
         st = CUS_FAIL(CUS_ERROR_OUT_OF_HOST_MEMORY, NULL, "allocating function %s", name);
         goto fail;
@@ -487,7 +505,7 @@ CUS_API cus_status cus_module_get_function(cus_module *mod, const char *name, cu
         goto fail;
     if (mod->nfunctions == mod->capacity) {
         size_t want = mod->capacity ? mod->capacity * 2 : 4;
-        cus_function **grown = realloc(mod->functions, want * sizeof *grown);
+        cus_function **grown = cus_realloc_(mod->functions, want * sizeof *grown);
         if (!grown) {
             st = CUS_FAIL(CUS_ERROR_OUT_OF_HOST_MEMORY, NULL, "caching function %s", name);
             goto fail;
@@ -534,7 +552,7 @@ static cus_status global_lookup(cus_module *mod, const char *name, CUdeviceptr *
     if (r)
         return cus_context_driver_fail_(mod->ctx, r, function, "cuModuleGetGlobal");
     size_t len = strlen(name);
-    cus_global_ *g = malloc(sizeof *g + len + 1);
+    cus_global_ *g = cus_malloc_(sizeof *g + len + 1);
     if (g) { /* no memory: nothing cached, the next lookup asks again */
         g->ptr = p;
         g->size = n;
@@ -632,8 +650,8 @@ static cus_status names_fill_locked(cus_module *mod, const char *function)
     CUresult r = cus_drv_.cuModuleGetFunctionCount_(&n, mod->handle);
     if (r)
         return cus_context_driver_fail_(mod->ctx, r, function, "cuModuleGetFunctionCount");
-    CUfunction *fns = calloc(n ? n : 1, sizeof *fns);
-    const char **names = calloc(n ? n : 1, sizeof *names);
+    CUfunction *fns = cus_calloc_(n ? n : 1, sizeof *fns);
+    const char **names = cus_calloc_(n ? n : 1, sizeof *names);
     if (!fns || !names) {
         free(fns);
         free(names);

@@ -1,0 +1,70 @@
+/* Every public call, one table: each entry calls one status-returning public
+ * function of include/cuscope/ with valid arguments on a world of objects,
+ * and test_every_call.c runs the table in every mode in which a call must
+ * fail cleanly (see there). The tables are split by header:
+ * calls_core.c (driver, status, device, context, stream, event) and
+ * calls_data.c (memory, module, function, launch, graph). */
+#ifndef CUSCOPE_TEST_EVERY_CALL_H
+#define CUSCOPE_TEST_EVERY_CALL_H
+
+#include "../harness/env.h"
+
+/* What every entry may use. world_build() makes it with nothing pushed on
+ * the calling thread (so that every call that needs ctx current switches to
+ * it) and world_free() releases it. An entry must not change the world's
+ * objects in a way that a later entry can observe (it may write buffers), and
+ * must release everything it makes on every path (cus_autoptr). */
+typedef struct world {
+    cus_device dev;
+    cus_context *ctx;      /* created by cuscope: the one the calls use */
+    cus_context *other;    /* a second context on the same device */
+    cus_stream *stream;    /* of ctx */
+    cus_event *event;      /* of ctx, recorded on stream */
+    cus_event *event2;     /* of ctx, recorded on stream after event (timing flags) */
+    cus_buffer *buf;       /* 4096 bytes of ctx */
+    cus_buffer *buf2;      /* 4096 bytes of ctx */
+    cus_buffer *other_buf; /* 4096 bytes of other */
+    cus_buffer *managed;   /* 4096 managed bytes of ctx */
+    cus_host_buffer *host; /* 4096 pinned bytes of ctx */
+    cus_module *mod;       /* every_call_ptx, loaded into ctx */
+    cus_function *add;     /* add(u64 ptr, u32 n) */
+    cus_function *noargs;  /* noargs() */
+    cus_graph *graph;      /* one launch of add, captured on stream */
+    cus_graph_exec *exec;  /* graph, instantiated */
+    unsigned char bytes[4096]; /* host bytes for copies */
+} world;
+
+/* add (.u64, .u32), noargs (), and the globals `counter` (.u32) and `table`
+ * (16 .u32), for the module calls. */
+extern const char every_call_ptx[];
+extern const size_t every_call_ptx_size;
+
+enum {
+    /* Allowed inside a host function (the documented exceptions). */
+    EC_HOST_FN_OK = 1u << 0,
+    /* Does not refuse a poisoned world->ctx (it touches no object of ctx, or
+     * it is documented to work on a poisoned one). */
+    EC_NOT_POISONED = 1u << 1,
+    /* Makes no driver call in any case (pure bookkeeping): skipped by the
+     * driver-fault mode. */
+    EC_NO_DRIVER = 1u << 2,
+    /* Does not refuse in a host function or a poisoned context because it
+     * fails earlier for another documented reason; see the entry's note. */
+    EC_SKIP_REFUSALS = 1u << 3,
+    /* A library bug, described in the note: every mode skips the entry and
+     * prints the note, until the bug is fixed. */
+    EC_KNOWN_BUG = 1u << 4,
+};
+
+typedef struct every_call {
+    const char *name;             /* the public function it calls */
+    cus_status (*call)(world *w); /* CUS_SUCCESS, or the first failing status */
+    unsigned flags;
+    const char *note;             /* why a flag is set */
+} every_call;
+
+/* NULL-name terminated. */
+extern const every_call every_calls_core[];
+extern const every_call every_calls_data[];
+
+#endif
