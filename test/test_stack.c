@@ -311,6 +311,101 @@ static void test_pop_detects_a_raw_push_and_restores_the_driver_stack(void **sta
     assert_ok(cus_context_pop(NULL));
 }
 
+/* The guard's inline exit: its context is on top of cuscope's mirror, but the
+ * driver pops another one, pushed behind cuscope's back inside the scope. The
+ * guard gives the intruder its place back and reports the mismatch to the
+ * destroy handler (an exit cannot return it). */
+static void test_guard_exit_detects_a_raw_push_and_restores_the_driver_stack(void **state)
+{
+    (void)state;
+    cus_autoptr(cus_context) a = new_ctx(CUS_CTX_NO_PUSH);
+    cus_autoptr(cus_context) b = new_ctx(CUS_CTX_NO_PUSH);
+    PFN_cuCtxPushCurrent_v4000 raw_push =
+        RAW_FN(PFN_cuCtxPushCurrent_v4000, "cuCtxPushCurrent", 4000);
+    PFN_cuCtxPopCurrent_v4000 raw_pop = RAW_FN(PFN_cuCtxPopCurrent_v4000, "cuCtxPopCurrent", 4000);
+    cus_context_guard g = cus_context_guard_enter(a);
+    assert_ok(g.status);
+    assert_int_equal(raw_push(cus_context_handle(b)), CUDA_SUCCESS); /* behind cuscope's back */
+    unsigned long pushes = cus_fake_calls_of("cuCtxPushCurrent");
+    cus_context_guard_exit(&g);
+    assert_int_equal(env_destroyed.count, 1);
+    assert_int_equal(env_destroyed.last_status, CUS_ERROR_CONTEXT_MISMATCH);
+    assert_int_equal(cus_fake_calls_of("cuCtxPushCurrent"), pushes + 1); /* b went back */
+    /* The driver: a, then b on top, as before the exit; the mirror keeps a. */
+    assert_int_equal(cus_fake_thread_stack_depth(), 2);
+    assert_ptr_equal(cus_fake_thread_stack_at(0), cus_context_handle(a));
+    assert_ptr_equal(cus_fake_thread_stack_at(1), cus_context_handle(b));
+    assert_int_equal(cus_context_stack_depth(), 1);
+    CUcontext h = NULL;
+    assert_int_equal(raw_pop(&h), CUDA_SUCCESS);
+    assert_ptr_equal(h, cus_context_handle(b));
+    assert_stack(1, a);
+    assert_ok(cus_context_pop(NULL));
+    env_destroyed.count = 0;
+}
+
+/* A resolver whose cuCtxSynchronize pushes another context as a side effect:
+ * what a driver call made between cuscope's temporary push and its pop
+ * (a callback, an interposed library) can do. */
+static CUcontext intruder;
+static PFN_cuCtxSynchronize_v2000 fake_sync;
+static PFN_cuCtxPushCurrent_v4000 fake_push;
+
+static CUresult CUDAAPI sync_then_push(void)
+{
+    CUresult r = fake_sync();
+    if (r == CUDA_SUCCESS && intruder)
+        r = fake_push(intruder);
+    return r;
+}
+
+static CUresult intruding_resolver(const char *symbol, void **pfn, int version, cuuint64_t flags,
+                                   CUdriverProcAddressQueryResult *qs)
+{
+    CUresult r = cus_fake_get_proc_address(symbol, pfn, version, flags, qs);
+    if (r == CUDA_SUCCESS && *pfn && strcmp(symbol, "cuCtxSynchronize") == 0) {
+        memcpy(&fake_sync, pfn, sizeof fake_sync);
+        PFN_cuCtxSynchronize_v2000 wrapped = sync_then_push;
+        memcpy(pfn, &wrapped, sizeof wrapped);
+    }
+    return r;
+}
+
+/* A call that makes its context current for one driver call, when that call
+ * pushes another context: the temporary pop takes the intruder, gives it its
+ * place back, and the call fails with CUS_ERROR_CONTEXT_MISMATCH. */
+static void test_a_temporary_switch_detects_a_push_made_during_the_call(void **state)
+{
+    (void)state;
+    assert_ok(cus_driver_install(intruding_resolver));
+    fake_push = RAW_FN(PFN_cuCtxPushCurrent_v4000, "cuCtxPushCurrent", 4000);
+    PFN_cuCtxPopCurrent_v4000 raw_pop = RAW_FN(PFN_cuCtxPopCurrent_v4000, "cuCtxPopCurrent", 4000);
+    cus_context *a = new_ctx(CUS_CTX_NO_PUSH);
+    cus_context *b = new_ctx(CUS_CTX_NO_PUSH);
+    assert_ok(cus_context_synchronize(a)); /* no intruder yet: a plain switch */
+    assert_int_equal(cus_fake_thread_stack_depth(), 0);
+
+    intruder = cus_context_handle(b);
+    assert_status(cus_context_synchronize(a), CUS_ERROR_CONTEXT_MISMATCH);
+    intruder = NULL;
+    assert_string_equal(cus_last_error()->function, "cus_context_synchronize");
+    /* The intruder is back on top; a, pushed for the call, stays below it. */
+    assert_int_equal(cus_fake_thread_stack_depth(), 2);
+    assert_ptr_equal(cus_fake_thread_stack_at(0), cus_context_handle(a));
+    assert_ptr_equal(cus_fake_thread_stack_at(1), cus_context_handle(b));
+    assert_int_equal(cus_context_stack_depth(), 0); /* cuscope's mirror has nothing */
+    CUcontext h = NULL;
+    assert_int_equal(raw_pop(&h), CUDA_SUCCESS);
+    assert_ptr_equal(h, cus_context_handle(b));
+    assert_int_equal(raw_pop(&h), CUDA_SUCCESS);
+    assert_ptr_equal(h, cus_context_handle(a));
+    assert_int_equal(cus_context_poisoned(a), CUS_SUCCESS); /* a mismatch is not sticky */
+    assert_ok(cus_context_synchronize(a));
+    cus_context_unref(b);
+    cus_context_unref(a);
+    assert_ok(cus_driver_install(cus_fake_get_proc_address));
+}
+
 static void test_push_failure_leaves_the_stack(void **state)
 {
     (void)state;
@@ -411,6 +506,8 @@ int main(void)
         ENV_TEST(test_with_context_push_failure_skips_the_body),
         ENV_TEST(test_guard_reports_someone_elses_context_on_top),
         ENV_TEST(test_pop_detects_a_raw_push_and_restores_the_driver_stack),
+        ENV_TEST(test_guard_exit_detects_a_raw_push_and_restores_the_driver_stack),
+        ENV_TEST(test_a_temporary_switch_detects_a_push_made_during_the_call),
         ENV_TEST(test_push_failure_leaves_the_stack),
         ENV_TEST(test_pop_failure_leaves_the_stack),
         ENV_TEST(test_set_current_failure_leaves_the_stack),
