@@ -284,8 +284,10 @@ static void orphan_adopted(cus_graph *g)
         if (orphans.count == orphans.capacity) {
             size_t want = orphans.capacity ? orphans.capacity * 2 : 16;
             keep_entry *grown = cus_realloc_(orphans.items, want * sizeof *grown);
-            if (!grown)
+            if (!grown) {
+                cus_host_alloc_absorbed_();
                 continue; /* lost, never freed: still no use after free */
+            }
             orphans.items = grown;
             orphans.capacity = want;
         }
@@ -488,6 +490,8 @@ CUS_API cus_status cus_capture_end(cus_capture_guard *guard, cus_graph **out)
         st = CUS_FAIL(CUS_ERROR_OUT_OF_HOST_MEMORY, NULL,
                       "keeping the captured objects alive: the graph is discarded");
     if (st) {
+        if (rec && rec->out_of_memory && st != CUS_ERROR_OUT_OF_HOST_MEMORY)
+            cus_host_alloc_absorbed_(); /* the graph is discarded for another error */
         if (h) {
             CUresult rd = cus_drv_.cuGraphDestroy_(h);
             if (rd)
@@ -550,6 +554,8 @@ CUS_API void cus_capture_abandon(cus_capture_guard *guard)
             cus_destroy_error_((cus_status)rd, "cus_capture_abandon", "cuGraphDestroy",
                                "discarding an abandoned capture's graph");
     }
+    if (rec && rec->out_of_memory)
+        cus_host_alloc_absorbed_(); /* nothing was to come of the capture */
     if (rec)
         keep_list_release(&rec->keep);
     free(rec);
@@ -741,6 +747,7 @@ static cus_status exec_update_locked(cus_graph_exec *exec, cus_graph *graph,
             exec->retired[exec->nretired++] = exec->graph;
         } else {
             /* cannot keep it: wait for the queued replays instead */
+            cus_host_alloc_absorbed_();
             cus_destroy_in_context_(graph->ctx, function, "cuCtxSynchronize", synchronize_call,
                                     NULL, "the graph an update replaced");
             cus_graph_unref(exec->graph);

@@ -11,6 +11,7 @@ static atomic_bool fail_persistent;
 static atomic_ulong fail_at;
 static atomic_ulong allocs_seen;
 static atomic_ulong faults_fired;
+static atomic_ulong faults_absorbed;
 
 static bool should_fail(void)
 {
@@ -46,11 +47,18 @@ char *cus_strdup_(const char *s)
     return should_fail() ? NULL : strdup(s);
 }
 
+void cus_host_alloc_absorbed_(void)
+{
+    if (atomic_load_explicit(&armed, memory_order_relaxed))
+        atomic_fetch_add_explicit(&faults_absorbed, 1, memory_order_relaxed);
+}
+
 CUS_API void cus_debug_fail_host_alloc(unsigned long nth, bool persistent)
 {
     atomic_store_explicit(&armed, false, memory_order_relaxed);
     atomic_store_explicit(&allocs_seen, 0, memory_order_relaxed);
     atomic_store_explicit(&faults_fired, 0, memory_order_relaxed);
+    atomic_store_explicit(&faults_absorbed, 0, memory_order_relaxed);
     atomic_store_explicit(&fail_at, nth, memory_order_relaxed);
     atomic_store_explicit(&fail_persistent, persistent, memory_order_relaxed);
     atomic_store_explicit(&armed, nth != 0, memory_order_release);
@@ -64,4 +72,9 @@ CUS_API unsigned long cus_debug_host_allocs(void)
 CUS_API unsigned long cus_debug_host_alloc_faults(void)
 {
     return atomic_load_explicit(&faults_fired, memory_order_relaxed);
+}
+
+CUS_API unsigned long cus_debug_host_alloc_absorbed(void)
+{
+    return atomic_load_explicit(&faults_absorbed, memory_order_relaxed);
 }

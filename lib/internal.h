@@ -60,6 +60,10 @@ CUS_HIDDEN void *cus_malloc_(size_t size);
 CUS_HIDDEN void *cus_calloc_(size_t count, size_t size);
 CUS_HIDDEN void *cus_realloc_(void *p, size_t size);
 CUS_HIDDEN char *cus_strdup_(const char *s);
+/* Called where cuscope absorbs a failed allocation by design (a cache entry
+ * not made, a fallback taken, a capture discarded for another error): the
+ * call goes on and succeeds. Counted for cus_debug_host_alloc_absorbed(). */
+CUS_HIDDEN void cus_host_alloc_absorbed_(void);
 
 /* --- objects (object.c) ----------------------------------------------------- */
 

@@ -553,7 +553,9 @@ static cus_status global_lookup(cus_module *mod, const char *name, CUdeviceptr *
         return cus_context_driver_fail_(mod->ctx, r, function, "cuModuleGetGlobal");
     size_t len = strlen(name);
     cus_global_ *g = cus_malloc_(sizeof *g + len + 1);
-    if (g) { /* no memory: nothing cached, the next lookup asks again */
+    if (!g) /* no memory: nothing cached, the next lookup asks again */
+        cus_host_alloc_absorbed_();
+    else {
         g->ptr = p;
         g->size = n;
         memcpy(g->name, name, len + 1);

@@ -9,6 +9,7 @@ static void sweep_scenario_test(void **state)
 {
     const scenario *s = *state;
     sweep_run(s->name, s->run, NULL, NULL);
+    sweep_run_alloc(s->name, s->run, NULL, NULL);
 }
 
 /* The multi list: the fake with two devices or more (multi_fake_devices). */
@@ -17,6 +18,7 @@ static void sweep_scenario_multi(void **state)
     const scenario *s = *state;
     cus_fake_config cfg = {.device_count = multi_fake_devices(s)};
     sweep_run(s->name, s->run, NULL, &cfg);
+    sweep_run_alloc(s->name, s->run, NULL, &cfg);
 }
 
 /* The scenarios again, impersonating a 12.0 driver (no cuCtxCreate_v4): the

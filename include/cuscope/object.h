@@ -91,11 +91,16 @@ CUS_API size_t cus_debug_live_objects(void);
  * resets the counters. Armed with ULONG_MAX it only counts.
  * cus_debug_host_allocs(): the allocations made since the last
  * cus_debug_fail_host_alloc() while armed; cus_debug_host_alloc_faults(): how
- * many of them were failed. Thread-safe; arming is not ordered against
- * allocations already under way in other threads. */
+ * many of them were failed; cus_debug_host_alloc_absorbed(): how many times
+ * cuscope absorbed such a failure by design and went on (a cache entry not
+ * made, a fallback taken: the call succeeds). Every other failure returns
+ * CUS_ERROR_OUT_OF_HOST_MEMORY from the call that allocated, or, in a
+ * release, goes to the destroy handler. Thread-safe; arming is not ordered
+ * against allocations already under way in other threads. */
 CUS_API void cus_debug_fail_host_alloc(unsigned long nth, bool persistent);
 CUS_API unsigned long cus_debug_host_allocs(void);
 CUS_API unsigned long cus_debug_host_alloc_faults(void);
+CUS_API unsigned long cus_debug_host_alloc_absorbed(void);
 
 /* Host functions (cuLaunchHostFunc callbacks) run on a thread the driver owns
  * and must not call CUDA. Dropping a last reference there defers the object's

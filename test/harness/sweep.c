@@ -1,5 +1,6 @@
 #include "sweep.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -170,6 +171,69 @@ void sweep_run(const char *name, sweep_scenario fn, void *arg, const cus_fake_co
            calls);
 }
 
+void sweep_run_alloc(const char *name, sweep_scenario fn, void *arg, const cus_fake_config *cfg)
+{
+    install(name, cfg);
+    cus_debug_fail_host_alloc(ULONG_MAX, false); /* counts only */
+    cus_status st = fn(arg);
+    unsigned long allocs = cus_debug_host_allocs();
+    cus_debug_fail_host_alloc(0, false);
+    if (st != CUS_SUCCESS)
+        fail_msg("alloc sweep %s: the scenario fails without faults: %s", name,
+                 cus_last_error_message());
+    drain_and_check(name, 0, "no", false);
+
+    for (int mode = 0; mode < 2; mode++) {
+        bool persistent = mode == 1;
+        const char *mode_name = persistent ? "persistent host-allocation" : "host-allocation";
+        for (unsigned long k = 1;; k++) {
+            if (k > allocs + 1)
+                fail_msg("alloc sweep %s: still failing at allocation %lu of %lu", name, k,
+                         allocs);
+            install(name, cfg);
+            cus_clear_last_error();
+            cus_debug_fail_host_alloc(k, persistent);
+            st = fn(arg);
+            unsigned long fired = cus_debug_host_alloc_faults();
+            unsigned long absorbed = cus_debug_host_alloc_absorbed();
+            cus_debug_fail_host_alloc(0, false);
+            if (fired == 0) {
+                if (st != CUS_SUCCESS)
+                    fail_msg("alloc sweep %s: with no fault fired the scenario failed: %s", name,
+                             cus_last_error_message());
+                drain_and_check(name, k, mode_name, false);
+                break;
+            }
+            totals.alloc_failure_points++;
+            if (st == SCN_WRONG)
+                fail_msg("alloc sweep %s: %s failure %lu made the scenario observe a wrong "
+                         "result",
+                         name, mode_name, k);
+            /* A release cannot return its failure: it goes to the destroy
+             * handler. Anything else must come back as the call's status. */
+            totals.alloc_absorbed += absorbed != 0;
+            if (st == CUS_SUCCESS && env_destroyed.count == 0 && !absorbed)
+                fail_msg("alloc sweep %s: %s failure %lu was swallowed (not absorbed by design)",
+                         name, mode_name, k);
+            if (st != CUS_SUCCESS && st != CUS_ERROR_OUT_OF_HOST_MEMORY)
+                fail_msg("alloc sweep %s: %s failure %lu: returned %s (%s), not "
+                         "CUS_ERROR_OUT_OF_HOST_MEMORY",
+                         name, mode_name, k, cus_status_name(st), cus_last_error_message());
+            if (st != CUS_SUCCESS && cus_last_status() != st)
+                fail_msg("alloc sweep %s: %s failure %lu: returned %s but the last error "
+                         "records %s",
+                         name, mode_name, k, cus_status_name(st),
+                         cus_status_name(cus_last_status()));
+            check_stacks_agree(name, k, mode_name);
+            drain_and_check(name, k, mode_name, false);
+        }
+    }
+    totals.alloc_scenarios++;
+    printf("alloc sweep %-22s %3lu host allocations, each failed transiently and "
+           "persistently\n",
+           name, allocs);
+}
+
 const sweep_stats *sweep_totals(void)
 {
     return &totals;
@@ -177,6 +241,10 @@ const sweep_stats *sweep_totals(void)
 
 void sweep_report(void)
 {
+    if (totals.alloc_scenarios)
+        printf("host-allocation sweep: %lu scenarios, %lu failure points (%lu absorbed by "
+               "design)\n",
+               totals.alloc_scenarios, totals.alloc_failure_points, totals.alloc_absorbed);
     printf("fault sweep: %lu scenarios, %lu failure points, %lu distinct entry points failed:\n",
            totals.scenarios, totals.failure_points, totals.distinct_sites);
     for (unsigned i = 0; i < site_count; i++)

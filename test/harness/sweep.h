@@ -26,11 +26,21 @@ typedef struct sweep_stats {
     unsigned long scenarios;
     unsigned long failure_points; /* driver calls failed, transient + persistent */
     unsigned long distinct_sites;  /* distinct entry points failed at least once */
+    unsigned long alloc_scenarios;      /* sweep_run_alloc() runs */
+    unsigned long alloc_failure_points; /* host allocations failed, transient + persistent */
+    unsigned long alloc_absorbed;       /* of them, runs in which cuscope absorbed one */
 } sweep_stats;
 
 /* Runs the sweep over one scenario; fails the current cmocka test on any
  * violation. cfg: the fake's configuration (NULL: defaults). */
 void sweep_run(const char *name, sweep_scenario fn, void *arg, const cus_fake_config *cfg);
+
+/* The same loop over cuscope's host allocations (cus_debug_fail_host_alloc):
+ * the k-th allocation fails, once and from then on; the scenario must return
+ * CUS_ERROR_OUT_OF_HOST_MEMORY (recorded as the last error), report it to the
+ * destroy handler from a release, or (cus_debug_host_alloc_absorbed) absorb
+ * it by design and succeed; and keep the stacks in step and leak nothing. */
+void sweep_run_alloc(const char *name, sweep_scenario fn, void *arg, const cus_fake_config *cfg);
 
 /* Totals over every sweep_run() in this process. */
 const sweep_stats *sweep_totals(void);
