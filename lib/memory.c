@@ -85,7 +85,9 @@ static cus_status buffer_new(cus_context *ctx, cus_stream *stream, size_t bytes,
                               ? cus_drv_.cuMemFreeAsync_(p, stream->handle)
                               : cus_drv_.cuMemFree_(p);
             if (rf)
-                cus_destroy_error_((cus_status)rf, function, "cuMemFree",
+                cus_destroy_error_((cus_status)rf, function,
+                                   kind == CUS_BUFFER_STREAM_ORDERED ? "cuMemFreeAsync"
+                                                                     : "cuMemFree",
                                    "rolling back an allocation whose creation failed");
             r = (CUresult)left;
             call = "cuCtxPopCurrent";
