@@ -91,6 +91,23 @@ static void test_missing_library_is_driver_not_found_naming_the_path(void **stat
     cus_context *c = NULL;
     assert_status(cus_context_create((cus_device){0}, 0, &c), CUS_ERROR_DRIVER_NOT_FOUND);
     assert_null(c);
+    /* Every entry point that loads the driver on first use. */
+    cus_device d = {-1};
+    assert_status(cus_device_get(0, &d), CUS_ERROR_DRIVER_NOT_FOUND);
+    assert_int_equal(d.handle, -1);
+    char name[32];
+    assert_status(cus_device_name((cus_device){0}, name, sizeof name), CUS_ERROR_DRIVER_NOT_FOUND);
+    CUuuid uuid;
+    assert_status(cus_device_uuid((cus_device){0}, &uuid), CUS_ERROR_DRIVER_NOT_FOUND);
+    size_t bytes = 0;
+    assert_status(cus_device_total_memory((cus_device){0}, &bytes), CUS_ERROR_DRIVER_NOT_FOUND);
+    assert_status(cus_device_attribute((cus_device){0}, CU_DEVICE_ATTRIBUTE_WARP_SIZE, &n),
+                  CUS_ERROR_DRIVER_NOT_FOUND);
+    assert_status(cus_context_retain_primary((cus_device){0}, &c), CUS_ERROR_DRIVER_NOT_FOUND);
+    assert_status(cus_context_wrap((CUcontext)&d, &c), CUS_ERROR_DRIVER_NOT_FOUND);
+    assert_null(c);
+    assert_status(cus_context_set_current(NULL), CUS_ERROR_DRIVER_NOT_FOUND);
+    assert_int_equal(cus_debug_live_objects(), 0);
     assert_ok(cus_driver_set_library(NULL));
 }
 

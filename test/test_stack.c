@@ -1,5 +1,6 @@
 /* The per-thread context stack: each rule of DESIGN.md §3 pinned by a named
  * test, checked against both cuscope's mirror and the fake driver's stack. */
+#include <pthread.h>
 #include <string.h>
 
 #include <cudaTypedefs.h>
@@ -406,6 +407,83 @@ static void test_a_temporary_switch_detects_a_push_made_during_the_call(void **s
     assert_ok(cus_driver_install(cus_fake_get_proc_address));
 }
 
+/* --- out of host memory: the mirror's allocations ------------------------------------
+ * A thread's mirror is allocated at its first push (the record, then its
+ * entries) and grows when full (8, 16, ...): each of those allocations can
+ * fail, and each failure leaves both stacks as they were. */
+
+typedef enum { BY_PUSH, BY_CREATE, BY_SET_CURRENT } push_kind;
+
+typedef struct oom_case {
+    cus_context *ctx;
+    push_kind kind;
+    unsigned long fail_at; /* the allocation that fails */
+    unsigned int depth;    /* pushed first, with allocations working */
+    cus_status st;
+    unsigned long fired;
+    unsigned int depth_after, fake_depth_after;
+    cus_context *created;
+} oom_case;
+
+static void *push_out_of_memory(void *arg)
+{
+    oom_case *c = arg;
+    for (unsigned int i = 0; i < c->depth; i++)
+        if (cus_context_push(c->ctx) != CUS_SUCCESS)
+            return NULL;
+    cus_clear_last_error();
+    cus_debug_fail_host_alloc(c->fail_at, false);
+    if (c->kind == BY_PUSH)
+        c->st = cus_context_push(c->ctx);
+    else if (c->kind == BY_CREATE)
+        c->st = cus_context_create(cus_context_device(c->ctx), 0, &c->created);
+    else
+        c->st = cus_context_set_current(c->ctx);
+    c->fired = cus_debug_host_alloc_faults();
+    cus_debug_fail_host_alloc(0, false);
+    if (c->st && cus_last_status() != c->st)
+        c->st = CUS_ERROR_CONTEXT_MISMATCH; /* not recorded: reported as a mismatch */
+    c->depth_after = cus_context_stack_depth();
+    c->fake_depth_after = (unsigned)cus_fake_thread_stack_depth();
+    while (cus_context_stack_depth())
+        (void)cus_context_pop(NULL);
+    return NULL;
+}
+
+static void test_the_mirror_out_of_host_memory_leaves_both_stacks(void **state)
+{
+    (void)state;
+    cus_autoptr(cus_context) ctx = new_ctx(CUS_CTX_NO_PUSH);
+    static const char *const kinds[] = {"cus_context_push", "cus_context_create",
+                                        "cus_context_set_current"};
+    /* depth 0: a new thread's record (1) and entries (2); depth 8: growth (1). */
+    static const struct {
+        unsigned int depth;
+        unsigned long fail_at;
+    } points[] = {{0, 1}, {0, 2}, {8, 1}, {16, 1}};
+    for (int kind = BY_PUSH; kind <= BY_SET_CURRENT; kind++) {
+        for (size_t p = 0; p < sizeof points / sizeof points[0]; p++) {
+            /* set_current replaces the top: a full mirror does not grow. */
+            if (kind == BY_SET_CURRENT && points[p].depth)
+                continue;
+            oom_case c = {.ctx = ctx, .kind = (push_kind)kind, .fail_at = points[p].fail_at,
+                          .depth = points[p].depth};
+            pthread_t t;
+            assert_int_equal(pthread_create(&t, NULL, push_out_of_memory, &c), 0);
+            assert_int_equal(pthread_join(t, NULL), 0);
+            if (c.fired != 1 || c.st != CUS_ERROR_OUT_OF_HOST_MEMORY ||
+                c.depth_after != points[p].depth || c.fake_depth_after != points[p].depth)
+                fail_msg("%s at depth %u, allocation %lu failing: %s, %lu fault(s) fired, "
+                         "stacks %u/%u deep (want CUS_ERROR_OUT_OF_HOST_MEMORY, %u)",
+                         kinds[kind], points[p].depth, points[p].fail_at,
+                         cus_status_name(c.st), c.fired, c.depth_after, c.fake_depth_after,
+                         points[p].depth);
+            assert_null(c.created);
+            assert_int_equal(cus_fake_live_handles(CUS_FAKE_HANDLE_CONTEXT), 1);
+        }
+    }
+}
+
 static void test_push_failure_leaves_the_stack(void **state)
 {
     (void)state;
@@ -508,6 +586,7 @@ int main(void)
         ENV_TEST(test_pop_detects_a_raw_push_and_restores_the_driver_stack),
         ENV_TEST(test_guard_exit_detects_a_raw_push_and_restores_the_driver_stack),
         ENV_TEST(test_a_temporary_switch_detects_a_push_made_during_the_call),
+        ENV_TEST(test_the_mirror_out_of_host_memory_leaves_both_stacks),
         ENV_TEST(test_push_failure_leaves_the_stack),
         ENV_TEST(test_pop_failure_leaves_the_stack),
         ENV_TEST(test_set_current_failure_leaves_the_stack),
