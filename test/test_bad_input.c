@@ -970,8 +970,23 @@ static void test_zero_sizes(void **state)
     assert_ok(cus_buffer_fill_u32(buf, 0, 0, 0));
     assert_ok(cus_copy_to_device_async(buf, 0, host, 0, s));
     assert_ok(cus_buffer_fill_u16_async(buf, 0, 0, 0, s));
+    /* with no bytes, the host pointer may be NULL */
+    assert_ok(cus_copy_to_device(buf, 0, NULL, 0));
+    assert_ok(cus_copy_to_host(NULL, buf, 0, 0));
+    assert_ok(cus_copy_to_device_async(buf, 0, NULL, 0, s));
+    assert_ok(cus_copy_to_host_async(NULL, buf, 0, 0, s));
+    assert_status(cus_copy_to_device(buf, 0, NULL, 1), CUS_ERROR_INVALID_ARGUMENT);
+    assert_status(cus_copy_to_host(NULL, buf, 0, 1), CUS_ERROR_INVALID_ARGUMENT);
+    assert_status(cus_copy_to_device_async(buf, 0, NULL, 1, s), CUS_ERROR_INVALID_ARGUMENT);
+    assert_status(cus_copy_to_host_async(NULL, buf, 0, 1, s), CUS_ERROR_INVALID_ARGUMENT);
     print_message("zero-byte copies and fills made %lu driver call(s)\n",
                   cus_fake_call_count() - calls);
+    /* memory info: either figure alone, not neither */
+    size_t free_b = 0, total_b = 0;
+    assert_ok(cus_memory_info(ctx, &free_b, NULL));
+    assert_ok(cus_memory_info(ctx, NULL, &total_b));
+    assert_true(free_b > 0 && total_b >= free_b);
+    assert_status(cus_memory_info(ctx, NULL, NULL), CUS_ERROR_INVALID_ARGUMENT);
     /* a 0-byte range that starts past the end is still out of range */
     assert_status(cus_copy_to_device(buf, 65, host, 0), CUS_ERROR_OUT_OF_RANGE);
     assert_ok(cus_stream_synchronize(s));
