@@ -74,12 +74,20 @@ static bool began_capture(const cus_stream *stream)
     return found;
 }
 
-bool cus_capture_keep_slow_(cus_stream *stream, void *obj, void *(*ref)(void *),
-                            cus_release_fn_ release)
+/* What keep_in_capture() did. */
+typedef enum {
+    KEEP_DONE,         /* kept with the capture's graph */
+    KEEP_NOT_CAPTURED, /* no cuscope capture has the stream */
+    KEEP_OUT_OF_MEMORY,
+    KEEP_QUERY_FAILED, /* *query: the driver's error; every open capture fails its end */
+} keep_outcome;
+
+static keep_outcome keep_in_capture(cus_stream *stream, void *obj, void *(*ref)(void *),
+                                    cus_release_fn_ release, CUresult *query)
 {
-    bool kept = false;
+    keep_outcome outcome = KEEP_NOT_CAPTURED;
     if (!stream || !obj)
-        return false;
+        return KEEP_NOT_CAPTURED;
     /* The stream a capture began on is found without asking the driver. */
     bool origin = began_capture(stream);
     cuuint64_t id = 0;
@@ -96,10 +104,11 @@ bool cus_capture_keep_slow_(cus_stream *stream, void *obj, void *(*ref)(void *),
                 if (!r->keep_error)
                     r->keep_error = q;
             pthread_mutex_unlock(&captures_lock);
-            return false;
+            *query = q;
+            return KEEP_QUERY_FAILED;
         }
         if (status != CU_STREAM_CAPTURE_STATUS_ACTIVE)
-            return false;
+            return KEEP_NOT_CAPTURED;
     }
     pthread_mutex_lock(&captures_lock);
     for (capture_record *r = captures; r; r = r->next) {
@@ -107,7 +116,7 @@ bool cus_capture_keep_slow_(cus_stream *stream, void *obj, void *(*ref)(void *),
             continue;
         keep_list *k = &r->keep;
         if (keep_list_has(k, obj)) {
-            kept = true;
+            outcome = KEEP_DONE;
             break;
         }
         if (k->count == k->capacity) {
@@ -115,17 +124,25 @@ bool cus_capture_keep_slow_(cus_stream *stream, void *obj, void *(*ref)(void *),
             keep_entry *grown = cus_realloc_(k->items, want * sizeof *grown);
             if (!grown) {
                 r->out_of_memory = true;
+                outcome = KEEP_OUT_OF_MEMORY;
                 break;
             }
             k->items = grown;
             k->capacity = want;
         }
         k->items[k->count++] = (keep_entry){ref(obj), release};
-        kept = true;
+        outcome = KEEP_DONE;
         break;
     }
     pthread_mutex_unlock(&captures_lock);
-    return kept;
+    return outcome;
+}
+
+bool cus_capture_keep_slow_(cus_stream *stream, void *obj, void *(*ref)(void *),
+                            cus_release_fn_ release)
+{
+    CUresult query;
+    return keep_in_capture(stream, obj, ref, release, &query) == KEEP_DONE;
 }
 
 cus_status cus_capture_refuse_on_(cus_stream *stream, const char *function, const char *what)
@@ -172,11 +189,27 @@ void cus_capture_keep_event_(cus_stream *stream, cus_event *ev)
 
 static void *ref_identity(void *p) { return p; }
 
-bool cus_capture_adopt_memory_(cus_stream *stream, void *mem)
+cus_status cus_capture_adopt_memory_(cus_stream *stream, void *mem, bool *adopted,
+                                     const char *function)
 {
+    *adopted = false;
     if (CUS_LIKELY(!atomic_load_explicit(&cus_captures_active_, memory_order_relaxed)))
-        return false;
-    return cus_capture_keep_slow_(stream, mem, ref_identity, free);
+        return CUS_SUCCESS;
+    CUresult query = CUDA_SUCCESS;
+    switch (keep_in_capture(stream, mem, ref_identity, free, &query)) {
+    case KEEP_DONE:
+        *adopted = true;
+        return CUS_SUCCESS;
+    case KEEP_NOT_CAPTURED:
+        return CUS_SUCCESS;
+    case KEEP_OUT_OF_MEMORY:
+        return cus_fail_(CUS_ERROR_OUT_OF_HOST_MEMORY, function, NULL,
+                         "keeping a record alive with the graph being captured (the capture's "
+                         "end will fail)");
+    case KEEP_QUERY_FAILED:
+        break;
+    }
+    return cus_context_driver_fail_(stream->ctx, query, function, "cuStreamGetCaptureInfo");
 }
 
 /* --- buffers named by launch arguments ---------------------------------------

@@ -309,8 +309,11 @@ CUS_HIDDEN void cus_capture_keep_event_(cus_stream *stream, cus_event *ev);
 CUS_HIDDEN cus_status cus_capture_refuse_on_(cus_stream *stream, const char *function,
                                              const char *what);
 /* When stream is in a cuscope capture, hands mem (malloc'd) to the graph,
- * which frees it when it dies, and returns true. */
-CUS_HIDDEN bool cus_capture_adopt_memory_(cus_stream *stream, void *mem);
+ * which frees it when it dies, and sets *adopted. Fails (recorded, naming
+ * `function`) when the capture could not keep it: out of host memory, or the
+ * capture query failed; the capture's end fails then too. */
+CUS_HIDDEN cus_status cus_capture_adopt_memory_(cus_stream *stream, void *mem, bool *adopted,
+                                                const char *function);
 /* The buffers that the cus_launch macro's arguments named on this thread,
  * for the launch that follows to keep (only filled while captures are active). */
 CUS_HIDDEN void cus_capture_launch_args_(cus_stream *stream, cus_module *mod);

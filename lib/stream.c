@@ -80,6 +80,8 @@ static cus_status stream_special(cus_context *ctx, CUstream handle, cus_stream_k
 {
     if (!ctx || !out)
         return cus_fail_(CUS_ERROR_INVALID_ARGUMENT, function, NULL, "ctx and out are required");
+    if (CUS_UNLIKELY(atomic_load_explicit(&ctx->poison, memory_order_relaxed)))
+        return cus_context_poisoned_fail_(ctx, function);
     cus_stream *s = stream_new(ctx, handle, kind);
     if (!s)
         return cus_fail_(CUS_ERROR_OUT_OF_HOST_MEMORY, function, NULL, "allocating a stream");
@@ -161,6 +163,7 @@ typedef struct host_call {
     cus_host_fn fn;
     void *user_data;
     bool in_graph; /* captured: runs at every replay, and the graph frees it */
+    struct host_call *foreign_next; /* captured outside cuscope: kept forever */
 } host_call;
 
 /* Runs on the driver's thread: marks it so that cuscope refuses calls and
@@ -176,6 +179,32 @@ static void CUDA_CB host_trampoline(void *arg)
     cus_in_host_fn_ = outer;
 }
 
+/* Records queued into captures that cuscope did not begin: the graph may be
+ * replayed any number of times and cuscope is not told when it dies, so the
+ * record is kept for the life of the process (reachable from this list). */
+static pthread_mutex_t foreign_lock = PTHREAD_MUTEX_INITIALIZER;
+static host_call *foreign_records;
+
+/* A stream captured outside cuscope (cuStreamBeginCapture, or joined to such
+ * a capture) would free the record at its first replay: ask the driver, and
+ * keep the record forever when it captures. */
+static cus_status check_foreign_capture(cus_stream *stream, host_call *call)
+{
+    CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+    CUresult r = cus_drv_.cuStreamIsCapturing_(stream->handle, &status);
+    if (r)
+        return cus_context_driver_fail_(stream->ctx, r, "cus_stream_launch_host_fn",
+                                        "cuStreamIsCapturing");
+    if (status == CU_STREAM_CAPTURE_STATUS_NONE)
+        return CUS_SUCCESS;
+    call->in_graph = true;
+    pthread_mutex_lock(&foreign_lock);
+    call->foreign_next = foreign_records;
+    foreign_records = call;
+    pthread_mutex_unlock(&foreign_lock);
+    return CUS_SUCCESS;
+}
+
 CUS_API cus_status cus_stream_launch_host_fn(cus_stream *stream, cus_host_fn fn, void *user_data)
 {
     CUS_CHECK_NOT_IN_HOST_FN();
@@ -186,6 +215,7 @@ CUS_API cus_status cus_stream_launch_host_fn(cus_stream *stream, cus_host_fn fn,
     call->fn = fn;
     call->user_data = user_data;
     call->in_graph = false;
+    call->foreign_next = NULL;
     cus_context *ctx = stream->ctx;
     if (CUS_UNLIKELY(atomic_load_explicit(&ctx->poison, memory_order_relaxed))) {
         free(call);
@@ -198,7 +228,19 @@ CUS_API cus_status cus_stream_launch_host_fn(cus_stream *stream, cus_host_fn fn,
         return cus_context_driver_fail_(ctx, r, __func__, "cuCtxPushCurrent");
     }
     /* Captured, the record must outlive every replay: the graph owns it. */
-    call->in_graph = cus_capture_adopt_memory_(stream, call);
+    bool adopted = false;
+    cus_status st = cus_capture_adopt_memory_(stream, call, &adopted, __func__);
+    if (!st && !adopted)
+        st = check_foreign_capture(stream, call);
+    if (st) {
+        free(call);
+        cus_status left = cus_context_leave_(&scope);
+        if (left)
+            cus_destroy_error_(left, __func__, "cuCtxPopCurrent",
+                               "restoring the stack after a refused host function");
+        return st;
+    }
+    call->in_graph = call->in_graph || adopted;
     r = cus_drv_.cuLaunchHostFunc_(stream->handle, host_trampoline, call);
     if (r && !call->in_graph)
         free(call); /* never queued, so never run */

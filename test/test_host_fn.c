@@ -4,6 +4,8 @@
  * Run under TSan in the threads suite. */
 #include <pthread.h>
 
+#include <cudaTypedefs.h>
+
 #include "stream_common.h"
 
 #define THREADS 4
@@ -142,11 +144,73 @@ static void test_deferred_release_from_another_thread(void **state)
     c = cus_context_unref(c);
 }
 
+/* --- a host function captured outside cuscope ------------------------------------
+ * A raw cuStreamBeginCapture on a cuscope stream: cuscope has no record to give
+ * the host function's record to, and is not told when the graph dies, so it
+ * keeps the record for the life of the process; the graph can be replayed any
+ * number of times (the record was once freed at the first replay). */
+
+static void *raw(const char *symbol, int version)
+{
+    void *pfn = NULL;
+    CUdriverProcAddressQueryResult qs;
+    assert_int_equal(cus_fake_get_proc_address(symbol, &pfn, version, 0, &qs), CUDA_SUCCESS);
+    assert_non_null(pfn);
+    return pfn;
+}
+#define RAW(type, symbol, version)                                             \
+    __extension__({                                                            \
+        type f_;                                                               \
+        void *p_ = raw(symbol, version);                                       \
+        memcpy(&f_, &p_, sizeof f_);                                           \
+        f_;                                                                    \
+    })
+
+static void count_run(void *data)
+{
+    atomic_fetch_add((atomic_int *)data, 1);
+}
+
+static void test_host_fn_in_a_raw_capture_survives_every_replay(void **state)
+{
+    (void)state;
+    PFN_cuStreamBeginCapture_v10010 begin =
+        RAW(PFN_cuStreamBeginCapture_v10010, "cuStreamBeginCapture", 10010);
+    PFN_cuStreamEndCapture_v10000 end =
+        RAW(PFN_cuStreamEndCapture_v10000, "cuStreamEndCapture", 10000);
+    PFN_cuGraphInstantiateWithFlags_v11040 instantiate =
+        RAW(PFN_cuGraphInstantiateWithFlags_v11040, "cuGraphInstantiateWithFlags", 11040);
+    PFN_cuGraphLaunch_v10000 launch = RAW(PFN_cuGraphLaunch_v10000, "cuGraphLaunch", 10000);
+    PFN_cuGraphExecDestroy_v10000 exec_destroy =
+        RAW(PFN_cuGraphExecDestroy_v10000, "cuGraphExecDestroy", 10000);
+    PFN_cuGraphDestroy_v10000 graph_destroy =
+        RAW(PFN_cuGraphDestroy_v10000, "cuGraphDestroy", 10000);
+
+    cus_autoptr(cus_context) c = new_ctx();
+    cus_autoptr(cus_stream) s = new_stream(c, CU_STREAM_NON_BLOCKING);
+    atomic_int runs = 0;
+    assert_ok(cus_context_push(c));
+    assert_int_equal(begin(cus_stream_handle(s), CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), 0);
+    assert_ok(cus_stream_launch_host_fn(s, count_run, &runs));
+    CUgraph g = NULL;
+    assert_int_equal(end(cus_stream_handle(s), &g), 0);
+    CUgraphExec e = NULL;
+    assert_int_equal(instantiate(&e, g, 0), 0);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(launch(e, cus_stream_handle(s)), 0);
+    assert_ok(cus_stream_synchronize(s));
+    assert_int_equal(atomic_load(&runs), 3);
+    assert_int_equal(exec_destroy(e), 0);
+    assert_int_equal(graph_destroy(g), 0);
+    assert_ok(cus_context_pop(NULL));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         ENV_TEST(test_threads_queue_host_functions),
         ENV_TEST(test_deferred_release_from_another_thread),
+        ENV_TEST(test_host_fn_in_a_raw_capture_survives_every_replay),
     };
     return cmocka_run_group_tests_name("host_fn", tests, NULL, NULL);
 }

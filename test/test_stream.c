@@ -423,8 +423,9 @@ static void test_host_fn_runs_on_the_driver_thread_and_refuses_cuscope(void **st
     assert_ptr_equal(p.event_out, SENTINEL_PTR(p));
     assert_int_equal(cus_fake_misuse_count(), 0);
     assert_int_equal(cus_fake_host_functions_run(), 1);
-    /* launch (push, call, pop) and synchronize (push, call, pop): nothing else */
-    assert_int_equal(cus_fake_call_count() - calls_before, 6);
+    /* launch (push, capture query, call, pop) and synchronize (push, call,
+     * pop): nothing else */
+    assert_int_equal(cus_fake_call_count() - calls_before, 7);
     assert_int_equal(cus_fake_live_handles(CUS_FAKE_HANDLE_EVENT), 0);
     assert_false(cus_in_host_fn());
     s = cus_stream_unref(s);
