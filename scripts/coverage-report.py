@@ -145,6 +145,7 @@ def main():
     pct = lambda a, b: 100.0 * a / b if b else 100.0
     tl = th = tb = tbh = te = teh = 0
     rows, untaken = [], []
+    error_lines = {}
     for path, rec in sorted(files.items()):
         rel = os.path.relpath(path, src)
         l = len(rec['lines'])
@@ -152,6 +153,7 @@ def main():
         b = len(rec['branches'])
         bh = sum(1 for c in rec['branches'].values() if c)
         err_lines = error_condition_lines(path) if os.path.exists(path) else set()
+        error_lines[path] = err_lines
         eb = [(k, c) for k, c in rec['branches'].items() if k[0] in err_lines]
         e = len(eb)
         eh = sum(1 for _, c in eb if c)
@@ -176,8 +178,11 @@ def main():
             print(f'  {rel}:{n}: {text}')
 
     # Driver-call sites: lines naming cus_drv_.cu* in lib/ (not lib/fake).
+    # A site's failure was handled when every outcome of the error check that
+    # tests its result was taken: the check on its own line (CUS_IN_CONTEXT,
+    # `if ((r = ...))`) or the first one in the 8 lines below it.
     site = re.compile(r'cus_drv_\.cu\w*')
-    never, total_sites = [], 0
+    never, unfailed, total_sites, returned = [], [], 0, 0
     for root, _, names in os.walk(lib):
         if root.startswith(fake.rstrip(os.sep)):
             continue
@@ -198,11 +203,28 @@ def main():
                 k = n
                 while k not in counts and k > 1 and n - k < 6:
                     k -= 1
+                where = f'{os.path.relpath(path, src)}:{n}: {text.strip()}'
                 if not counts.get(k, 0):
-                    never.append(f'{os.path.relpath(path, src)}:{n}: {text.strip()}')
-    print(f'\ndriver-call sites (lines with cus_drv_.cu*): {total_sites}, never executed: {len(never)}')
+                    never.append(where)
+                    continue
+                stripped = text.strip()
+                if stripped.startswith(('return ', ': ')):
+                    returned += 1  # a destroy callback's: its caller checks the result
+                    continue
+                err_lines = error_lines.get(path, set())
+                check = next((m for m in range(n, n + 9) if m in err_lines), None)
+                branches = files.get(path, {'branches': {}})['branches']
+                outcomes = [c for (ln, _), c in branches.items() if ln == check]
+                if check is None or not outcomes or not all(outcomes):
+                    unfailed.append(where)
+    print(f'\ndriver-call sites (lines with cus_drv_.cu*): {total_sites}, never executed: '
+          f'{len(never)}; of the {total_sites - returned} that check their result where they '
+          f'call ({returned} return it to a caller), {len(unfailed)} have a check with an '
+          f'outcome never taken')
     for s in sorted(never):
-        print('  ' + s)
+        print('  never executed: ' + s)
+    for s in sorted(unfailed):
+        print('  never failed:   ' + s)
 
 
 if __name__ == '__main__':
