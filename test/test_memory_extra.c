@@ -5,10 +5,7 @@
  *
  * Every failure path returns and records its status, leaves out parameters
  * untouched and the stack unchanged; the teardown checks that nothing leaked.
- *
- * The last group, "memory_extra_known_bugs", holds tests that FAIL on purpose
- * against the current library: each names the bug it shows (see the comment
- * above each one). */
+ * The regressions are named after what they check. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1123,14 +1120,12 @@ static void test_alloc_array_overflow_never_reaches_the_driver(void **state)
  * Regressions: each of these failed against an earlier library.
  * ========================================================================== */
 
-/* Regression (lib/memory.c, cus_buffer_prefetch): the stream's context is
- * never looked at. Every other stream-taking memory call refuses a stream of
- * another context (CHECK_STREAM: CUS_ERROR_CONTEXT_MISMATCH, no driver call),
- * and context.h says calls on a poisoned context fail at once; prefetch pushes
- * the buffer's context and hands the driver a stream of another one, poisoned
- * or not. Expected: refused without a driver call, with
+/* Regression (lib/memory.c, cus_buffer_prefetch): the stream's context was
+ * never looked at, so prefetch pushed the buffer's context and handed the
+ * driver a stream of another one, poisoned or not. Like every other
+ * stream-taking memory call it refuses without a driver call, with
  * CUS_ERROR_CONTEXT_MISMATCH (or, for the poisoned one, its sticky code). */
-static void test_known_bug_prefetch_ignores_the_streams_context(void **state)
+static void test_prefetch_refuses_a_stream_of_another_context(void **state)
 {
     (void)state;
     cus_context *c = new_ctx(), *d = new_ctx();
@@ -1167,10 +1162,11 @@ static void test_known_bug_prefetch_ignores_the_streams_context(void **state)
 }
 
 /* Regression (lib/memory.c, cus_context_enable_peer_access): only ctx's poison
- * is checked; a poisoned peer still reaches cuCtxEnablePeerAccess (context.h:
- * later calls on a poisoned context fail at once with its status; cus_copy_device
- * and cus_stream_wait_event check every context they are given). */
-static void test_known_bug_enable_peer_access_ignores_a_poisoned_peer(void **state)
+ * was checked, and a poisoned peer still reached cuCtxEnablePeerAccess
+ * (context.h: later calls on a poisoned context fail at once with its status;
+ * cus_copy_device and cus_stream_wait_event check every context they are
+ * given). */
+static void test_enable_peer_access_refuses_a_poisoned_peer(void **state)
 {
     (void)state;
     cus_context *c0 = ctx_on(0), *c1 = ctx_on(1);
@@ -1203,6 +1199,7 @@ int main(void)
         ENV_TEST(test_prefetch_and_advise_pop_failure),
         ENV_TEST(test_sticky_prefetch_failure_poisons),
         ENV_TEST(test_prefetch_and_advise_not_supported),
+        ENV_TEST(test_prefetch_refuses_a_stream_of_another_context),
         /* peer access */
         TWO_DEV_TEST(test_can_access_peer),
         TWO_DEV_TEST(test_can_access_peer_null_args_and_fault),
@@ -1210,6 +1207,7 @@ int main(void)
         TWO_DEV_TEST(test_enable_peer_access_while_current),
         TWO_DEV_TEST(test_enable_peer_access_errors),
         TWO_DEV_TEST(test_enable_peer_access_faults),
+        TWO_DEV_TEST(test_enable_peer_access_refuses_a_poisoned_peer),
         /* peer copies */
         TWO_DEV_TEST(test_peer_copy_async),
         TWO_DEV_TEST(test_peer_copy_async_on_the_sources_stream_is_a_mismatch),
@@ -1233,11 +1231,5 @@ int main(void)
         /* typed conveniences */
         ENV_TEST(test_alloc_array_overflow_never_reaches_the_driver),
     };
-    const struct CMUnitTest known_bugs[] = {
-        ENV_TEST(test_known_bug_prefetch_ignores_the_streams_context),
-        TWO_DEV_TEST(test_known_bug_enable_peer_access_ignores_a_poisoned_peer),
-    };
-    int failed = cmocka_run_group_tests_name("memory_extra", tests, NULL, NULL);
-    failed += cmocka_run_group_tests_name("memory_extra_known_bugs", known_bugs, NULL, NULL);
-    return failed;
+    return cmocka_run_group_tests_name("memory_extra", tests, NULL, NULL);
 }

@@ -58,7 +58,9 @@ extern "C" {
 CUS_API cus_status cus_init(void);
 
 /* The driver's API version (cuDriverGetVersion: 12040 for 12.4), loading the
- * driver first if needed. Thread-safe. */
+ * driver first if needed. Thread-safe. Once the driver is loaded, cus_init()
+ * and cus_driver_version() make no driver call and may be called from a host
+ * function (they answer from what the load stored). */
 CUS_API cus_status cus_driver_version(int *version);
 
 /* The resolver type: cuGetProcAddress_v2's signature. */

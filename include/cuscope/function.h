@@ -11,7 +11,9 @@
  * unknown and launches are not checked.
  *
  * Thread-safe; failures return a cus_status and record the thread's last
- * error; none may be called from a host function.
+ * error; none may be called from a host function but the layout queries
+ * (cus_function_layout_known, _param_count, _param_info), which read what
+ * the first lookup stored and make no driver call.
  */
 #ifndef CUSCOPE_FUNCTION_H
 #define CUSCOPE_FUNCTION_H

@@ -83,7 +83,16 @@ CUS_API cus_status cus_stream_wait_event(cus_stream *stream, cus_event *event);
 
 /* Queues fn(user_data) on the stream (cuLaunchHostFunc). fn runs on a driver
  * thread, after the work before it and before the work after it; it must not
- * call CUDA or cuscope (see above). */
+ * call CUDA or cuscope (see above). cuscope queues a small record with fn
+ * (freed after the run). Captured into a graph (cuscope/graph.h), the record
+ * runs at every replay and lives as long as the graph; when the capture
+ * cannot keep it (out of host memory, or the capture query fails) the call
+ * fails with that status and queues nothing, and the capture's end fails
+ * too. On a stream captured outside cuscope (a raw cuStreamBeginCapture),
+ * cuscope cannot tell when the graph dies: the record (a few dozen bytes) is
+ * kept for the life of the process. To tell, each call asks the driver
+ * whether the stream is capturing (cuStreamIsCapturing) unless a cuscope
+ * capture already took the record. */
 typedef void (*cus_host_fn)(void *user_data);
 CUS_API cus_status cus_stream_launch_host_fn(cus_stream *stream, cus_host_fn fn, void *user_data);
 
