@@ -14,11 +14,17 @@
  *                 records it, the context stacks agree, nothing leaks;
  *   host memory   every host allocation cuscope makes in the call is failed
  *                 in turn (cus_debug_fail_host_alloc): the call returns
- *                 CUS_ERROR_OUT_OF_HOST_MEMORY, recorded, nothing leaks.
+ *                 CUS_ERROR_OUT_OF_HOST_MEMORY, recorded, nothing leaks;
+ *   fork() child  in the child of the process that built the world, each call
+ *                 fails with CUS_ERROR_FORKED, recorded, and makes no driver
+ *                 call (but for the documented exceptions).
  *
  * Each mode reports its figures (calls, failure points) on stdout. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "every_call/every_call.h"
 
@@ -393,6 +399,74 @@ static void test_every_call_survives_each_host_allocation_failure(void **state)
            allocating, points, absorbed_points);
 }
 
+/* --- in a fork() child --------------------------------------------------------------------- */
+
+static int run_table_in_child(world *w)
+{
+    int bad = 0;
+    FOR_EACH_CALL(e)
+    {
+        cus_clear_last_error();
+        unsigned long before = cus_fake_call_count();
+        cus_status st = e->call(w);
+        unsigned long made = cus_fake_call_count() - before;
+        if (e->flags & EC_FORK_OK) {
+            if (made) {
+                fprintf(stderr, "fork child: %s made %lu driver call(s)\n", e->name, made);
+                bad++;
+            }
+            continue;
+        }
+        if (st != CUS_ERROR_FORKED || cus_last_status() != st || made) {
+            fprintf(stderr,
+                    "fork child: %s -> %s (last error %s), %lu driver call(s); want "
+                    "CUS_ERROR_FORKED and none\n",
+                    e->name, cus_status_name(st), cus_status_name(cus_last_status()), made);
+            bad++;
+        }
+    }
+    return bad > 100 ? 100 : bad;
+}
+
+/* A coverage build (CUS_TEST_COVERAGE) leaves through exit(), for gcov. */
+static _Noreturn void child_exit(int status)
+{
+#ifdef CUS_TEST_COVERAGE
+    exit(status);
+#else
+    _exit(status);
+#endif
+}
+
+static void test_every_call_refused_in_a_fork_child(void **state)
+{
+    (void)state;
+    world w;
+    world_build(&w);
+    unsigned n = 0, exempt = 0;
+    FOR_EACH_CALL(e)
+    {
+        n++;
+        exempt += !!(e->flags & EC_FORK_OK);
+    }
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        alarm(30);
+        child_exit(run_table_in_child(&w));
+    }
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    if (WEXITSTATUS(status))
+        fail_msg("fork child: %d call(s) misbehaved (see stderr)", WEXITSTATUS(status));
+    world_free(&w);
+    printf("every call in a fork() child: %u refused, %u exempt by their documentation\n",
+           n - exempt, exempt);
+}
+
 static void test_known_bugs(void **state)
 {
     (void)state;
@@ -412,6 +486,7 @@ int main(void)
         ENV_TEST(test_every_call_fails_fast_on_a_poisoned_context),
         ENV_TEST(test_every_call_survives_each_driver_failure),
         ENV_TEST(test_every_call_survives_each_host_allocation_failure),
+        ENV_TEST(test_every_call_refused_in_a_fork_child),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

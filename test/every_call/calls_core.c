@@ -383,7 +383,8 @@ const every_call every_calls_core[] = {
      "the version read at load: no driver call once loaded, so allowed in a host function as "
      "cus_init is (lib/driver/loader.c:188 checks fork() only); no context object"},
     /* status.h */
-    {"cus_last_status", c_last_status, EC_HOST_FN_OK | EC_NOT_POISONED | EC_NO_DRIVER,
+    {"cus_last_status", c_last_status,
+     EC_HOST_FN_OK | EC_NOT_POISONED | EC_NO_DRIVER | EC_FORK_OK,
      "reads the calling thread's error record: no driver call, no context; a report, not a "
      "failure"},
     /* device.h */
@@ -405,7 +406,8 @@ const every_call every_calls_core[] = {
     {"cus_context_wrap", c_context_wrap, EC_NOT_POISONED,
      "EC_NOT_POISONED: wraps w->other's handle into a new object (the latch is per object, "
      "docs/design.md); touches no object of ctx"},
-    {"cus_context_poisoned", c_context_poisoned, EC_HOST_FN_OK | EC_NOT_POISONED | EC_NO_DRIVER,
+    {"cus_context_poisoned", c_context_poisoned,
+     EC_HOST_FN_OK | EC_NOT_POISONED | EC_NO_DRIVER | EC_FORK_OK,
      "documented to report the poison of a poisoned ctx (context.h), not to refuse; reads an "
      "atomic: no driver call, so allowed in a host function"},
     /* context.h: calls on a context */

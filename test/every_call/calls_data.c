@@ -755,7 +755,7 @@ const every_call every_calls_data[] = {
     {"cus_module_function_names", c_module_function_names, 0, NULL},
     /* function.h */
     {"cus_function_param_info", c_function_param_info,
-     EC_HOST_FN_OK | EC_NOT_POISONED | EC_NO_DRIVER,
+     EC_HOST_FN_OK | EC_NOT_POISONED | EC_NO_DRIVER | EC_FORK_OK,
      "reads the layout cached at the lookup: no driver call (function.h: getters need no "
      "driver), so outside the host-function refusal of the calls that may reach the driver "
      "(docs/bad-input.md), and it touches no context"},

@@ -54,6 +54,9 @@ enum {
     /* A library bug, described in the note: every mode skips the entry and
      * prints the note, until the bug is fixed. */
     EC_KNOWN_BUG = 1u << 4,
+    /* Not refused in a fork() child: it makes no driver call and reads only
+     * what this process holds (driver.h's fork rule). */
+    EC_FORK_OK = 1u << 5,
 };
 
 typedef struct every_call {
