@@ -155,6 +155,8 @@ CUS_API cus_status cus_context_wrap(CUcontext handle, cus_context **out)
     CUdevice d = 0;
     CUresult rd = cus_drv_.cuCtxGetDevice_(&d);
     cus_status left = cus_context_leave_(&scope);
+    if (rd && left)
+        cus_context_leave_failed_too_(left, __func__);
     if (rd)
         return CUS_FAIL((cus_status)rd, "cuCtxGetDevice", "wrapping context %p", (void *)handle);
     if (left)
@@ -217,6 +219,7 @@ void cus_destroy_in_context_(cus_context *ctx, const char *function, const char 
 
 CUS_API cus_status cus_context_synchronize(cus_context *ctx)
 {
+    CUS_CHECK_NOT_IN_HOST_FN();
     CUS_CHECK_ARG(ctx);
     CUS_IN_CONTEXT(ctx, "cuCtxSynchronize", cus_drv_.cuCtxSynchronize_());
     cus_release_deferred_if_any_(); /* host functions that just ran may have dropped some */
@@ -238,6 +241,7 @@ CUS_API cus_status cus_context_api_version(cus_context *ctx, unsigned int *versi
 
 CUS_API cus_status cus_context_flags(cus_context *ctx, unsigned int *flags)
 {
+    CUS_CHECK_NOT_IN_HOST_FN();
     CUS_CHECK_ARG(ctx && flags);
     unsigned int f = 0;
     CUS_IN_CONTEXT(ctx, "cuCtxGetFlags", cus_drv_.cuCtxGetFlags_(&f));
@@ -247,6 +251,7 @@ CUS_API cus_status cus_context_flags(cus_context *ctx, unsigned int *flags)
 
 CUS_API cus_status cus_context_get_limit(cus_context *ctx, CUlimit limit, size_t *value)
 {
+    CUS_CHECK_NOT_IN_HOST_FN();
     CUS_CHECK_ARG(ctx && value);
     size_t v = 0;
     CUS_IN_CONTEXT(ctx, "cuCtxGetLimit", cus_drv_.cuCtxGetLimit_(&v, limit));
@@ -256,6 +261,7 @@ CUS_API cus_status cus_context_get_limit(cus_context *ctx, CUlimit limit, size_t
 
 CUS_API cus_status cus_context_set_limit(cus_context *ctx, CUlimit limit, size_t value)
 {
+    CUS_CHECK_NOT_IN_HOST_FN();
     CUS_CHECK_ARG(ctx);
     CUS_IN_CONTEXT(ctx, "cuCtxSetLimit", cus_drv_.cuCtxSetLimit_(limit, value));
     return CUS_SUCCESS;
@@ -263,6 +269,7 @@ CUS_API cus_status cus_context_set_limit(cus_context *ctx, CUlimit limit, size_t
 
 CUS_API cus_status cus_context_get_cache_config(cus_context *ctx, CUfunc_cache *config)
 {
+    CUS_CHECK_NOT_IN_HOST_FN();
     CUS_CHECK_ARG(ctx && config);
     CUfunc_cache c = CU_FUNC_CACHE_PREFER_NONE;
     CUS_IN_CONTEXT(ctx, "cuCtxGetCacheConfig", cus_drv_.cuCtxGetCacheConfig_(&c));
@@ -272,6 +279,7 @@ CUS_API cus_status cus_context_get_cache_config(cus_context *ctx, CUfunc_cache *
 
 CUS_API cus_status cus_context_set_cache_config(cus_context *ctx, CUfunc_cache config)
 {
+    CUS_CHECK_NOT_IN_HOST_FN();
     CUS_CHECK_ARG(ctx);
     CUS_IN_CONTEXT(ctx, "cuCtxSetCacheConfig", cus_drv_.cuCtxSetCacheConfig_(config));
     return CUS_SUCCESS;
@@ -286,6 +294,7 @@ static cus_status shared_mem_unsupported(const char *function, const char *entry
 
 CUS_API cus_status cus_context_get_shared_mem_config(cus_context *ctx, CUsharedconfig *config)
 {
+    CUS_CHECK_NOT_IN_HOST_FN();
     CUS_CHECK_ARG(ctx && config);
     if (!cus_drv_.cuCtxGetSharedMemConfig_)
         return shared_mem_unsupported(__func__, "cuCtxGetSharedMemConfig");
@@ -297,6 +306,7 @@ CUS_API cus_status cus_context_get_shared_mem_config(cus_context *ctx, CUsharedc
 
 CUS_API cus_status cus_context_set_shared_mem_config(cus_context *ctx, CUsharedconfig config)
 {
+    CUS_CHECK_NOT_IN_HOST_FN();
     CUS_CHECK_ARG(ctx);
     if (!cus_drv_.cuCtxSetSharedMemConfig_)
         return shared_mem_unsupported(__func__, "cuCtxSetSharedMemConfig");
@@ -306,6 +316,7 @@ CUS_API cus_status cus_context_set_shared_mem_config(cus_context *ctx, CUsharedc
 
 CUS_API cus_status cus_context_stream_priority_range(cus_context *ctx, int *least, int *greatest)
 {
+    CUS_CHECK_NOT_IN_HOST_FN();
     CUS_CHECK_ARG(ctx && (least || greatest));
     int lo = 0, hi = 0;
     CUS_IN_CONTEXT(ctx, "cuCtxGetStreamPriorityRange", cus_drv_.cuCtxGetStreamPriorityRange_(&lo, &hi));

@@ -133,6 +133,13 @@ cus_status cus_context_leave_(cus_context_scope_ *scope)
     return CUS_SUCCESS;
 }
 
+void cus_context_leave_failed_too_(cus_status left, const char *function)
+{
+    cus_destroy_error_(left, function, "cuCtxPopCurrent",
+                       "restoring the stack after a failed call: the context it made current "
+                       "stays pushed on the driver's stack");
+}
+
 CUS_API cus_status cus_context_push(cus_context *ctx)
 {
     CUS_CHECK_NOT_IN_HOST_FN();

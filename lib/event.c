@@ -46,6 +46,8 @@ CUS_API cus_status cus_event_create(cus_context *ctx, unsigned int flags, cus_ev
                                    "rolling back a event whose creation failed");
             r = (CUresult)left;
             call = "cuCtxPopCurrent";
+        } else if (r && left) {
+            cus_context_leave_failed_too_(left, __func__);
         }
     }
     if (st || r) {

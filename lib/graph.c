@@ -435,6 +435,8 @@ CUS_API cus_capture_guard cus_capture_begin(cus_stream *stream, CUstreamCaptureM
             drop_begun_capture(stream);
             r = (CUresult)left;
             call = "cuCtxPopCurrent";
+        } else if (r && left) {
+            cus_context_leave_failed_too_(left, __func__);
         }
     }
     if (r) {
@@ -481,6 +483,8 @@ static CUresult end_capture(cus_capture_guard *g, CUgraph *graph, capture_record
         if (!r && left) {
             *call = "cuCtxPopCurrent";
             r = (CUresult)left;
+        } else if (r && left) {
+            cus_context_leave_failed_too_(left, "cus_capture_end");
         }
     }
     if (*over || always) {
@@ -664,6 +668,8 @@ CUS_API cus_status cus_graph_instantiate(cus_graph *graph, unsigned long long fl
                                    "discarding the executable graph it cannot return");
             r = (CUresult)left;
             call = "cuCtxPopCurrent";
+        } else if (r && left) {
+            cus_context_leave_failed_too_(left, __func__);
         }
     }
     if (r) {
@@ -765,6 +771,8 @@ static cus_status exec_update_locked(cus_graph_exec *exec, cus_graph *graph,
     cus_status left = cus_context_leave_(&scope);
     if (result && (!r || r == CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE))
         *result = info.result;
+    if (r && left)
+        cus_context_leave_failed_too_(left, function);
     if (r == CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE)
         return cus_fail_((cus_status)r, function, "cuGraphExecUpdate",
                         "the graph cannot update this executable graph (result %d): "

@@ -223,6 +223,10 @@ typedef struct cus_context_scope_ {
 } cus_context_scope_;
 CUS_HIDDEN CUresult cus_context_enter_(const cus_context *ctx, cus_context_scope_ *scope);
 CUS_HIDDEN cus_status cus_context_leave_(cus_context_scope_ *scope);
+/* The leave failed after the call made under the switch failed too: the call's
+ * error is the one returned, so this one goes to the destroy handler (the
+ * context stays pushed on the driver's stack, above cuscope's mirror). */
+CUS_HIDDEN void cus_context_leave_failed_too_(cus_status left, const char *function);
 /* The handle on top of the calling thread's mirror (NULL when empty): the
  * launch path's "already current" test reads it inline. */
 CUS_HIDDEN extern _Thread_local CUcontext cus_tls_top_ __attribute__((tls_model("initial-exec")));
@@ -323,11 +327,12 @@ CUS_HIDDEN void cus_pending_buffers_clear_(void);
 
 /* Runs `call` (a CUresult expression) with ctx current, restoring the stack;
  * on failure returns from the enclosing function. The _AS form names another
- * function than the enclosing one in the error (a helper's public caller). */
+ * function than the enclosing one in the error (a helper's public caller).
+ * The caller has refused host functions and fork() children already (each
+ * public function does so first, CUS_CHECK_NOT_IN_HOST_FN). */
 #define CUS_IN_CONTEXT(ctx, name, call) CUS_IN_CONTEXT_AS(__func__, ctx, name, call)
 #define CUS_IN_CONTEXT_AS(function, ctx, name, call)                           \
     do {                                                                       \
-        CUS_CHECK_NOT_IN_HOST_FN_AS(function);                                 \
         CUS_CHECK_POISON(ctx);                                                 \
         cus_context_scope_ scope_;                                             \
         CUresult r_ = cus_context_enter_((ctx), &scope_);                      \
@@ -335,8 +340,11 @@ CUS_HIDDEN void cus_pending_buffers_clear_(void);
             return cus_context_driver_fail_((ctx), r_, (function), "cuCtxPushCurrent"); \
         r_ = (call);                                                           \
         cus_status left_ = cus_context_leave_(&scope_);                        \
-        if (r_)                                                                \
+        if (r_) {                                                              \
+            if (left_)                                                         \
+                cus_context_leave_failed_too_(left_, (function));              \
             return cus_context_driver_fail_((ctx), r_, (function), (name));    \
+        }                                                                      \
         if (left_)                                                             \
             return cus_context_driver_fail_((ctx), (CUresult)left_, (function), \
                                             "cuCtxPopCurrent");                \

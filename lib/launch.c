@@ -71,7 +71,7 @@ launch_prologue(cus_function *fn, cus_stream *stream, unsigned int nargs, void *
     }
     /* A fork() child is refused below, before the driver call: its threads'
      * cached tops are NULL (fork.c), so every launch takes the switched
-     * path, whose CUS_IN_CONTEXT_AS checks. Nothing before that locks or
+     * path, which checks (as launch_ex does). Nothing before that locks or
      * waits there (no capture counts as open, no destruction is pending). */
     /* Buffers the macro noted, and the module, stay with a graph being
      * captured (cuscope/graph.h); the note is dropped either way. */
@@ -105,6 +105,8 @@ __attribute__((noinline)) static cus_status launch_switched(cus_function *fn, cu
                                                             unsigned int shared_bytes, CUstream hs,
                                                             void **args, const char *function)
 {
+    if (CUS_UNLIKELY(cus_is_forked_())) /* a child's tops are NULL: it comes here */
+        return cus_refuse_call_(function);
     CUS_IN_CONTEXT_AS(function, fn->module->ctx, "cuLaunchKernel",
                    cus_drv_.cuLaunchKernel_(fn->handle, grid.x, grid.y, grid.z, block.x, block.y,
                                             block.z, shared_bytes, hs, args, NULL));
@@ -192,6 +194,8 @@ static cus_status launch_ex(cus_function *fn, const cus_launch_config *config,
         return cus_fail_(CUS_ERROR_INVALID_ARGUMENT, function, NULL, "no launch configuration");
     CUstream hs = NULL;
     CUS_TRY(launch_prologue(fn, config->stream, nargs, args, sizes, immutable, &hs, function));
+    if (CUS_UNLIKELY(cus_is_forked_()))
+        return cus_refuse_call_(function);
     if (!cus_drv_.cuLaunchKernelEx_)
         return cus_fail_(CUS_ERROR_NOT_SUPPORTED, function, "cuLaunchKernelEx",
                          "the driver has no cuLaunchKernelEx (needs 11.8)");

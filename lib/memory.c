@@ -91,6 +91,8 @@ static cus_status buffer_new(cus_context *ctx, cus_stream *stream, size_t bytes,
                                    "rolling back an allocation whose creation failed");
             r = (CUresult)left;
             call = "cuCtxPopCurrent";
+        } else if (r && left) {
+            cus_context_leave_failed_too_(left, function);
         }
     }
     if (r) {
@@ -251,6 +253,8 @@ static cus_status host_buffer_new(cus_context *ctx, void *ptr, size_t bytes, uns
                                    "rolling back page-locked memory whose creation failed");
             r = (CUresult)left;
             call = "cuCtxPopCurrent";
+        } else if (r && left) {
+            cus_context_leave_failed_too_(left, function);
         }
     }
     if (r) {

@@ -301,6 +301,8 @@ static cus_status module_load(cus_context *ctx, const void *image, size_t size,
                                    "rolling back a module whose load failed");
             r = (CUresult)left;
             call = "cuCtxPopCurrent";
+        } else if (r && left) {
+            cus_context_leave_failed_too_(left, function);
         }
     }
     if (r) {

@@ -62,6 +62,8 @@ CUS_API cus_status cus_stream_create(cus_context *ctx, unsigned int flags, int p
                                    "rolling back a stream whose creation failed");
             r = (CUresult)left;
             call = "cuCtxPopCurrent";
+        } else if (r && left) {
+            cus_context_leave_failed_too_(left, __func__);
         }
     }
     if (r) {
@@ -236,8 +238,7 @@ CUS_API cus_status cus_stream_launch_host_fn(cus_stream *stream, cus_host_fn fn,
         free(call);
         cus_status left = cus_context_leave_(&scope);
         if (left)
-            cus_destroy_error_(left, __func__, "cuCtxPopCurrent",
-                               "restoring the stack after a refused host function");
+            cus_context_leave_failed_too_(left, __func__);
         return st;
     }
     call->in_graph = call->in_graph || adopted;
@@ -245,6 +246,8 @@ CUS_API cus_status cus_stream_launch_host_fn(cus_stream *stream, cus_host_fn fn,
     if (r && !call->in_graph)
         free(call); /* never queued, so never run */
     cus_status left = cus_context_leave_(&scope);
+    if (r && left)
+        cus_context_leave_failed_too_(left, __func__);
     if (r)
         return cus_context_driver_fail_(ctx, r, __func__, "cuLaunchHostFunc");
     if (left)

@@ -15,6 +15,8 @@
  *   host memory   every host allocation cuscope makes in the call is failed
  *                 in turn (cus_debug_fail_host_alloc): the call returns
  *                 CUS_ERROR_OUT_OF_HOST_MEMORY, recorded, nothing leaks;
+ *   failing pops  every cuCtxPopCurrent fails (cuscope retries one once):
+ *                 a call that switched contexts fails, recorded;
  *   fork() child  in the child of the process that built the world, each call
  *                 fails with CUS_ERROR_FORKED, recorded, and makes no driver
  *                 call (but for the documented exceptions).
@@ -25,6 +27,8 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <cudaTypedefs.h>
 
 #include "every_call/every_call.h"
 
@@ -344,6 +348,64 @@ static void test_every_call_survives_each_driver_failure(void **state)
            points);
 }
 
+/* --- the pop that ends a switch failing, and its retry -------------------------------------- */
+
+/* Raw pops of what failed pops left on the fake's stack, above cuscope's mirror. */
+static void reconcile_fake_stack(void)
+{
+    void *pfn = NULL;
+    CUdriverProcAddressQueryResult qs;
+    assert_int_equal(cus_fake_get_proc_address("cuCtxPopCurrent", &pfn, 4000, 0, &qs), 0);
+    PFN_cuCtxPopCurrent_v4000 raw_pop;
+    memcpy(&raw_pop, &pfn, sizeof pfn);
+    while (cus_fake_thread_stack_depth() > (int)cus_context_stack_depth()) {
+        CUcontext h;
+        assert_int_equal(raw_pop(&h), 0);
+    }
+}
+
+/* cuscope retries a failed pop once, so the single faults above never make
+ * a switch fail to end: here every pop fails. A call that switched must then
+ * fail (or report to the destroy handler from a release), recorded. */
+static void test_every_call_reports_a_pop_that_keeps_failing(void **state)
+{
+    (void)state;
+    unsigned long switching = 0;
+    FOR_EACH_CALL(e)
+    {
+        if (e->flags & EC_NO_DRIVER)
+            continue;
+        assert_int_equal(env_setup_with(NULL), 0);
+        world w;
+        world_build(&w);
+        cus_clear_last_error();
+        unsigned long pops = cus_fake_calls_of("cuCtxPopCurrent");
+        assert_ok(cus_fake_fail_entry("cuCtxPopCurrent", 1, INJECTED, true));
+        cus_status st = e->call(&w);
+        cus_fake_clear_faults();
+        bool popped = cus_fake_calls_of("cuCtxPopCurrent") != pops;
+        if (!popped && st != CUS_SUCCESS)
+            fail_msg("failing pops: %s, which popped nothing, -> %s: %s", e->name,
+                     cus_status_name(st), cus_last_error_message());
+        if (popped) {
+            switching++;
+            if (st == CUS_SUCCESS && !env_destroyed.count)
+                fail_msg("failing pops: %s succeeded with its pops failing, and reported "
+                         "nothing",
+                         e->name);
+            if (st != CUS_SUCCESS && cus_last_status() != st)
+                fail_msg("failing pops: %s returned %s, the last error records %s", e->name,
+                         cus_status_name(st), cus_status_name(cus_last_status()));
+        }
+        reconcile_fake_stack();
+        settle("failing pops", e, 0);
+        world_free(&w);
+        check_empty("failing pops", e, 0);
+    }
+    printf("every call with every pop failing: %lu calls switch contexts, each reports it\n",
+           switching);
+}
+
 /* --- every host allocation failed in turn --------------------------------------------------- */
 
 static void test_every_call_survives_each_host_allocation_failure(void **state)
@@ -485,6 +547,7 @@ int main(void)
         ENV_TEST(test_every_call_refused_in_a_host_function),
         ENV_TEST(test_every_call_fails_fast_on_a_poisoned_context),
         ENV_TEST(test_every_call_survives_each_driver_failure),
+        ENV_TEST(test_every_call_reports_a_pop_that_keeps_failing),
         ENV_TEST(test_every_call_survives_each_host_allocation_failure),
         ENV_TEST(test_every_call_refused_in_a_fork_child),
     };

@@ -484,6 +484,31 @@ static void test_the_mirror_out_of_host_memory_leaves_both_stacks(void **state)
     }
 }
 
+/* A call made under a temporary switch fails, and so does the pop that ends
+ * the switch (and its retry): the call's error is returned, and the pop's,
+ * which leaves the context pushed on the driver's stack, goes to the destroy
+ * handler instead of being lost. */
+static void test_a_failed_call_whose_pop_fails_too_reports_both(void **state)
+{
+    (void)state;
+    cus_autoptr(cus_context) a = new_ctx(CUS_CTX_NO_PUSH);
+    assert_ok(cus_fake_fail_entry("cuCtxSynchronize", 1, CUDA_ERROR_INVALID_VALUE, false));
+    assert_ok(cus_fake_fail_entry("cuCtxPopCurrent", 1, CUDA_ERROR_UNKNOWN, true));
+    assert_status(cus_context_synchronize(a), CUDA_ERROR_INVALID_VALUE);
+    cus_fake_clear_faults();
+    assert_string_equal(cus_last_error()->driver_call, "cuCtxSynchronize");
+    assert_int_equal(env_destroyed.count, 1);
+    assert_int_equal(env_destroyed.last_status, CUDA_ERROR_UNKNOWN);
+    assert_non_null(strstr(env_destroyed.last_message, "stays pushed"));
+    assert_int_equal(cus_fake_thread_stack_depth(), 1);
+    assert_int_equal(cus_context_stack_depth(), 0);
+    PFN_cuCtxPopCurrent_v4000 raw_pop = RAW_FN(PFN_cuCtxPopCurrent_v4000, "cuCtxPopCurrent", 4000);
+    CUcontext h = NULL;
+    assert_int_equal(raw_pop(&h), CUDA_SUCCESS);
+    assert_ptr_equal(h, cus_context_handle(a));
+    env_destroyed.count = 0;
+}
+
 static void test_push_failure_leaves_the_stack(void **state)
 {
     (void)state;
@@ -587,6 +612,7 @@ int main(void)
         ENV_TEST(test_guard_exit_detects_a_raw_push_and_restores_the_driver_stack),
         ENV_TEST(test_a_temporary_switch_detects_a_push_made_during_the_call),
         ENV_TEST(test_the_mirror_out_of_host_memory_leaves_both_stacks),
+        ENV_TEST(test_a_failed_call_whose_pop_fails_too_reports_both),
         ENV_TEST(test_push_failure_leaves_the_stack),
         ENV_TEST(test_pop_failure_leaves_the_stack),
         ENV_TEST(test_set_current_failure_leaves_the_stack),
