@@ -66,7 +66,7 @@ static cus_context *context_new(CUcontext handle, cus_device dev, cus_context_ki
 
 CUS_API cus_status cus_context_create(cus_device dev, unsigned int flags, cus_context **out)
 {
-    CUS_CHECK_NOT_IN_HOST_FN();
+    CUS_API_ENTER();
     CUS_CHECK_ARG(out);
     CUS_TRY(cus_driver_ensure_());
     bool push = !(flags & CUS_CTX_NO_PUSH);
@@ -122,7 +122,7 @@ CUS_API cus_status cus_context_create(cus_device dev, unsigned int flags, cus_co
 
 CUS_API cus_status cus_context_retain_primary(cus_device dev, cus_context **out)
 {
-    CUS_CHECK_NOT_IN_HOST_FN();
+    CUS_API_ENTER();
     CUS_CHECK_ARG(out);
     CUS_TRY(cus_driver_ensure_());
     cus_context *c = context_new(NULL, dev, CUS_CONTEXT_PRIMARY);
@@ -142,25 +142,20 @@ CUS_API cus_status cus_context_retain_primary(cus_device dev, cus_context **out)
 
 CUS_API cus_status cus_context_wrap(CUcontext handle, cus_context **out)
 {
-    CUS_CHECK_NOT_IN_HOST_FN();
+    CUS_API_ENTER();
     CUS_CHECK_ARG(handle && out);
     CUS_TRY(cus_driver_ensure_());
-    /* The device is asked with the handle current; the raw push and the pop
-     * (retried once, as every undo is) leave the stack as it was. */
-    cus_context_scope_ scope = {NULL};
-    CUresult r = cus_drv_.cuCtxPushCurrent_(handle);
-    if (r)
-        return CUS_FAIL((cus_status)r, "cuCtxPushCurrent", "wrapping context %p", (void *)handle);
-    scope.pushed = handle;
+    /* The device is asked with the handle current; the switch leaves the
+     * stack as it was. */
     CUdevice d = 0;
-    CUresult rd = cus_drv_.cuCtxGetDevice_(&d);
-    cus_status left = cus_context_leave_(&scope);
-    if (rd && left)
-        cus_context_leave_failed_too_(left, __func__);
-    if (rd)
-        return CUS_FAIL((cus_status)rd, "cuCtxGetDevice", "wrapping context %p", (void *)handle);
-    if (left)
-        return CUS_FAIL(left, "cuCtxPopCurrent", "wrapping context %p", (void *)handle);
+    cus_status st;
+    {
+        CUS_SWITCH_HANDLE_AS(sw, handle, __func__);
+        if (!(st = sw_status) && (st = (cus_status)cus_drv_.cuCtxGetDevice_(&d)))
+            CUS_FAIL(st, "cuCtxGetDevice", "wrapping context %p", (void *)handle);
+    }
+    if (st)
+        return st;
     cus_context *c = context_new(handle, (cus_device){d}, CUS_CONTEXT_FOREIGN);
     if (!c)
         return CUS_FAIL(CUS_ERROR_OUT_OF_HOST_MEMORY, NULL, "allocating a context");
@@ -195,15 +190,15 @@ void cus_destroy_in_context_(cus_context *ctx, const char *function, const char 
         return; /* a dead context: the driver call would only fail again */
     if (CUS_UNLIKELY(cus_is_forked_()))
         return; /* a fork() child: the resource is the parent's, and silently so */
-    cus_context_scope_ scope;
-    CUresult r = cus_context_enter_(ctx, &scope);
-    if (r) {
-        cus_destroy_error_((cus_status)r, function, "cuCtxPushCurrent", "making context %p "
-                           "current to release %s", (void *)ctx->handle, what);
+    /* Inside a destruction nothing is recorded (cus_run_destroy_): every
+     * failure goes to the destroy handler, the pop's through the switch. */
+    CUS_SWITCH_AS(sw, ctx, function);
+    if (sw_status) {
+        cus_destroy_error_(sw_status, function, "cuCtxPushCurrent",
+                           "making context %p current to release %s", (void *)ctx->handle, what);
         return;
     }
-    r = call(arg);
-    cus_status left = cus_context_leave_(&scope);
+    CUresult r = call(arg);
     if (r && cus_status_is_sticky((cus_status)r)) {
         /* A fault surfaced by the release: later calls fail fast, as after
          * any other call that returned it. */
@@ -212,14 +207,11 @@ void cus_destroy_in_context_(cus_context *ctx, const char *function, const char 
     }
     if (r)
         cus_destroy_error_((cus_status)r, function, driver_call, "releasing %s", what);
-    if (left)
-        cus_destroy_error_(left, function, "cuCtxPopCurrent", "restoring the stack after "
-                           "releasing %s", what);
 }
 
 CUS_API cus_status cus_context_synchronize(cus_context *ctx)
 {
-    CUS_CHECK_NOT_IN_HOST_FN();
+    CUS_API_ENTER();
     CUS_CHECK_ARG(ctx);
     CUS_IN_CONTEXT(ctx, "cuCtxSynchronize", cus_drv_.cuCtxSynchronize_());
     cus_release_deferred_if_any_(); /* host functions that just ran may have dropped some */
@@ -228,7 +220,7 @@ CUS_API cus_status cus_context_synchronize(cus_context *ctx)
 
 CUS_API cus_status cus_context_api_version(cus_context *ctx, unsigned int *version)
 {
-    CUS_CHECK_NOT_IN_HOST_FN();
+    CUS_API_ENTER();
     CUS_CHECK_ARG(ctx && version);
     CUS_CHECK_POISON(ctx);
     unsigned int v = 0;
@@ -241,7 +233,7 @@ CUS_API cus_status cus_context_api_version(cus_context *ctx, unsigned int *versi
 
 CUS_API cus_status cus_context_flags(cus_context *ctx, unsigned int *flags)
 {
-    CUS_CHECK_NOT_IN_HOST_FN();
+    CUS_API_ENTER();
     CUS_CHECK_ARG(ctx && flags);
     unsigned int f = 0;
     CUS_IN_CONTEXT(ctx, "cuCtxGetFlags", cus_drv_.cuCtxGetFlags_(&f));
@@ -251,7 +243,7 @@ CUS_API cus_status cus_context_flags(cus_context *ctx, unsigned int *flags)
 
 CUS_API cus_status cus_context_get_limit(cus_context *ctx, CUlimit limit, size_t *value)
 {
-    CUS_CHECK_NOT_IN_HOST_FN();
+    CUS_API_ENTER();
     CUS_CHECK_ARG(ctx && value);
     size_t v = 0;
     CUS_IN_CONTEXT(ctx, "cuCtxGetLimit", cus_drv_.cuCtxGetLimit_(&v, limit));
@@ -261,7 +253,7 @@ CUS_API cus_status cus_context_get_limit(cus_context *ctx, CUlimit limit, size_t
 
 CUS_API cus_status cus_context_set_limit(cus_context *ctx, CUlimit limit, size_t value)
 {
-    CUS_CHECK_NOT_IN_HOST_FN();
+    CUS_API_ENTER();
     CUS_CHECK_ARG(ctx);
     CUS_IN_CONTEXT(ctx, "cuCtxSetLimit", cus_drv_.cuCtxSetLimit_(limit, value));
     return CUS_SUCCESS;
@@ -269,7 +261,7 @@ CUS_API cus_status cus_context_set_limit(cus_context *ctx, CUlimit limit, size_t
 
 CUS_API cus_status cus_context_get_cache_config(cus_context *ctx, CUfunc_cache *config)
 {
-    CUS_CHECK_NOT_IN_HOST_FN();
+    CUS_API_ENTER();
     CUS_CHECK_ARG(ctx && config);
     CUfunc_cache c = CU_FUNC_CACHE_PREFER_NONE;
     CUS_IN_CONTEXT(ctx, "cuCtxGetCacheConfig", cus_drv_.cuCtxGetCacheConfig_(&c));
@@ -279,7 +271,7 @@ CUS_API cus_status cus_context_get_cache_config(cus_context *ctx, CUfunc_cache *
 
 CUS_API cus_status cus_context_set_cache_config(cus_context *ctx, CUfunc_cache config)
 {
-    CUS_CHECK_NOT_IN_HOST_FN();
+    CUS_API_ENTER();
     CUS_CHECK_ARG(ctx);
     CUS_IN_CONTEXT(ctx, "cuCtxSetCacheConfig", cus_drv_.cuCtxSetCacheConfig_(config));
     return CUS_SUCCESS;
@@ -294,7 +286,7 @@ static cus_status shared_mem_unsupported(const char *function, const char *entry
 
 CUS_API cus_status cus_context_get_shared_mem_config(cus_context *ctx, CUsharedconfig *config)
 {
-    CUS_CHECK_NOT_IN_HOST_FN();
+    CUS_API_ENTER();
     CUS_CHECK_ARG(ctx && config);
     if (!cus_drv_.cuCtxGetSharedMemConfig_)
         return shared_mem_unsupported(__func__, "cuCtxGetSharedMemConfig");
@@ -306,7 +298,7 @@ CUS_API cus_status cus_context_get_shared_mem_config(cus_context *ctx, CUsharedc
 
 CUS_API cus_status cus_context_set_shared_mem_config(cus_context *ctx, CUsharedconfig config)
 {
-    CUS_CHECK_NOT_IN_HOST_FN();
+    CUS_API_ENTER();
     CUS_CHECK_ARG(ctx);
     if (!cus_drv_.cuCtxSetSharedMemConfig_)
         return shared_mem_unsupported(__func__, "cuCtxSetSharedMemConfig");
@@ -316,7 +308,7 @@ CUS_API cus_status cus_context_set_shared_mem_config(cus_context *ctx, CUsharedc
 
 CUS_API cus_status cus_context_stream_priority_range(cus_context *ctx, int *least, int *greatest)
 {
-    CUS_CHECK_NOT_IN_HOST_FN();
+    CUS_API_ENTER();
     CUS_CHECK_ARG(ctx && (least || greatest));
     int lo = 0, hi = 0;
     CUS_IN_CONTEXT(ctx, "cuCtxGetStreamPriorityRange", cus_drv_.cuCtxGetStreamPriorityRange_(&lo, &hi));

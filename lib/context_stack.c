@@ -102,78 +102,131 @@ CUcontext cus_context_mirror_top_(void)
     return cus_tls_top_;
 }
 
-CUresult cus_context_enter_(const cus_context *ctx, cus_context_scope_ *scope)
+/* The driver's pop, expecting `expected` on top: the one place that undoes a
+ * push. With `retry`, a failed pop is tried once more (a failed undo would
+ * leave the caller's context switched). When the driver's top was another
+ * context (pushed behind cuscope's back), that one is pushed back, so the
+ * driver's stack is as it was, and CUS_ERROR_CONTEXT_MISMATCH is returned.
+ * *failed_call names the driver call that failed; *driver_top receives what
+ * the driver popped. Records nothing: the callers decide where errors go. */
+static cus_status driver_pop_expect(CUcontext expected, bool retry, CUcontext *driver_top,
+                                    const char **failed_call)
 {
-    scope->pushed = NULL;
-    if (CUS_LIKELY(ctx->handle == cus_tls_top_))
-        return CUDA_SUCCESS;
-    CUresult r = cus_drv_.cuCtxPushCurrent_(ctx->handle);
-    if (r == CUDA_SUCCESS)
-        scope->pushed = ctx->handle;
-    return r;
-}
-
-cus_status cus_context_leave_(cus_context_scope_ *scope)
-{
-    if (!scope->pushed)
-        return CUS_SUCCESS;
     CUcontext got = NULL;
     CUresult r = cus_drv_.cuCtxPopCurrent_(&got);
-    if (r) /* once more: a failed pop would leave the caller's context switched */
+    if (CUS_UNLIKELY(r) && retry)
         r = cus_drv_.cuCtxPopCurrent_(&got);
-    if (r)
-        return (cus_status)r;
-    if (got != scope->pushed) {
-        /* Someone pushed behind our back: give them their context back. */
-        if (got)
-            (void)cus_drv_.cuCtxPushCurrent_(got);
-        return CUS_ERROR_CONTEXT_MISMATCH;
-    }
-    scope->pushed = NULL;
-    return CUS_SUCCESS;
-}
-
-void cus_context_leave_failed_too_(cus_status left, const char *function)
-{
-    cus_destroy_error_(left, function, "cuCtxPopCurrent",
-                       "restoring the stack after a failed call: the context it made current "
-                       "stays pushed on the driver's stack");
-}
-
-CUS_API cus_status cus_context_push(cus_context *ctx)
-{
-    CUS_CHECK_NOT_IN_HOST_FN();
-    CUS_CHECK_ARG(ctx);
-    CUS_CHECK_POISON(ctx);
-    CUS_TRY(cus_context_mirror_reserve_(__func__));
-    CUresult r = cus_drv_.cuCtxPushCurrent_(ctx->handle);
-    if (r)
-        return cus_context_driver_fail_(ctx, r, __func__, "cuCtxPushCurrent");
-    cus_context_mirror_push_(ctx);
-    return CUS_SUCCESS;
-}
-
-/* Pops the mirror's top through the driver. Records nothing: the callers
- * decide where an error goes (the thread's last error, or the destroy
- * handler). *detail receives the driver call that failed, if any. */
-static cus_status pop_top(cus_context **popped, CUcontext *driver_top, const char **failed_call)
-{
-    mirror *m = tls_mirror;
-    if (!m || !m->depth)
-        return CUS_ERROR_UNBALANCED_POP;
-    cus_context *top = m->items[m->depth - 1];
-    CUcontext got = NULL;
-    CUresult r = cus_drv_.cuCtxPopCurrent_(&got);
-    if (r) {
+    if (CUS_UNLIKELY(r)) {
         *failed_call = "cuCtxPopCurrent";
         return (cus_status)r;
     }
-    if (got != top->handle) {
+    if (CUS_UNLIKELY(got != expected)) {
         *driver_top = got;
         CUresult back = got ? cus_drv_.cuCtxPushCurrent_(got) : CUDA_SUCCESS;
         *failed_call = back ? "cuCtxPushCurrent" : "cuCtxPopCurrent";
         return CUS_ERROR_CONTEXT_MISMATCH;
     }
+    return CUS_SUCCESS;
+}
+
+static cus_status switch_push(cus_switch_ *sw, CUcontext handle)
+{
+    if (CUS_LIKELY(handle == cus_tls_top_))
+        return CUS_SUCCESS;
+    CUresult r = cus_drv_.cuCtxPushCurrent_(handle);
+    if (CUS_UNLIKELY(r))
+        return cus_context_driver_fail_(sw->ctx, r, sw->function, "cuCtxPushCurrent");
+    sw->pushed = handle;
+    return CUS_SUCCESS;
+}
+
+cus_status cus_switch_enter_(cus_switch_ *sw, cus_context *ctx, const char *function)
+{
+    sw->ctx = ctx;
+    sw->pushed = NULL;
+    sw->function = function;
+    if (CUS_UNLIKELY(atomic_load_explicit(&ctx->poison, memory_order_relaxed)))
+        return cus_context_poisoned_fail_(ctx, function);
+    return switch_push(sw, ctx->handle);
+}
+
+cus_status cus_switch_enter_handle_(cus_switch_ *sw, CUcontext handle, const char *function)
+{
+    sw->ctx = NULL;
+    sw->pushed = NULL;
+    sw->function = function;
+    return switch_push(sw, handle);
+}
+
+void cus_switch_leave_(cus_switch_ *sw)
+{
+    CUcontext pushed = sw->pushed;
+    if (CUS_LIKELY(!pushed))
+        return;
+    sw->pushed = NULL;
+    CUcontext driver_top = NULL;
+    const char *failed_call = NULL;
+    cus_status st = driver_pop_expect(pushed, true, &driver_top, &failed_call);
+    if (CUS_UNLIKELY(st)) {
+        if (st == CUS_ERROR_CONTEXT_MISMATCH)
+            cus_destroy_error_(st, sw->function, failed_call,
+                               "restoring the stack after a temporary switch to context %p: the "
+                               "driver's top was %p (raw cuCtx* calls on this thread?); %s",
+                               (void *)pushed, (void *)driver_top,
+                               strcmp(failed_call, "cuCtxPopCurrent") == 0
+                                   ? "it was pushed back above the switch's context"
+                                   : "pushing it back failed too");
+        else
+            cus_destroy_error_(st, sw->function, failed_call,
+                               "restoring the stack after a temporary switch: context %p stays "
+                               "pushed on the driver's stack, above cuscope's mirror; the call "
+                               "made under the switch stands",
+                               (void *)pushed);
+    }
+}
+
+/* A push onto the driver's stack and the mirror, with the mirror's reference:
+ * what cus_context_push and a guard's entry do. Inline, so that a guard's
+ * entry with room on the mirror costs the driver call, a reference and two
+ * stores. Records failures naming `function`. */
+static inline __attribute__((always_inline)) cus_status mirror_push(cus_context *ctx,
+                                                                    const char *function)
+{
+    if (CUS_UNLIKELY(atomic_load_explicit(&ctx->poison, memory_order_relaxed)))
+        return cus_context_poisoned_fail_(ctx, function);
+    mirror *m = tls_mirror;
+    if (CUS_UNLIKELY(!m || m->depth == m->cap)) {
+        CUS_TRY(cus_context_mirror_reserve_(function));
+        m = tls_mirror;
+    }
+    CUresult r = cus_drv_.cuCtxPushCurrent_(ctx->handle);
+    if (CUS_UNLIKELY(r))
+        return cus_context_driver_fail_(ctx, r, function, "cuCtxPushCurrent");
+    cus_refcount_inc_(&ctx->refs);
+    m->items[m->depth++] = ctx;
+    cus_tls_top_ = ctx->handle;
+    return CUS_SUCCESS;
+}
+
+CUS_API cus_status cus_context_push(cus_context *ctx)
+{
+    CUS_API_ENTER();
+    CUS_CHECK_ARG(ctx);
+    return mirror_push(ctx, __func__);
+}
+
+/* Pops the mirror's top through the driver (no retry: a pop the user asked
+ * for fails as the driver's did). Records nothing: the callers decide where
+ * an error goes (the thread's last error, or the destroy handler).
+ * *failed_call receives the driver call that failed, if any. */
+static inline cus_status pop_top(cus_context **popped, bool retry, CUcontext *driver_top,
+                                 const char **failed_call)
+{
+    mirror *m = tls_mirror;
+    if (CUS_UNLIKELY(!m || !m->depth))
+        return CUS_ERROR_UNBALANCED_POP;
+    cus_context *top = m->items[m->depth - 1];
+    CUS_TRY(driver_pop_expect(top->handle, retry, driver_top, failed_call));
     m->depth--;
     sync_top(m);
     if (popped)
@@ -215,10 +268,10 @@ static cus_status pop_fail(cus_status st, const char *function, CUcontext driver
 
 CUS_API cus_status cus_context_pop(cus_context **popped)
 {
-    CUS_CHECK_NOT_IN_HOST_FN();
+    CUS_API_ENTER();
     CUcontext driver_top = NULL;
     const char *failed_call = NULL;
-    cus_status st = pop_top(popped, &driver_top, &failed_call);
+    cus_status st = pop_top(popped, false, &driver_top, &failed_call);
     if (CUS_UNLIKELY(st))
         return pop_fail(st, __func__, driver_top, failed_call, false);
     return CUS_SUCCESS;
@@ -226,7 +279,7 @@ CUS_API cus_status cus_context_pop(cus_context **popped)
 
 CUS_API cus_status cus_context_set_current(cus_context *ctx)
 {
-    CUS_CHECK_NOT_IN_HOST_FN();
+    CUS_API_ENTER();
     if (ctx) {
         CUS_CHECK_POISON(ctx);
         CUS_TRY(cus_context_mirror_reserve_(__func__));
@@ -277,31 +330,14 @@ CUS_API cus_context_guard cus_context_guard_enter(cus_context *ctx)
     }
     if (CUS_LIKELY(ctx->handle == cus_tls_top_))
         return g; /* never in a fork() child: its handler cleared the top */
-    if (CUS_UNLIKELY(cus_is_forked_())) {
-        g.status = cus_refuse_call_("cus_context_push");
+    if (CUS_UNLIKELY(cus_in_host_fn_ || cus_is_forked_())) {
+        g.status = cus_refuse_call_(__func__);
         return g;
     }
-    /* A real switch, inline: with room on the mirror and nothing unusual, a
-     * driver push, the mirror entry and its reference; anything else goes
-     * through cus_context_push. */
     mirror *m = tls_mirror;
-    if (CUS_LIKELY(m && m->depth < m->cap && !cus_in_host_fn_ &&
-                   !atomic_load_explicit(&ctx->poison, memory_order_relaxed))) {
-        CUresult r = cus_drv_.cuCtxPushCurrent_(ctx->handle);
-        if (CUS_LIKELY(r == CUDA_SUCCESS)) {
-            g.depth = m->depth;
-            cus_refcount_inc_(&ctx->refs);
-            m->items[m->depth++] = ctx;
-            cus_tls_top_ = ctx->handle;
-            g.ctx = ctx;
-            return g;
-        }
-        g.status = cus_context_driver_fail_(ctx, r, "cus_context_push", "cuCtxPushCurrent");
-        return g;
-    }
-    g.depth = cus_context_stack_depth();
-    g.status = cus_context_push(ctx);
-    if (g.status == CUS_SUCCESS)
+    g.depth = m ? m->depth : 0;
+    g.status = mirror_push(ctx, __func__);
+    if (CUS_LIKELY(g.status == CUS_SUCCESS))
         g.ctx = ctx;
     return g;
 }
@@ -325,7 +361,7 @@ CUS_API void cus_context_guard_exit(cus_context_guard *guard)
         }
         return;
     }
-    if (!m || m->depth != guard->depth + 1 || m->items[m->depth - 1] != ctx) {
+    if (CUS_UNLIKELY(!m || m->depth != guard->depth + 1 || m->items[m->depth - 1] != ctx)) {
         /* ctx is not dereferenced: with its mirror entry replaced, the
          * guard's context may be gone. */
         cus_destroy_error_(CUS_ERROR_CONTEXT_MISMATCH, __func__, NULL,
@@ -336,29 +372,11 @@ CUS_API void cus_context_guard_exit(cus_context_guard *guard)
                            guard->depth + 1);
         return;
     }
-    /* The common case inline: the driver pops the guard's context. */
-    CUcontext got = NULL;
-    CUresult r = cus_drv_.cuCtxPopCurrent_(&got);
-    if (CUS_LIKELY(r == CUDA_SUCCESS && got == ctx->handle)) {
-        m->depth--;
-        cus_tls_top_ = m->depth ? m->items[m->depth - 1]->handle : NULL;
-        cus_context_unref(ctx);
-        return;
-    }
+    /* Retried once, as every undo is: a failed pop would leave the caller's
+     * context switched. */
     CUcontext driver_top = NULL;
     const char *failed_call = NULL;
-    cus_status st;
-    if (r == CUDA_SUCCESS) {
-        /* Someone pushed behind our back: give them their context back. */
-        driver_top = got;
-        CUresult back = got ? cus_drv_.cuCtxPushCurrent_(got) : CUDA_SUCCESS;
-        failed_call = back ? "cuCtxPushCurrent" : "cuCtxPopCurrent";
-        st = CUS_ERROR_CONTEXT_MISMATCH;
-    } else {
-        /* Once more, as cus_context_leave_ does: a failed pop would leave the
-         * caller's context switched. */
-        st = pop_top(NULL, &driver_top, &failed_call);
-    }
+    cus_status st = pop_top(NULL, true, &driver_top, &failed_call);
     if (CUS_UNLIKELY(st))
         pop_fail(st, __func__, driver_top, failed_call, true);
 }

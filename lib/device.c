@@ -10,7 +10,7 @@
 CUS_API cus_status cus_device_count(int *count)
 {
     CUS_CHECK_ARG(count);
-    CUS_CHECK_NOT_IN_HOST_FN();
+    CUS_API_ENTER();
     CUS_TRY(cus_driver_ensure_());
     int n = 0;
     CUresult r = cus_drv_.cuDeviceGetCount_(&n);
@@ -23,7 +23,7 @@ CUS_API cus_status cus_device_count(int *count)
 CUS_API cus_status cus_device_get(int ordinal, cus_device *out)
 {
     CUS_CHECK_ARG(out);
-    CUS_CHECK_NOT_IN_HOST_FN();
+    CUS_API_ENTER();
     CUS_TRY(cus_driver_ensure_());
     CUdevice d = 0;
     CUresult r = cus_drv_.cuDeviceGet_(&d, ordinal);
@@ -36,7 +36,7 @@ CUS_API cus_status cus_device_get(int ordinal, cus_device *out)
 CUS_API cus_status cus_device_name(cus_device dev, char *name, size_t len)
 {
     CUS_CHECK_ARG(name && len > 0);
-    CUS_CHECK_NOT_IN_HOST_FN();
+    CUS_API_ENTER();
     CUS_TRY(cus_driver_ensure_());
     char buf[256];
     CUresult r = cus_drv_.cuDeviceGetName_(buf, (int)sizeof buf, dev.handle);
@@ -50,7 +50,7 @@ CUS_API cus_status cus_device_name(cus_device dev, char *name, size_t len)
 CUS_API cus_status cus_device_uuid(cus_device dev, CUuuid *uuid)
 {
     CUS_CHECK_ARG(uuid);
-    CUS_CHECK_NOT_IN_HOST_FN();
+    CUS_API_ENTER();
     CUS_TRY(cus_driver_ensure_());
     CUuuid u;
     CUresult r = cus_drv_.cuDeviceGetUuid_(&u, dev.handle);
@@ -76,7 +76,7 @@ CUS_API cus_status cus_device_uuid_string(cus_device dev, char out[CUS_DEVICE_UU
 CUS_API cus_status cus_device_total_memory(cus_device dev, size_t *bytes)
 {
     CUS_CHECK_ARG(bytes);
-    CUS_CHECK_NOT_IN_HOST_FN();
+    CUS_API_ENTER();
     CUS_TRY(cus_driver_ensure_());
     size_t n = 0;
     CUresult r = cus_drv_.cuDeviceTotalMem_(&n, dev.handle);
@@ -89,7 +89,7 @@ CUS_API cus_status cus_device_total_memory(cus_device dev, size_t *bytes)
 CUS_API cus_status cus_device_attribute(cus_device dev, CUdevice_attribute attr, int *value)
 {
     CUS_CHECK_ARG(value);
-    CUS_CHECK_NOT_IN_HOST_FN();
+    CUS_API_ENTER();
     CUS_TRY(cus_driver_ensure_());
     int v = 0;
     CUresult r = cus_drv_.cuDeviceGetAttribute_(&v, attr, dev.handle);

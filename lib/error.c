@@ -15,6 +15,8 @@ static _Thread_local error_record last_error = {
     .pub = {.status = CUS_SUCCESS, .function = "", .driver_call = "", .message = ""},
 };
 
+_Thread_local const char *cus_api_function_ __attribute__((tls_model("initial-exec")));
+
 static pthread_mutex_t handler_lock = PTHREAD_MUTEX_INITIALIZER;
 static cus_error_handler handler_fn;
 static void *handler_data;
@@ -42,6 +44,8 @@ cus_status cus_fail_(cus_status status, const char *function, const char *driver
 {
     if (cus_destroy_depth_)
         return status; /* inside a destruction: see cus_run_destroy_ */
+    if (cus_api_function_)
+        function = cus_api_function_;
     va_list ap;
     va_start(ap, fmt);
     format_record(&last_error, status, function, driver_call, fmt, ap);
@@ -63,8 +67,14 @@ void cus_destroy_error_(cus_status status, const char *function, const char *dri
     cus_error_handler fn = handler_fn;
     void *data = handler_data;
     pthread_mutex_unlock(&handler_lock);
-    if (fn)
+    if (fn) {
+        /* The handler is user code and may call cuscope: its own calls name
+         * themselves, not the call that raised this report. */
+        const char *api = cus_api_function_;
+        cus_api_function_ = NULL;
         fn(&rec.pub, data);
+        cus_api_function_ = api;
+    }
     else
         fprintf(stderr, "cuscope: error while releasing: %s\n", rec.message);
 }

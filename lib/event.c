@@ -22,43 +22,18 @@ CUS_DEFINE_REF_UNREF(cus_event, event_destroy)
 
 CUS_API cus_status cus_event_create(cus_context *ctx, unsigned int flags, cus_event **out)
 {
-    CUS_CHECK_NOT_IN_HOST_FN();
+    CUS_API_ENTER();
     CUS_CHECK_ARG(ctx && out);
     cus_release_deferred_if_any_();
-    cus_event *e = cus_calloc_(1, sizeof *e);
+    cus_autofree cus_event *e = cus_calloc_(1, sizeof *e);
     if (!e)
         return CUS_FAIL(CUS_ERROR_OUT_OF_HOST_MEMORY, NULL, "allocating an event");
     CUevent h = NULL;
-    cus_context_scope_ scope;
-    CUresult r = CUDA_SUCCESS;
-    const char *call = "cuCtxPushCurrent";
-    cus_status st = cus_context_poisoned(ctx);
-    if (!st)
-        r = cus_context_enter_(ctx, &scope);
-    if (!st && !r) {
-        call = "cuEventCreate";
-        r = cus_drv_.cuEventCreate_(&h, flags);
-        cus_status left = cus_context_leave_(&scope);
-        if (!r && left) {
-            CUresult rd = cus_drv_.cuEventDestroy_(h);
-            if (rd)
-                cus_destroy_error_((cus_status)rd, __func__, "cuEventDestroy",
-                                   "rolling back a event whose creation failed");
-            r = (CUresult)left;
-            call = "cuCtxPopCurrent";
-        } else if (r && left) {
-            cus_context_leave_failed_too_(left, __func__);
-        }
-    }
-    if (st || r) {
-        free(e);
-        return st ? cus_context_poisoned_fail_(ctx, __func__)
-                  : cus_context_driver_fail_(ctx, r, __func__, call);
-    }
+    CUS_IN_CONTEXT(ctx, "cuEventCreate", cus_drv_.cuEventCreate_(&h, flags));
     cus_refcount_init_(&e->refs);
     e->handle = h;
     e->ctx = cus_context_ref(ctx);
-    *out = e;
+    *out = cus_steal(&e);
     return CUS_SUCCESS;
 }
 
@@ -74,7 +49,7 @@ CUS_API cus_context *cus_event_context(const cus_event *event)
 
 CUS_API cus_status cus_event_record(cus_event *event, cus_stream *stream)
 {
-    CUS_CHECK_NOT_IN_HOST_FN();
+    CUS_API_ENTER();
     CUS_CHECK_ARG(event && stream);
     if (cus_context_handle(stream->ctx) != cus_context_handle(event->ctx))
         return CUS_FAIL(CUS_ERROR_CONTEXT_MISMATCH, NULL,
@@ -89,7 +64,7 @@ CUS_API cus_status cus_event_record(cus_event *event, cus_stream *stream)
 
 CUS_API cus_status cus_event_synchronize(cus_event *event)
 {
-    CUS_CHECK_NOT_IN_HOST_FN();
+    CUS_API_ENTER();
     CUS_CHECK_ARG(event);
     CUS_IN_CONTEXT(event->ctx, "cuEventSynchronize", cus_drv_.cuEventSynchronize_(event->handle));
     cus_release_deferred_if_any_();
@@ -98,7 +73,7 @@ CUS_API cus_status cus_event_synchronize(cus_event *event)
 
 CUS_API cus_status cus_event_query(cus_event *event, bool *done)
 {
-    CUS_CHECK_NOT_IN_HOST_FN();
+    CUS_API_ENTER();
     CUS_CHECK_ARG(event && done);
     CUresult q = CUDA_SUCCESS;
     CUS_IN_CONTEXT(event->ctx, "cuEventQuery",
@@ -111,7 +86,7 @@ CUS_API cus_status cus_event_query(cus_event *event, bool *done)
 
 CUS_API cus_status cus_event_elapsed_ms(cus_event *start, cus_event *end, float *ms)
 {
-    CUS_CHECK_NOT_IN_HOST_FN();
+    CUS_API_ENTER();
     CUS_CHECK_ARG(start && end && ms);
     if (cus_context_handle(start->ctx) != cus_context_handle(end->ctx))
         return CUS_FAIL(CUS_ERROR_CONTEXT_MISMATCH, NULL,

@@ -412,42 +412,32 @@ CUS_API cus_capture_guard cus_capture_begin(cus_stream *stream, CUstreamCaptureM
         return g;
     }
     cus_release_deferred_if_any_();
-    capture_record *rec = cus_calloc_(1, sizeof *rec);
+    cus_autofree capture_record *rec = cus_calloc_(1, sizeof *rec);
     if (!rec) {
         g.status = CUS_FAIL(CUS_ERROR_OUT_OF_HOST_MEMORY, NULL, "allocating a capture");
         return g;
     }
-    cus_context_scope_ scope;
-    const char *call = "cuCtxPushCurrent";
-    CUresult r = cus_context_enter_(ctx, &scope);
-    if (!r) {
-        call = "cuStreamBeginCapture";
-        r = cus_drv_.cuStreamBeginCapture_(stream->handle, mode);
-        if (!r) {
-            CUstreamCaptureStatus status;
-            call = "cuStreamGetCaptureInfo";
-            r = cus_drv_.cuStreamGetCaptureInfo_(stream->handle, &status, &rec->id);
-            if (r) /* cannot track it: do not leave it open */
-                drop_begun_capture(stream);
+    {
+        CUS_SWITCH(sw, ctx);
+        if ((g.status = sw_status))
+            return g;
+        g.status = cus_switch_check_(
+            &sw, cus_drv_.cuStreamBeginCapture_(stream->handle, mode), "cuStreamBeginCapture");
+        if (g.status)
+            return g;
+        CUstreamCaptureStatus status;
+        g.status = cus_switch_check_(
+            &sw, cus_drv_.cuStreamGetCaptureInfo_(stream->handle, &status, &rec->id),
+            "cuStreamGetCaptureInfo");
+        if (g.status) {
+            drop_begun_capture(stream); /* cannot track it: do not leave it open */
+            return g;
         }
-        cus_status left = cus_context_leave_(&scope);
-        if (!r && left) {
-            drop_begun_capture(stream);
-            r = (CUresult)left;
-            call = "cuCtxPopCurrent";
-        } else if (r && left) {
-            cus_context_leave_failed_too_(left, __func__);
-        }
-    }
-    if (r) {
-        free(rec);
-        g.status = cus_context_driver_fail_(ctx, r, __func__, call);
-        return g;
     }
     rec->stream = stream;
     pthread_mutex_lock(&captures_lock);
     rec->next = captures;
-    captures = rec;
+    captures = cus_steal(&rec);
     atomic_fetch_add_explicit(&cus_captures_active_, 1, memory_order_relaxed);
     pthread_mutex_unlock(&captures_lock);
     g.stream = cus_stream_ref(stream);
@@ -466,25 +456,24 @@ static CUresult end_capture(cus_capture_guard *g, CUgraph *graph, capture_record
     cus_context *ctx = g->stream->ctx;
     *over = false;
     *rec = NULL;
-    cus_context_scope_ scope;
-    *call = "cuCtxPushCurrent";
-    CUresult r = cus_context_enter_(ctx, &scope);
-    if (!r) {
-        *call = "cuStreamEndCapture";
-        r = cus_drv_.cuStreamEndCapture_(g->stream->handle, graph);
-        if (!r || r == CUDA_ERROR_STREAM_CAPTURE_INVALIDATED) {
-            *over = true;
-        } else if (r != CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD) {
-            CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_ACTIVE;
-            *over = cus_drv_.cuStreamIsCapturing_(g->stream->handle, &status) == CUDA_SUCCESS &&
-                    status == CU_STREAM_CAPTURE_STATUS_NONE;
-        }
-        cus_status left = cus_context_leave_(&scope);
-        if (!r && left) {
-            *call = "cuCtxPopCurrent";
-            r = (CUresult)left;
-        } else if (r && left) {
-            cus_context_leave_failed_too_(left, "cus_capture_end");
+    CUresult r;
+    {
+        /* No poison check: a capture must be able to end on a dead context,
+         * or it would count as open for ever. */
+        CUS_SWITCH_HANDLE_AS(sw, ctx->handle, "cus_capture_end");
+        *call = "cuCtxPushCurrent";
+        r = (CUresult)sw_status;
+        if (!r) {
+            *call = "cuStreamEndCapture";
+            r = cus_drv_.cuStreamEndCapture_(g->stream->handle, graph);
+            if (!r || r == CUDA_ERROR_STREAM_CAPTURE_INVALIDATED) {
+                *over = true;
+            } else if (r != CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD) {
+                CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_ACTIVE;
+                *over = cus_drv_.cuStreamIsCapturing_(g->stream->handle, &status) ==
+                            CUDA_SUCCESS &&
+                        status == CU_STREAM_CAPTURE_STATUS_NONE;
+            }
         }
     }
     if (*over || always) {
@@ -505,7 +494,7 @@ static void guard_close(cus_capture_guard *g)
 
 CUS_API cus_status cus_capture_end(cus_capture_guard *guard, cus_graph **out)
 {
-    CUS_CHECK_NOT_IN_HOST_FN();
+    CUS_API_ENTER();
     CUS_CHECK_ARG(guard && out);
     if (!guard->open)
         return CUS_FAIL(CUS_ERROR_INVALID_ARGUMENT, NULL, "the capture is not open");
@@ -602,7 +591,7 @@ CUS_API void cus_capture_abandon(cus_capture_guard *guard)
 
 CUS_API cus_status cus_stream_is_capturing(cus_stream *stream, bool *capturing)
 {
-    CUS_CHECK_NOT_IN_HOST_FN();
+    CUS_API_ENTER();
     CUS_CHECK_ARG(stream && capturing);
     CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
     CUS_IN_CONTEXT(stream->ctx, "cuStreamIsCapturing",
@@ -628,7 +617,7 @@ CUS_API size_t cus_graph_kept_objects(const cus_graph *graph)
 
 CUS_API cus_status cus_graph_node_count(cus_graph *graph, size_t *count)
 {
-    CUS_CHECK_NOT_IN_HOST_FN();
+    CUS_API_ENTER();
     CUS_CHECK_ARG(graph && count);
     CUS_CHECK_POISON(graph->ctx);
     size_t n = 0;
@@ -644,44 +633,25 @@ CUS_API cus_status cus_graph_node_count(cus_graph *graph, size_t *count)
 CUS_API cus_status cus_graph_instantiate(cus_graph *graph, unsigned long long flags,
                                          cus_graph_exec **out)
 {
-    CUS_CHECK_NOT_IN_HOST_FN();
+    CUS_API_ENTER();
     CUS_CHECK_ARG(graph && out);
     CUS_CHECK_POISON(graph->ctx);
     cus_release_deferred_if_any_();
-    cus_graph_exec *e = cus_calloc_(1, sizeof *e);
+    cus_autofree cus_graph_exec *e = cus_calloc_(1, sizeof *e);
     if (!e)
         return CUS_FAIL(CUS_ERROR_OUT_OF_HOST_MEMORY, NULL, "allocating an executable graph");
     CUgraphExec h = NULL;
-    cus_context_scope_ scope;
-    const char *call = "cuCtxPushCurrent";
-    CUresult r = cus_context_enter_(graph->ctx, &scope);
-    if (!r) {
-        call = "cuGraphInstantiateWithFlags";
-        pthread_mutex_lock(&graph->lock);
-        r = cus_drv_.cuGraphInstantiateWithFlags_(&h, graph->handle, flags);
-        pthread_mutex_unlock(&graph->lock);
-        cus_status left = cus_context_leave_(&scope);
-        if (!r && left) {
-            CUresult rd = cus_drv_.cuGraphExecDestroy_(h);
-            if (rd)
-                cus_destroy_error_((cus_status)rd, __func__, "cuGraphExecDestroy",
-                                   "discarding the executable graph it cannot return");
-            r = (CUresult)left;
-            call = "cuCtxPopCurrent";
-        } else if (r && left) {
-            cus_context_leave_failed_too_(left, __func__);
-        }
-    }
-    if (r) {
-        free(e);
-        return cus_context_driver_fail_(graph->ctx, r, __func__, call);
+    {
+        CUS_LOCK_SCOPE(&graph->lock);
+        CUS_IN_CONTEXT(graph->ctx, "cuGraphInstantiateWithFlags",
+                       cus_drv_.cuGraphInstantiateWithFlags_(&h, graph->handle, flags));
     }
     cus_refcount_init_(&e->refs);
     pthread_mutex_init(&e->lock, NULL);
     e->ctx = graph->ctx;
     e->handle = h;
     e->graph = cus_graph_ref(graph);
-    *out = e;
+    *out = cus_steal(&e);
     return CUS_SUCCESS;
 }
 
@@ -716,7 +686,7 @@ static cus_status exec_upload_locked(cus_graph_exec *exec, CUstream hs, const ch
 
 CUS_API cus_status cus_graph_exec_launch(cus_graph_exec *exec, cus_stream *stream)
 {
-    CUS_CHECK_NOT_IN_HOST_FN();
+    CUS_API_ENTER();
     CUS_CHECK_ARG(exec);
     CUstream hs = NULL;
     CUS_TRY(exec_stream(exec, stream, &hs, __func__));
@@ -729,7 +699,7 @@ CUS_API cus_status cus_graph_exec_launch(cus_graph_exec *exec, cus_stream *strea
 
 CUS_API cus_status cus_graph_exec_upload(cus_graph_exec *exec, cus_stream *stream)
 {
-    CUS_CHECK_NOT_IN_HOST_FN();
+    CUS_API_ENTER();
     CUS_CHECK_ARG(exec);
     CUstream hs = NULL;
     CUS_TRY(exec_stream(exec, stream, &hs, __func__));
@@ -745,7 +715,7 @@ static cus_status exec_update_locked(cus_graph_exec *exec, cus_graph *graph,
 CUS_API cus_status cus_graph_exec_update(cus_graph_exec *exec, cus_graph *graph,
                                          CUgraphExecUpdateResult *result)
 {
-    CUS_CHECK_NOT_IN_HOST_FN();
+    CUS_API_ENTER();
     CUS_CHECK_ARG(exec && graph);
     pthread_mutex_lock(&exec->lock);
     cus_status st = exec_update_locked(exec, graph, result, __func__);
@@ -763,22 +733,16 @@ static cus_status exec_update_locked(cus_graph_exec *exec, cus_graph *graph,
     CUresult r = CUDA_SUCCESS;
     if (atomic_load_explicit(&graph->ctx->poison, memory_order_relaxed))
         return cus_context_poisoned_fail_(graph->ctx, function);
-    cus_context_scope_ scope;
-    CUresult re = cus_context_enter_(graph->ctx, &scope);
-    if (re)
-        return cus_context_driver_fail_(graph->ctx, re, function, "cuCtxPushCurrent");
+    CUS_SWITCH_AS(sw, graph->ctx, function);
+    CUS_TRY(sw_status);
     r = cus_drv_.cuGraphExecUpdate_(exec->handle, graph->handle, &info);
-    cus_status left = cus_context_leave_(&scope);
     if (result && (!r || r == CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE))
         *result = info.result;
-    if (r && left)
-        cus_context_leave_failed_too_(left, function);
     if (r == CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE)
         return cus_fail_((cus_status)r, function, "cuGraphExecUpdate",
                         "the graph cannot update this executable graph (result %d): "
                         "instantiate it instead", (int)info.result);
-    if (r)
-        return cus_context_driver_fail_(graph->ctx, r, function, "cuGraphExecUpdate");
+    CUS_TRY(cus_switch_check_(&sw, r, "cuGraphExecUpdate"));
     /* Later replays use graph's objects; earlier ones, still queued, may use
      * the old graph's: the exec holds both. */
     if (graph != exec->graph) {
@@ -795,8 +759,6 @@ static cus_status exec_update_locked(cus_graph_exec *exec, cus_graph *graph,
         }
         exec->graph = cus_graph_ref(graph);
     }
-    if (left)
-        return cus_context_driver_fail_(graph->ctx, (CUresult)left, function, "cuCtxPopCurrent");
     return CUS_SUCCESS;
 }
 

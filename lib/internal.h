@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <pthread.h>
 #include <stddef.h>
+#include <stdlib.h>
 
 #include "cuscope/cuscope.h"
 #include "driver/driver.h"
@@ -60,6 +61,33 @@ CUS_HIDDEN void *cus_malloc_(size_t size);
 CUS_HIDDEN void *cus_calloc_(size_t count, size_t size);
 CUS_HIDDEN void *cus_realloc_(void *p, size_t size);
 CUS_HIDDEN char *cus_strdup_(const char *s);
+/* A pointer from cus_malloc_ and friends that is freed at scope exit unless
+ * ownership left with cus_steal(&p) (or p was set to NULL). lib/ follows
+ * include/linux/cleanup.h: a function uses scope cleanup for every resource
+ * or for none, never mixed with goto unwinding. */
+static inline void cus_autofree_cleanup_(void *p)
+{
+    free(*(void **)p);
+}
+#define cus_autofree __attribute__((cleanup(cus_autofree_cleanup_)))
+
+/* Holds `mutex` until the end of the scope. */
+static inline pthread_mutex_t *cus_mutex_lock_(pthread_mutex_t *m)
+{
+    pthread_mutex_lock(m);
+    return m;
+}
+static inline void cus_mutex_unlock_cleanup_(pthread_mutex_t **m)
+{
+    pthread_mutex_unlock(*m);
+}
+#define CUS_CONCAT_(a, b) a##b
+#define CUS_CONCAT2_(a, b) CUS_CONCAT_(a, b)
+#define CUS_UNIQUE_(prefix) CUS_CONCAT2_(prefix, __COUNTER__)
+#define CUS_LOCK_SCOPE(mutex)                                                  \
+    __attribute__((cleanup(cus_mutex_unlock_cleanup_), unused))                \
+    pthread_mutex_t *CUS_UNIQUE_(cus_lock_) = cus_mutex_lock_(mutex)
+
 /* Called where cuscope absorbs a failed allocation by design (a cache entry
  * not made, a fallback taken, a capture discarded for another error): the
  * call goes on and succeeds. Counted for cus_debug_host_alloc_absorbed(). */
@@ -171,6 +199,42 @@ CUS_HIDDEN void cus_graph_atfork_child_(bool forked);
             return cus_refuse_call_(__func__);                                 \
     } while (0)
 
+/* The public function the user called: the outermost one running on this
+ * thread. cus_fail_ names it in the record, whatever helper or nested public
+ * function failed inside it (cuscope/status.h promises that). Set by
+ * CUS_API_ENTER, cleared when that function returns. */
+CUS_HIDDEN extern _Thread_local const char *cus_api_function_
+    __attribute__((tls_model("initial-exec")));
+typedef struct cus_api_frame_ {
+    bool outer;
+} cus_api_frame_;
+static inline cus_api_frame_ cus_api_frame_enter_(const char *function)
+{
+    if (cus_api_function_)
+        return (cus_api_frame_){false};
+    cus_api_function_ = function;
+    return (cus_api_frame_){true};
+}
+static inline void cus_api_frame_leave_(cus_api_frame_ *f)
+{
+    if (f->outer)
+        cus_api_function_ = NULL;
+}
+
+/* The first statement of every public function that can reach the driver:
+ * refuses host functions and fork() children (before any argument check), and
+ * names the function in every error recorded until it returns. */
+#define CUS_API_ENTER() CUS_API_ENTER_AS(__func__)
+#define CUS_API_ENTER_AS(function)                                             \
+    CUS_CHECK_NOT_IN_HOST_FN_AS(function);                                     \
+    __attribute__((cleanup(cus_api_frame_leave_))) cus_api_frame_ cus_api_frame_var_ = \
+        cus_api_frame_enter_(function)
+/* The same for an entry point that may run inside a host function. */
+#define CUS_API_ENTER_IN_HOST_FN()                                             \
+    CUS_CHECK_NOT_FORKED();                                                    \
+    __attribute__((cleanup(cus_api_frame_leave_))) cus_api_frame_ cus_api_frame_var_ = \
+        cus_api_frame_enter_(__func__)
+
 /* Generates T_ref and T_unref for a struct with a `cus_refcount refs` member
  * and a destroy function that frees it. The destroy runs with the thread's
  * last error saved and restored; inside a host function it is deferred. */
@@ -215,18 +279,69 @@ CUS_HIDDEN cus_status cus_context_poisoned_fail_(const cus_context *ctx, const c
             return cus_context_poisoned_fail_((ctx), __func__);                \
     } while (0)
 
-/* Makes ctx current for one driver call: a pointer compare when it is on top
- * of the calling thread's mirror, a raw push otherwise (no mirror entry, so it
- * works inside destructors). cus_context_leave_ pops what enter pushed. */
-typedef struct cus_context_scope_ {
-    CUcontext pushed; /* NULL when nothing was pushed */
-} cus_context_scope_;
-CUS_HIDDEN CUresult cus_context_enter_(const cus_context *ctx, cus_context_scope_ *scope);
-CUS_HIDDEN cus_status cus_context_leave_(cus_context_scope_ *scope);
-/* The leave failed after the call made under the switch failed too: the call's
- * error is the one returned, so this one goes to the destroy handler (the
- * context stays pushed on the driver's stack, above cuscope's mirror). */
-CUS_HIDDEN void cus_context_leave_failed_too_(cus_status left, const char *function);
+/* --- making a context current for driver calls (context_stack.c) -----------
+ * The one way lib/ makes a context current around driver calls. A switch is
+ * a pointer compare when ctx tops the thread's mirror, else a raw push (no
+ * mirror entry, so it also works inside destructors), undone at the end of
+ * the switch's scope. Its outcome rules, the same for every call
+ * (docs/design.md, "Temporary switches"):
+ *  - entering fails (ctx poisoned, or the push failed): that status,
+ *    recorded; no call is made; the stack is as before;
+ *  - the call fails: its status, recorded (a sticky one poisons ctx); the
+ *    stack is restored (when the pop fails too, that goes to the destroy
+ *    handler, and the context stays pushed on the driver's stack);
+ *  - the call succeeds: CUS_SUCCESS whatever the pop says. The work was done
+ *    (or queued: it will run) and the out parameters are valid, so the caller
+ *    must not undo it. A failed pop goes to the destroy handler, naming the
+ *    public function; the context stays pushed on the driver's stack, above
+ *    cuscope's mirror.
+ * Declare with CUS_SWITCH (or CUS_CALL_IN for one call); never with goto
+ * unwinding in the same function. */
+typedef struct cus_switch_ {
+    cus_context *ctx;     /* NULL for a raw handle (cus_context_wrap) */
+    CUcontext pushed;     /* what enter pushed; NULL when nothing was */
+    const char *function; /* the public function, for records and reports */
+} cus_switch_;
+/* Makes ctx current (see above); sets up *sw in every case, so that leave
+ * is always safe. */
+CUS_HIDDEN cus_status cus_switch_enter_(cus_switch_ *sw, cus_context *ctx, const char *function);
+/* The same for a raw handle, with no poison check. */
+CUS_HIDDEN cus_status cus_switch_enter_handle_(cus_switch_ *sw, CUcontext handle,
+                                              const char *function);
+/* Pops what enter pushed; a failure goes to the destroy handler. Idempotent. */
+CUS_HIDDEN void cus_switch_leave_(cus_switch_ *sw);
+/* The status of a driver call made under sw: recorded, naming driver_call,
+ * and latched on ctx when sticky. */
+static inline cus_status cus_switch_check_(const cus_switch_ *sw, CUresult r,
+                                           const char *driver_call)
+{
+    if (CUS_LIKELY(r == CUDA_SUCCESS))
+        return CUS_SUCCESS;
+    return cus_context_driver_fail_(sw->ctx, r, sw->function, driver_call);
+}
+
+/* Declares switch `var` for the rest of the scope, and `var`_status: the
+ * enter's outcome, to test before any driver call. */
+#define CUS_SWITCH_AS(var, ctx, function)                                      \
+    __attribute__((cleanup(cus_switch_leave_))) cus_switch_ var;               \
+    cus_status var##_status = cus_switch_enter_(&var, (ctx), (function))
+#define CUS_SWITCH(var, ctx) CUS_SWITCH_AS(var, ctx, __func__)
+/* The same for a raw handle, with no poison check. */
+#define CUS_SWITCH_HANDLE_AS(var, handle, function)                            \
+    __attribute__((cleanup(cus_switch_leave_))) cus_switch_ var;               \
+    cus_status var##_status = cus_switch_enter_handle_(&var, (handle), (function))
+
+/* One driver call `call` (a CUresult expression) with ctx current: a
+ * cus_status expression, by the rules above. */
+#define CUS_CALL_IN_AS(function, ctx, driver_call, call)                       \
+    __extension__({                                                            \
+        CUS_SWITCH_AS(cus_sw_, ctx, function);                                 \
+        if (CUS_LIKELY(cus_sw__status == CUS_SUCCESS))                         \
+            cus_sw__status = cus_switch_check_(&cus_sw_, (call), (driver_call)); \
+        cus_sw__status;                                                        \
+    })
+#define CUS_CALL_IN(ctx, driver_call, call) CUS_CALL_IN_AS(__func__, ctx, driver_call, call)
+
 /* The handle on top of the calling thread's mirror (NULL when empty): the
  * launch path's "already current" test reads it inline. */
 CUS_HIDDEN extern _Thread_local CUcontext cus_tls_top_ __attribute__((tls_model("initial-exec")));
@@ -325,30 +440,12 @@ CUS_HIDDEN extern _Thread_local unsigned int cus_pending_buffer_count_
     __attribute__((tls_model("initial-exec")));
 CUS_HIDDEN void cus_pending_buffers_clear_(void);
 
-/* Runs `call` (a CUresult expression) with ctx current, restoring the stack;
- * on failure returns from the enclosing function. The _AS form names another
- * function than the enclosing one in the error (a helper's public caller).
- * The caller has refused host functions and fork() children already (each
- * public function does so first, CUS_CHECK_NOT_IN_HOST_FN). */
-#define CUS_IN_CONTEXT(ctx, name, call) CUS_IN_CONTEXT_AS(__func__, ctx, name, call)
+/* Runs `call` with ctx current (CUS_CALL_IN) and returns its status from the
+ * enclosing function on failure. The _AS form names another function than the
+ * enclosing one (a helper's public caller). */
+#define CUS_IN_CONTEXT(ctx, name, call) CUS_TRY(CUS_CALL_IN(ctx, name, call))
 #define CUS_IN_CONTEXT_AS(function, ctx, name, call)                           \
-    do {                                                                       \
-        CUS_CHECK_POISON(ctx);                                                 \
-        cus_context_scope_ scope_;                                             \
-        CUresult r_ = cus_context_enter_((ctx), &scope_);                      \
-        if (r_)                                                                \
-            return cus_context_driver_fail_((ctx), r_, (function), "cuCtxPushCurrent"); \
-        r_ = (call);                                                           \
-        cus_status left_ = cus_context_leave_(&scope_);                        \
-        if (r_) {                                                              \
-            if (left_)                                                         \
-                cus_context_leave_failed_too_(left_, (function));              \
-            return cus_context_driver_fail_((ctx), r_, (function), (name));    \
-        }                                                                      \
-        if (left_)                                                             \
-            return cus_context_driver_fail_((ctx), (CUresult)left_, (function), \
-                                            "cuCtxPopCurrent");                \
-    } while (0)
+    CUS_TRY(CUS_CALL_IN_AS(function, ctx, name, call))
 
 /* The same for a destructor: runs `call` with ctx current unless ctx is
  * poisoned, and sends any failure to the destroy handler. */

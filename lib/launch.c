@@ -99,6 +99,16 @@ launch_prologue(cus_function *fn, cus_stream *stream, unsigned int nargs, void *
     return CUS_SUCCESS;
 }
 
+/* The one cuLaunchKernel call site, inlined into each path below. */
+static inline __attribute__((always_inline)) CUresult driver_launch(const cus_function *fn,
+                                                                    cus_dim3 grid, cus_dim3 block,
+                                                                    unsigned int shared_bytes,
+                                                                    CUstream hs, void **args)
+{
+    return cus_drv_.cuLaunchKernel_(fn->handle, grid.x, grid.y, grid.z, block.x, block.y, block.z,
+                                    shared_bytes, hs, args, NULL);
+}
+
 /* The slow path: the function's context is not current on this thread. */
 __attribute__((noinline)) static cus_status launch_switched(cus_function *fn, cus_dim3 grid,
                                                             cus_dim3 block,
@@ -107,10 +117,8 @@ __attribute__((noinline)) static cus_status launch_switched(cus_function *fn, cu
 {
     if (CUS_UNLIKELY(cus_is_forked_())) /* a child's tops are NULL: it comes here */
         return cus_refuse_call_(function);
-    CUS_IN_CONTEXT_AS(function, fn->module->ctx, "cuLaunchKernel",
-                   cus_drv_.cuLaunchKernel_(fn->handle, grid.x, grid.y, grid.z, block.x, block.y,
-                                            block.z, shared_bytes, hs, args, NULL));
-    return CUS_SUCCESS;
+    return CUS_CALL_IN_AS(function, fn->module->ctx, "cuLaunchKernel",
+                          driver_launch(fn, grid, block, shared_bytes, hs, args));
 }
 
 /* Every launch, with each check in full. */
@@ -126,8 +134,7 @@ __attribute__((noinline)) static cus_status launch(cus_function *fn, cus_dim3 gr
         return st;
     if (CUS_UNLIKELY(fn->ctx_handle != cus_tls_top_))
         return launch_switched(fn, grid, block, shared_bytes, hs, args, function);
-    CUresult r = cus_drv_.cuLaunchKernel_(fn->handle, grid.x, grid.y, grid.z, block.x, block.y,
-                                          block.z, shared_bytes, hs, args, NULL);
+    CUresult r = driver_launch(fn, grid, block, shared_bytes, hs, args);
     if (CUS_UNLIKELY(r))
         return cus_context_driver_fail_(fn->module->ctx, r, function, "cuLaunchKernel");
     return CUS_SUCCESS;
@@ -178,9 +185,7 @@ CUS_API cus_status cus_launch_site_(cus_function *fn, cus_dim3 grid, cus_dim3 bl
     if (CUS_UNLIKELY(!fast_path(fn, stream, nargs, args, sizes)))
         return launch(fn, grid, block, shared_bytes, stream, nargs, args, sizes, true,
                       "cus_launch");
-    CUresult r = cus_drv_.cuLaunchKernel_(fn->handle, grid.x, grid.y, grid.z, block.x, block.y,
-                                          block.z, shared_bytes, stream ? stream->handle : NULL,
-                                          args, NULL);
+    CUresult r = driver_launch(fn, grid, block, shared_bytes, stream ? stream->handle : NULL, args);
     if (CUS_UNLIKELY(r))
         return cus_context_driver_fail_(fn->module->ctx, r, "cus_launch", "cuLaunchKernel");
     return CUS_SUCCESS;
@@ -219,9 +224,8 @@ static cus_status launch_ex(cus_function *fn, const cus_launch_config *config,
         .sharedMemBytes = config->shared_bytes, .hStream = hs,
         .attrs = n ? attrs : NULL, .numAttrs = n,
     };
-    CUS_IN_CONTEXT_AS(function, fn->module->ctx, "cuLaunchKernelEx",
-                   cus_drv_.cuLaunchKernelEx_(&lc, fn->handle, args, NULL));
-    return CUS_SUCCESS;
+    return CUS_CALL_IN_AS(function, fn->module->ctx, "cuLaunchKernelEx",
+                          cus_drv_.cuLaunchKernelEx_(&lc, fn->handle, args, NULL));
 }
 
 CUS_API cus_status cus_function_launch_ex(cus_function *fn, const cus_launch_config *config,

@@ -57,47 +57,22 @@ static cus_status buffer_new(cus_context *ctx, cus_stream *stream, size_t bytes,
     if (CUS_UNLIKELY(atomic_load_explicit(&ctx->poison, memory_order_relaxed)))
         return cus_context_poisoned_fail_(ctx, function);
     cus_release_deferred_if_any_();
-    cus_buffer *b = cus_calloc_(1, sizeof *b);
+    cus_autofree cus_buffer *b = cus_calloc_(1, sizeof *b);
     if (!b)
         return cus_fail_(CUS_ERROR_OUT_OF_HOST_MEMORY, function, NULL, "allocating a buffer");
-    cus_context_scope_ scope;
-    CUresult r = cus_context_enter_(ctx, &scope);
-    const char *call = "cuCtxPushCurrent";
     CUdeviceptr p = 0;
-    if (!r) {
-        switch (kind) {
-        case CUS_BUFFER_DEVICE:
-            call = "cuMemAlloc";
-            r = cus_drv_.cuMemAlloc_(&p, bytes);
-            break;
-        case CUS_BUFFER_STREAM_ORDERED:
-            call = "cuMemAllocAsync";
-            r = cus_drv_.cuMemAllocAsync_(&p, bytes, stream->handle);
-            break;
-        case CUS_BUFFER_MANAGED:
-            call = "cuMemAllocManaged";
-            r = cus_drv_.cuMemAllocManaged_(&p, bytes, flags);
-            break;
-        }
-        cus_status left = cus_context_leave_(&scope);
-        if (!r && left) {
-            CUresult rf = kind == CUS_BUFFER_STREAM_ORDERED
-                              ? cus_drv_.cuMemFreeAsync_(p, stream->handle)
-                              : cus_drv_.cuMemFree_(p);
-            if (rf)
-                cus_destroy_error_((cus_status)rf, function,
-                                   kind == CUS_BUFFER_STREAM_ORDERED ? "cuMemFreeAsync"
-                                                                     : "cuMemFree",
-                                   "rolling back an allocation whose creation failed");
-            r = (CUresult)left;
-            call = "cuCtxPopCurrent";
-        } else if (r && left) {
-            cus_context_leave_failed_too_(left, function);
-        }
-    }
-    if (r) {
-        free(b);
-        return cus_context_driver_fail_(ctx, r, function, call);
+    switch (kind) {
+    case CUS_BUFFER_DEVICE:
+        CUS_IN_CONTEXT_AS(function, ctx, "cuMemAlloc", cus_drv_.cuMemAlloc_(&p, bytes));
+        break;
+    case CUS_BUFFER_STREAM_ORDERED:
+        CUS_IN_CONTEXT_AS(function, ctx, "cuMemAllocAsync",
+                          cus_drv_.cuMemAllocAsync_(&p, bytes, stream->handle));
+        break;
+    case CUS_BUFFER_MANAGED:
+        CUS_IN_CONTEXT_AS(function, ctx, "cuMemAllocManaged",
+                          cus_drv_.cuMemAllocManaged_(&p, bytes, flags));
+        break;
     }
     cus_refcount_init_(&b->refs);
     b->ptr = p;
@@ -105,20 +80,20 @@ static cus_status buffer_new(cus_context *ctx, cus_stream *stream, size_t bytes,
     b->kind = kind;
     b->ctx = cus_context_ref(ctx);
     b->stream = cus_stream_ref(stream);
-    *out = b;
+    *out = cus_steal(&b);
     return CUS_SUCCESS;
 }
 
 CUS_API cus_status cus_buffer_alloc(cus_context *ctx, size_t bytes, cus_buffer **out)
 {
-    CUS_CHECK_NOT_IN_HOST_FN();
+    CUS_API_ENTER();
     return buffer_new(ctx, NULL, bytes, CUS_BUFFER_DEVICE, 0, out, __func__);
 }
 
 CUS_API cus_status cus_buffer_alloc_array(cus_context *ctx, size_t count, size_t elem_size,
                                           cus_buffer **out)
 {
-    CUS_CHECK_NOT_IN_HOST_FN();
+    CUS_API_ENTER();
     size_t bytes;
     if (__builtin_mul_overflow(count, elem_size, &bytes))
         return CUS_FAIL(CUS_ERROR_OUT_OF_RANGE, NULL, "%zu elements of %zu bytes overflow size_t",
@@ -128,7 +103,7 @@ CUS_API cus_status cus_buffer_alloc_array(cus_context *ctx, size_t count, size_t
 
 CUS_API cus_status cus_buffer_alloc_async(cus_stream *stream, size_t bytes, cus_buffer **out)
 {
-    CUS_CHECK_NOT_IN_HOST_FN();
+    CUS_API_ENTER();
     CUS_CHECK_ARG(stream);
     /* Inside a capture the driver would make a graph allocation, which lives
      * by the graph's rules, not a buffer's. */
@@ -140,7 +115,7 @@ CUS_API cus_status cus_buffer_alloc_async(cus_stream *stream, size_t bytes, cus_
 CUS_API cus_status cus_buffer_alloc_managed(cus_context *ctx, size_t bytes, unsigned int flags,
                                             cus_buffer **out)
 {
-    CUS_CHECK_NOT_IN_HOST_FN();
+    CUS_API_ENTER();
     return buffer_new(ctx, NULL, bytes, CUS_BUFFER_MANAGED, flags ? flags : CU_MEM_ATTACH_GLOBAL,
                       out, __func__);
 }
@@ -182,7 +157,7 @@ CUS_API void *cus_buffer_host_ptr(const cus_buffer *buf)
 
 CUS_API cus_status cus_buffer_prefetch(cus_buffer *buf, CUdevice device, cus_stream *stream)
 {
-    CUS_CHECK_NOT_IN_HOST_FN();
+    CUS_API_ENTER();
     CUS_CHECK_ARG(buf && stream && buf->kind == CUS_BUFFER_MANAGED);
     CHECK_STREAM(buf, stream);
     if (!cus_drv_.cuMemPrefetchAsync_)
@@ -194,7 +169,7 @@ CUS_API cus_status cus_buffer_prefetch(cus_buffer *buf, CUdevice device, cus_str
 
 CUS_API cus_status cus_buffer_advise(cus_buffer *buf, CUmem_advise advice, CUdevice device)
 {
-    CUS_CHECK_NOT_IN_HOST_FN();
+    CUS_API_ENTER();
     CUS_CHECK_ARG(buf && buf->kind == CUS_BUFFER_MANAGED);
     if (!cus_drv_.cuMemAdvise_)
         return CUS_FAIL(CUS_ERROR_NOT_SUPPORTED, NULL, "the driver lacks cuMemAdvise");
@@ -232,55 +207,36 @@ static cus_status host_buffer_new(cus_context *ctx, void *ptr, size_t bytes, uns
                          "are required");
     if (CUS_UNLIKELY(atomic_load_explicit(&ctx->poison, memory_order_relaxed)))
         return cus_context_poisoned_fail_(ctx, function);
-    cus_host_buffer *hb = cus_calloc_(1, sizeof *hb);
+    cus_autofree cus_host_buffer *hb = cus_calloc_(1, sizeof *hb);
     if (!hb)
         return cus_fail_(CUS_ERROR_OUT_OF_HOST_MEMORY, function, NULL, "allocating a record");
-    const char *call = registering ? "cuMemHostRegister" : "cuMemHostAlloc";
-    cus_context_scope_ scope;
-    CUresult r = cus_context_enter_(ctx, &scope);
     void *p = ptr;
-    if (r) {
-        call = "cuCtxPushCurrent";
-    } else {
-        r = registering ? cus_drv_.cuMemHostRegister_(ptr, bytes, flags)
-                        : cus_drv_.cuMemHostAlloc_(&p, bytes, flags);
-        cus_status left = cus_context_leave_(&scope);
-        if (!r && left) {
-            CUresult rf = registering ? cus_drv_.cuMemHostUnregister_(p) : cus_drv_.cuMemFreeHost_(p);
-            if (rf)
-                cus_destroy_error_((cus_status)rf, function, registering ? "cuMemHostUnregister"
-                                                                          : "cuMemFreeHost",
-                                   "rolling back page-locked memory whose creation failed");
-            r = (CUresult)left;
-            call = "cuCtxPopCurrent";
-        } else if (r && left) {
-            cus_context_leave_failed_too_(left, function);
-        }
-    }
-    if (r) {
-        free(hb);
-        return cus_context_driver_fail_(ctx, r, function, call);
-    }
+    if (registering)
+        CUS_IN_CONTEXT_AS(function, ctx, "cuMemHostRegister",
+                          cus_drv_.cuMemHostRegister_(ptr, bytes, flags));
+    else
+        CUS_IN_CONTEXT_AS(function, ctx, "cuMemHostAlloc",
+                          cus_drv_.cuMemHostAlloc_(&p, bytes, flags));
     cus_refcount_init_(&hb->refs);
     hb->data = p;
     hb->size = bytes;
     hb->registered = registering;
     hb->ctx = cus_context_ref(ctx);
-    *out = hb;
+    *out = cus_steal(&hb);
     return CUS_SUCCESS;
 }
 
 CUS_API cus_status cus_host_buffer_alloc(cus_context *ctx, size_t bytes, unsigned int flags,
                                          cus_host_buffer **out)
 {
-    CUS_CHECK_NOT_IN_HOST_FN();
+    CUS_API_ENTER();
     return host_buffer_new(ctx, NULL, bytes, flags, false, out, __func__);
 }
 
 CUS_API cus_status cus_host_buffer_register(cus_context *ctx, void *ptr, size_t bytes,
                                             unsigned int flags, cus_host_buffer **out)
 {
-    CUS_CHECK_NOT_IN_HOST_FN();
+    CUS_API_ENTER();
     return host_buffer_new(ctx, ptr, bytes, flags, true, out, __func__);
 }
 
@@ -314,7 +270,7 @@ CUS_API bool cus_host_buffer_is_registered(const cus_host_buffer *buf)
 CUS_API cus_status cus_copy_to_device(cus_buffer *dst, size_t dst_offset, const void *src,
                                       size_t bytes)
 {
-    CUS_CHECK_NOT_IN_HOST_FN();
+    CUS_API_ENTER();
     CUS_CHECK_ARG(dst && (src || !bytes));
     CHECK_RANGE(dst, dst_offset, bytes);
     if (!bytes)
@@ -326,7 +282,7 @@ CUS_API cus_status cus_copy_to_device(cus_buffer *dst, size_t dst_offset, const 
 
 CUS_API cus_status cus_copy_to_host(void *dst, cus_buffer *src, size_t src_offset, size_t bytes)
 {
-    CUS_CHECK_NOT_IN_HOST_FN();
+    CUS_API_ENTER();
     CUS_CHECK_ARG(src && (dst || !bytes));
     CHECK_RANGE(src, src_offset, bytes);
     if (!bytes)
@@ -339,7 +295,7 @@ CUS_API cus_status cus_copy_to_host(void *dst, cus_buffer *src, size_t src_offse
 CUS_API cus_status cus_copy_device(cus_buffer *dst, size_t dst_offset, cus_buffer *src,
                                    size_t src_offset, size_t bytes)
 {
-    CUS_CHECK_NOT_IN_HOST_FN();
+    CUS_API_ENTER();
     CUS_CHECK_ARG(dst && src);
     CHECK_RANGE(dst, dst_offset, bytes);
     CHECK_RANGE(src, src_offset, bytes);
@@ -360,7 +316,7 @@ CUS_API cus_status cus_copy_device(cus_buffer *dst, size_t dst_offset, cus_buffe
 CUS_API cus_status cus_copy_to_device_async(cus_buffer *dst, size_t dst_offset, const void *src,
                                             size_t bytes, cus_stream *stream)
 {
-    CUS_CHECK_NOT_IN_HOST_FN();
+    CUS_API_ENTER();
     CUS_CHECK_ARG(dst && stream && (src || !bytes));
     CHECK_RANGE(dst, dst_offset, bytes);
     CHECK_STREAM(dst, stream);
@@ -375,7 +331,7 @@ CUS_API cus_status cus_copy_to_device_async(cus_buffer *dst, size_t dst_offset, 
 CUS_API cus_status cus_copy_to_host_async(void *dst, cus_buffer *src, size_t src_offset,
                                           size_t bytes, cus_stream *stream)
 {
-    CUS_CHECK_NOT_IN_HOST_FN();
+    CUS_API_ENTER();
     CUS_CHECK_ARG(src && stream && (dst || !bytes));
     CHECK_RANGE(src, src_offset, bytes);
     CHECK_STREAM(src, stream);
@@ -390,7 +346,7 @@ CUS_API cus_status cus_copy_to_host_async(void *dst, cus_buffer *src, size_t src
 CUS_API cus_status cus_copy_device_async(cus_buffer *dst, size_t dst_offset, cus_buffer *src,
                                          size_t src_offset, size_t bytes, cus_stream *stream)
 {
-    CUS_CHECK_NOT_IN_HOST_FN();
+    CUS_API_ENTER();
     CUS_CHECK_ARG(dst && src && stream);
     CHECK_RANGE(dst, dst_offset, bytes);
     CHECK_RANGE(src, src_offset, bytes);
@@ -488,7 +444,7 @@ CUS_API cus_status cus_buffer_fill_u32_async(cus_buffer *buf, size_t offset, uin
 
 CUS_API cus_status cus_memory_info(cus_context *ctx, size_t *free_bytes, size_t *total_bytes)
 {
-    CUS_CHECK_NOT_IN_HOST_FN();
+    CUS_API_ENTER();
     CUS_CHECK_ARG(ctx && (free_bytes || total_bytes));
     size_t f = 0, t = 0;
     CUS_IN_CONTEXT(ctx, "cuMemGetInfo", cus_drv_.cuMemGetInfo_(&f, &t));
@@ -501,7 +457,7 @@ CUS_API cus_status cus_memory_info(cus_context *ctx, size_t *free_bytes, size_t 
 
 CUS_API cus_status cus_context_can_access_peer(cus_context *ctx, cus_context *peer, bool *can)
 {
-    CUS_CHECK_NOT_IN_HOST_FN();
+    CUS_API_ENTER();
     CUS_CHECK_ARG(ctx && peer && can);
     int v = 0;
     CUresult r = cus_drv_.cuDeviceCanAccessPeer_(&v, ctx->device.handle, peer->device.handle);
@@ -514,7 +470,7 @@ CUS_API cus_status cus_context_can_access_peer(cus_context *ctx, cus_context *pe
 
 CUS_API cus_status cus_context_enable_peer_access(cus_context *ctx, cus_context *peer)
 {
-    CUS_CHECK_NOT_IN_HOST_FN();
+    CUS_API_ENTER();
     CUS_CHECK_ARG(ctx && peer);
     CUS_CHECK_POISON(peer);
     CUresult rr = CUDA_SUCCESS;

@@ -270,82 +270,50 @@ static cus_status module_load(cus_context *ctx, const void *image, size_t size,
     cus_image_format format;
     CUS_TRY(check_image(image, size, &format, function));
 
-    cus_module *m = cus_calloc_(1, sizeof *m);
-    char *logs = cus_calloc_(2, JIT_LOG_SIZE);
-    if (!m || !logs) {
-        free(m);
-        free(logs);
+    cus_autofree cus_module *m = cus_calloc_(1, sizeof *m);
+    cus_autofree char *logs = cus_calloc_(2, JIT_LOG_SIZE);
+    if (!m || !logs)
         return cus_fail_(CUS_ERROR_OUT_OF_HOST_MEMORY, function, NULL, "allocating a module");
-    }
     char *error_log = logs, *info_log = logs + JIT_LOG_SIZE;
     jit_opts o;
-    cus_status st = jit_build(function, &o, jit, error_log, info_log);
-    if (st) {
-        free(m);
-        free(logs);
-        return st;
-    }
+    CUS_TRY(jit_build(function, &o, jit, error_log, info_log));
 
     CUmodule h = NULL;
-    cus_context_scope_ scope;
-    const char *call = "cuCtxPushCurrent";
-    CUresult r = cus_context_enter_(ctx, &scope);
-    if (!r) {
-        call = "cuModuleLoadDataEx";
-        r = cus_drv_.cuModuleLoadDataEx_(&h, image, o.n, o.keys, o.values);
-        cus_status left = cus_context_leave_(&scope);
-        if (!r && left) {
-            CUresult ru = cus_drv_.cuModuleUnload_(h); /* not current: best effort */
-            if (ru)
-                cus_destroy_error_((cus_status)ru, function, "cuModuleUnload",
-                                   "rolling back a module whose load failed");
-            r = (CUresult)left;
-            call = "cuCtxPopCurrent";
-        } else if (r && left) {
-            cus_context_leave_failed_too_(left, function);
-        }
-    }
+    CUS_SWITCH_AS(sw, ctx, function);
+    CUS_TRY(sw_status);
+    CUresult r = cus_drv_.cuModuleLoadDataEx_(&h, image, o.n, o.keys, o.values);
     if (r) {
-        free(m);
-        (void)cus_context_driver_fail_(ctx, r, function, call);
-        if (error_log[0]) {
-            char *log = dup_log(error_log);
-            st = cus_fail_((cus_status)r, function, call, "loading a %s image: %s", cus_image_format_name(format),
-                          log ? log : error_log);
-            free(log);
-        } else {
-            st = cus_fail_((cus_status)r, function, call, "loading a %s image (the JIT wrote no log)",
-                          cus_image_format_name(format));
-        }
-        free(logs);
-        return st;
+        cus_status st = cus_switch_check_(&sw, r, "cuModuleLoadDataEx"); /* latches a sticky r */
+        if (!error_log[0])
+            return cus_fail_(st, function, "cuModuleLoadDataEx",
+                             "loading a %s image (the JIT wrote no log)",
+                             cus_image_format_name(format));
+        cus_autofree char *log = dup_log(error_log);
+        return cus_fail_(st, function, "cuModuleLoadDataEx", "loading a %s image: %s",
+                         cus_image_format_name(format), log ? log : error_log);
     }
     /* An empty info log (the usual case) is stored as NULL, read as "". */
     if (log_length(info_log) && !(m->info_log = dup_log(info_log))) {
-        CUresult ru = cus_drv_.cuModuleUnload_(h); /* not current: best effort */
+        CUresult ru = cus_drv_.cuModuleUnload_(h);
         if (ru)
             cus_destroy_error_((cus_status)ru, function, "cuModuleUnload",
                                "rolling back a module whose info log could not be kept");
-        size_t n = log_length(info_log);
-        free(m);
-        free(logs);
         return cus_fail_(CUS_ERROR_OUT_OF_HOST_MEMORY, function, NULL,
-                         "copying the JIT's info log (%zu bytes)", n);
+                         "copying the JIT's info log (%zu bytes)", log_length(info_log));
     }
     cus_refcount_init_(&m->refs);
     pthread_mutex_init(&m->lock, NULL);
     m->handle = h;
     m->ctx = cus_context_ref(ctx);
     m->format = format;
-    free(logs);
-    *out = m;
+    *out = cus_steal(&m);
     return CUS_SUCCESS;
 }
 
 CUS_API cus_status cus_module_load_data(cus_context *ctx, const void *image, size_t size,
                                         const cus_jit_options *jit, cus_module **out)
 {
-    CUS_CHECK_NOT_IN_HOST_FN();
+    CUS_API_ENTER();
     CUS_CHECK_ARG(ctx && image && out);
     CUS_CHECK_POISON(ctx);
     return module_load(ctx, image, size, jit, out, __func__);
@@ -354,7 +322,7 @@ CUS_API cus_status cus_module_load_data(cus_context *ctx, const void *image, siz
 CUS_API cus_status cus_module_load_file(cus_context *ctx, const char *path,
                                         const cus_jit_options *jit, cus_module **out)
 {
-    CUS_CHECK_NOT_IN_HOST_FN();
+    CUS_API_ENTER();
     CUS_CHECK_ARG(ctx && path && out);
     CUS_CHECK_POISON(ctx);
     FILE *f = fopen(path, "rb");
@@ -469,61 +437,49 @@ static void function_free(cus_function *f)
     free(f);
 }
 
+static void function_free_cleanup(cus_function **f)
+{
+    if (*f)
+        function_free(*f);
+}
+
 CUS_API cus_status cus_module_get_function(cus_module *mod, const char *name, cus_function **out)
 {
-    CUS_CHECK_NOT_IN_HOST_FN();
+    CUS_API_ENTER();
     CUS_CHECK_ARG(mod && name && out);
     CUS_CHECK_POISON(mod->ctx);
-    pthread_mutex_lock(&mod->lock);
+    CUS_LOCK_SCOPE(&mod->lock);
     cus_function *f = cache_find_locked(mod, name);
     if (f) {
-        pthread_mutex_unlock(&mod->lock);
         *out = cus_function_ref(f);
         return CUS_SUCCESS;
     }
     /* Looked up under the lock: two threads asking for one name get one object. */
-    cus_status st = CUS_SUCCESS;
-    f = cus_calloc_(1, sizeof *f);
-    if (f)
-        f->name = cus_strdup_(name);
-    if (!f || !f->name) {
-        st = CUS_FAIL(CUS_ERROR_OUT_OF_HOST_MEMORY, NULL, "allocating function %s", name);
-        goto fail;
-    }
-    f->module = mod;
-    f->ctx_handle = mod->ctx->handle;
-    CUfunction h = NULL;
-    CUresult r = cus_drv_.cuModuleGetFunction_(&h, mod->handle, name);
-    if (r) {
-        st = cus_context_driver_fail_(mod->ctx, r, __func__, "cuModuleGetFunction");
-        if (r == CUDA_ERROR_NOT_FOUND)
-            st = CUS_FAIL((cus_status)r, "cuModuleGetFunction", "no kernel named \"%s\" in the module",
-                          name);
-        goto fail;
-    }
-    f->handle = h;
-    st = read_layout(f);
-    if (st)
-        goto fail;
+    __attribute__((cleanup(function_free_cleanup))) cus_function *nf = cus_calloc_(1, sizeof *nf);
+    if (nf)
+        nf->name = cus_strdup_(name);
+    if (!nf || !nf->name)
+        return CUS_FAIL(CUS_ERROR_OUT_OF_HOST_MEMORY, NULL, "allocating function %s", name);
+    nf->module = mod;
+    nf->ctx_handle = mod->ctx->handle;
+    CUresult r = cus_drv_.cuModuleGetFunction_(&nf->handle, mod->handle, name);
+    if (r == CUDA_ERROR_NOT_FOUND)
+        return CUS_FAIL((cus_status)r, "cuModuleGetFunction",
+                        "no kernel named \"%s\" in the module", name);
+    if (r)
+        return cus_context_driver_fail_(mod->ctx, r, __func__, "cuModuleGetFunction");
+    CUS_TRY(read_layout(nf));
     if (mod->nfunctions == mod->capacity) {
         size_t want = mod->capacity ? mod->capacity * 2 : 4;
         cus_function **grown = cus_realloc_(mod->functions, want * sizeof *grown);
-        if (!grown) {
-            st = CUS_FAIL(CUS_ERROR_OUT_OF_HOST_MEMORY, NULL, "caching function %s", name);
-            goto fail;
-        }
+        if (!grown)
+            return CUS_FAIL(CUS_ERROR_OUT_OF_HOST_MEMORY, NULL, "caching function %s", name);
         mod->functions = grown;
         mod->capacity = want;
     }
-    mod->functions[mod->nfunctions++] = f;
-    pthread_mutex_unlock(&mod->lock);
-    *out = cus_function_ref(f);
+    mod->functions[mod->nfunctions++] = nf;
+    *out = cus_function_ref(cus_steal(&nf));
     return CUS_SUCCESS;
-fail:
-    pthread_mutex_unlock(&mod->lock);
-    if (f)
-        function_free(f);
-    return st;
 }
 
 /* --- globals ---------------------------------------------------------------- */
@@ -574,7 +530,7 @@ static cus_status global_lookup(cus_module *mod, const char *name, CUdeviceptr *
 CUS_API cus_status cus_module_get_global(cus_module *mod, const char *name, CUdeviceptr *ptr,
                                          size_t *bytes)
 {
-    CUS_CHECK_NOT_IN_HOST_FN();
+    CUS_API_ENTER();
     CUS_CHECK_ARG(mod && name);
     CUS_CHECK_POISON(mod->ctx);
     CUdeviceptr p;
@@ -604,7 +560,7 @@ static cus_status global_range(cus_module *mod, const char *name, size_t offset,
 CUS_API cus_status cus_module_copy_to_global(cus_module *mod, const char *name, size_t offset,
                                              const void *src, size_t bytes)
 {
-    CUS_CHECK_NOT_IN_HOST_FN();
+    CUS_API_ENTER();
     CUS_CHECK_ARG(mod && name && (src || bytes == 0));
     CUS_CHECK_POISON(mod->ctx);
     CUdeviceptr at;
@@ -618,7 +574,7 @@ CUS_API cus_status cus_module_copy_to_global(cus_module *mod, const char *name, 
 CUS_API cus_status cus_module_copy_from_global(void *dst, cus_module *mod, const char *name,
                                                size_t offset, size_t bytes)
 {
-    CUS_CHECK_NOT_IN_HOST_FN();
+    CUS_API_ENTER();
     CUS_CHECK_ARG(mod && name && (dst || bytes == 0));
     CUS_CHECK_POISON(mod->ctx);
     CUdeviceptr at;
@@ -633,7 +589,7 @@ CUS_API cus_status cus_module_copy_from_global(void *dst, cus_module *mod, const
 
 CUS_API cus_status cus_module_function_count(cus_module *mod, unsigned int *count)
 {
-    CUS_CHECK_NOT_IN_HOST_FN();
+    CUS_API_ENTER();
     CUS_CHECK_ARG(mod && count);
     CUS_CHECK_POISON(mod->ctx);
     if (!cus_drv_.cuModuleGetFunctionCount_)
@@ -680,7 +636,7 @@ static cus_status names_fill_locked(cus_module *mod, const char *function)
 CUS_API cus_status cus_module_function_names(cus_module *mod, const char **names,
                                              unsigned int capacity, unsigned int *count)
 {
-    CUS_CHECK_NOT_IN_HOST_FN();
+    CUS_API_ENTER();
     CUS_CHECK_ARG(mod && count && (names || capacity == 0));
     CUS_CHECK_POISON(mod->ctx);
     if (!cus_drv_.cuModuleGetFunctionCount_ || !cus_drv_.cuModuleEnumerateFunctions_ ||

@@ -34,7 +34,7 @@ static cus_stream *stream_new(cus_context *ctx, CUstream handle, cus_stream_kind
 CUS_API cus_status cus_stream_create(cus_context *ctx, unsigned int flags, int priority,
                                      cus_stream **out)
 {
-    CUS_CHECK_NOT_IN_HOST_FN();
+    CUS_API_ENTER();
     CUS_CHECK_ARG(ctx && out);
     CUS_CHECK_POISON(ctx);
     cus_release_deferred_if_any_();
@@ -48,29 +48,12 @@ CUS_API cus_status cus_stream_create(cus_context *ctx, unsigned int flags, int p
     if (!s)
         return CUS_FAIL(CUS_ERROR_OUT_OF_HOST_MEMORY, NULL, "allocating a stream");
     CUstream h = NULL;
-    cus_context_scope_ scope;
-    CUresult r = cus_context_enter_(ctx, &scope);
-    const char *call = "cuCtxPushCurrent";
-    if (!r) {
-        call = "cuStreamCreateWithPriority";
-        r = cus_drv_.cuStreamCreateWithPriority_(&h, flags, priority);
-        cus_status left = cus_context_leave_(&scope);
-        if (!r && left) {
-            CUresult rd = cus_drv_.cuStreamDestroy_(h);
-            if (rd)
-                cus_destroy_error_((cus_status)rd, __func__, "cuStreamDestroy",
-                                   "rolling back a stream whose creation failed");
-            r = (CUresult)left;
-            call = "cuCtxPopCurrent";
-        } else if (r && left) {
-            cus_context_leave_failed_too_(left, __func__);
-        }
-    }
-    if (r) {
-        s->handle = NULL;
+    cus_status st = CUS_CALL_IN(ctx, "cuStreamCreateWithPriority",
+                                cus_drv_.cuStreamCreateWithPriority_(&h, flags, priority));
+    if (st) {
         s->kind = CUS_STREAM_FOREIGN; /* nothing to destroy */
         cus_stream_unref(s);
-        return cus_context_driver_fail_(ctx, r, __func__, call);
+        return st;
     }
     s->handle = h;
     *out = s;
@@ -93,20 +76,20 @@ static cus_status stream_special(cus_context *ctx, CUstream handle, cus_stream_k
 
 CUS_API cus_status cus_stream_legacy(cus_context *ctx, cus_stream **out)
 {
-    CUS_CHECK_NOT_IN_HOST_FN();
+    CUS_API_ENTER();
     return stream_special(ctx, CU_STREAM_LEGACY, CUS_STREAM_LEGACY_DEFAULT, out, __func__);
 }
 
 CUS_API cus_status cus_stream_per_thread(cus_context *ctx, cus_stream **out)
 {
-    CUS_CHECK_NOT_IN_HOST_FN();
+    CUS_API_ENTER();
     return stream_special(ctx, CU_STREAM_PER_THREAD, CUS_STREAM_PER_THREAD_DEFAULT, out,
                           __func__);
 }
 
 CUS_API cus_status cus_stream_wrap(cus_context *ctx, CUstream handle, cus_stream **out)
 {
-    CUS_CHECK_NOT_IN_HOST_FN();
+    CUS_API_ENTER();
     CUS_CHECK_ARG(handle);
     return stream_special(ctx, handle, CUS_STREAM_FOREIGN, out, __func__);
 }
@@ -128,7 +111,7 @@ CUS_API cus_stream_kind cus_stream_get_kind(const cus_stream *stream)
 
 CUS_API cus_status cus_stream_synchronize(cus_stream *stream)
 {
-    CUS_CHECK_NOT_IN_HOST_FN();
+    CUS_API_ENTER();
     CUS_CHECK_ARG(stream);
     cus_release_deferred_if_any_();
     CUS_IN_CONTEXT(stream->ctx, "cuStreamSynchronize", cus_drv_.cuStreamSynchronize_(stream->handle));
@@ -138,7 +121,7 @@ CUS_API cus_status cus_stream_synchronize(cus_stream *stream)
 
 CUS_API cus_status cus_stream_query(cus_stream *stream, bool *done)
 {
-    CUS_CHECK_NOT_IN_HOST_FN();
+    CUS_API_ENTER();
     CUS_CHECK_ARG(stream && done);
     CUresult q = CUDA_SUCCESS;
     CUS_IN_CONTEXT(stream->ctx, "cuStreamQuery",
@@ -152,7 +135,7 @@ CUS_API cus_status cus_stream_query(cus_stream *stream, bool *done)
 
 CUS_API cus_status cus_stream_wait_event(cus_stream *stream, cus_event *event)
 {
-    CUS_CHECK_NOT_IN_HOST_FN();
+    CUS_API_ENTER();
     CUS_CHECK_ARG(stream && event);
     CUS_CHECK_POISON(event->ctx);
     CUS_IN_CONTEXT(stream->ctx, "cuStreamWaitEvent",
@@ -209,55 +192,35 @@ static cus_status check_foreign_capture(cus_stream *stream, host_call *call)
 
 CUS_API cus_status cus_stream_launch_host_fn(cus_stream *stream, cus_host_fn fn, void *user_data)
 {
-    CUS_CHECK_NOT_IN_HOST_FN();
+    CUS_API_ENTER();
     CUS_CHECK_ARG(stream && fn);
-    host_call *call = cus_malloc_(sizeof *call);
+    cus_autofree host_call *call = cus_malloc_(sizeof *call);
     if (!call)
         return CUS_FAIL(CUS_ERROR_OUT_OF_HOST_MEMORY, NULL, "allocating a host function record");
     call->fn = fn;
     call->user_data = user_data;
     call->in_graph = false;
     call->foreign_next = NULL;
-    cus_context *ctx = stream->ctx;
-    if (CUS_UNLIKELY(atomic_load_explicit(&ctx->poison, memory_order_relaxed))) {
-        free(call);
-        return cus_context_poisoned_fail_(ctx, __func__);
-    }
-    cus_context_scope_ scope;
-    CUresult r = cus_context_enter_(ctx, &scope);
-    if (r) {
-        free(call);
-        return cus_context_driver_fail_(ctx, r, __func__, "cuCtxPushCurrent");
-    }
+    CUS_SWITCH(sw, stream->ctx);
+    if (sw_status)
+        return sw_status;
     /* Captured, the record must outlive every replay: the graph owns it. */
     bool adopted = false;
-    cus_status st = cus_capture_adopt_memory_(stream, call, &adopted, __func__);
-    if (!st && !adopted)
-        st = check_foreign_capture(stream, call);
-    if (st) {
-        free(call);
-        cus_status left = cus_context_leave_(&scope);
-        if (left)
-            cus_context_leave_failed_too_(left, __func__);
-        return st;
-    }
+    CUS_TRY(cus_capture_adopt_memory_(stream, call, &adopted, __func__));
+    if (!adopted)
+        CUS_TRY(check_foreign_capture(stream, call));
     call->in_graph = call->in_graph || adopted;
-    r = cus_drv_.cuLaunchHostFunc_(stream->handle, host_trampoline, call);
-    if (r && !call->in_graph)
-        free(call); /* never queued, so never run */
-    cus_status left = cus_context_leave_(&scope);
-    if (r && left)
-        cus_context_leave_failed_too_(left, __func__);
-    if (r)
-        return cus_context_driver_fail_(ctx, r, __func__, "cuLaunchHostFunc");
-    if (left)
-        return cus_context_driver_fail_(ctx, (CUresult)left, __func__, "cuCtxPopCurrent");
+    CUresult r = cus_drv_.cuLaunchHostFunc_(stream->handle, host_trampoline, call);
+    if (r && call->in_graph)
+        call = NULL; /* the graph owns it */
+    CUS_TRY(cus_switch_check_(&sw, r, "cuLaunchHostFunc"));
+    call = NULL; /* queued: the trampoline frees it */
     return CUS_SUCCESS;
 }
 
 CUS_API cus_status cus_stream_priority(cus_stream *stream, int *priority)
 {
-    CUS_CHECK_NOT_IN_HOST_FN();
+    CUS_API_ENTER();
     CUS_CHECK_ARG(stream && priority);
     int p = 0;
     CUS_IN_CONTEXT(stream->ctx, "cuStreamGetPriority",
@@ -268,7 +231,7 @@ CUS_API cus_status cus_stream_priority(cus_stream *stream, int *priority)
 
 CUS_API cus_status cus_stream_flags(cus_stream *stream, unsigned int *flags)
 {
-    CUS_CHECK_NOT_IN_HOST_FN();
+    CUS_API_ENTER();
     CUS_CHECK_ARG(stream && flags);
     unsigned int f = 0;
     CUS_IN_CONTEXT(stream->ctx, "cuStreamGetFlags", cus_drv_.cuStreamGetFlags_(stream->handle, &f));
