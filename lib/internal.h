@@ -81,12 +81,9 @@ static inline void cus_mutex_unlock_cleanup_(pthread_mutex_t **m)
 {
     pthread_mutex_unlock(*m);
 }
-#define CUS_CONCAT_(a, b) a##b
-#define CUS_CONCAT2_(a, b) CUS_CONCAT_(a, b)
-#define CUS_UNIQUE_(prefix) CUS_CONCAT2_(prefix, __COUNTER__)
 #define CUS_LOCK_SCOPE(mutex)                                                  \
     __attribute__((cleanup(cus_mutex_unlock_cleanup_), unused))                \
-    pthread_mutex_t *CUS_UNIQUE_(cus_lock_) = cus_mutex_lock_(mutex)
+    pthread_mutex_t *CUS_UNIQUE(cus_lock_) = cus_mutex_lock_(mutex)
 
 /* Called where cuscope absorbs a failed allocation by design (a cache entry
  * not made, a fallback taken, a capture discarded for another error): the
@@ -118,16 +115,34 @@ static inline void cus_refcount_init_(cus_refcount *r)
     r->deferred_next = NULL;
     atomic_fetch_add_explicit(&cus_live_objects_, 1, memory_order_relaxed);
 }
+/* Reference counts defend themselves, as the kernel's refcount_t does: a
+ * count that reaches CUS_REFCOUNT_SATURATED_ (overflow), a reference taken on
+ * an object whose count is 0 (its destruction is under way or deferred), and
+ * a release below 0 each go to the destroy handler once, and leave the count
+ * saturated: the object then leaks instead of being freed twice or while in
+ * use. Never aborts. One compare on each path. */
+#define CUS_REFCOUNT_SATURATED_ 0xC0000000u /* counts from here on are saturated */
+#define CUS_REFCOUNT_PARKED_ 0xE0000000u    /* where a saturated count is put back */
+CUS_HIDDEN void cus_refcount_bad_(cus_refcount *r, unsigned int old, bool taking);
 static inline void cus_refcount_inc_(cus_refcount *r)
 {
-    atomic_fetch_add_explicit(&r->count, 1, memory_order_relaxed);
+    unsigned int old = atomic_fetch_add_explicit(&r->count, 1, memory_order_relaxed);
+    /* old 0 wraps to UINT_MAX: one compare catches both 0 and saturation */
+    if (CUS_UNLIKELY(old - 1u >= CUS_REFCOUNT_SATURATED_ - 1u))
+        cus_refcount_bad_(r, old, true);
 }
 /* True when this was the last reference. */
 static inline bool cus_refcount_dec_(cus_refcount *r)
 {
     /* acq_rel rather than release + acquire fence: same cost on x86 and
      * ARM, and TSan understands it (it does not model standalone fences). */
-    return atomic_fetch_sub_explicit(&r->count, 1, memory_order_acq_rel) == 1;
+    unsigned int old = atomic_fetch_sub_explicit(&r->count, 1, memory_order_acq_rel);
+    if (CUS_LIKELY(old - 2u < CUS_REFCOUNT_SATURATED_ - 2u))
+        return false;
+    if (old == 1)
+        return true;
+    cus_refcount_bad_(r, old, false);
+    return false;
 }
 static inline void cus_object_freed_(void)
 {

@@ -17,6 +17,29 @@ CUS_API size_t cus_debug_live_objects(void)
     return atomic_load_explicit(&cus_live_objects_, memory_order_relaxed);
 }
 
+/* Out of line and cold: see cus_refcount_inc_. The count is parked in the
+ * middle of the saturated range, so that later references and releases on
+ * the object stay there, and are silent. */
+void cus_refcount_bad_(cus_refcount *r, unsigned int old, bool taking)
+{
+    atomic_store_explicit(&r->count, CUS_REFCOUNT_PARKED_, memory_order_relaxed);
+    if (old > CUS_REFCOUNT_SATURATED_)
+        return; /* parked already: reported when it saturated */
+    if (old == CUS_REFCOUNT_SATURATED_)
+        cus_destroy_error_(CUS_ERROR_INVALID_ARGUMENT, taking ? "cus_*_ref" : "cus_*_unref", NULL,
+                           "object %p: its reference count overflowed; it is kept for the rest "
+                           "of the process", (void *)r);
+    else if (taking)
+        cus_destroy_error_(CUS_ERROR_INVALID_ARGUMENT, "cus_*_ref", NULL,
+                           "object %p: a reference taken after its last one was released (its "
+                           "destruction is under way or deferred); it will not be freed twice, "
+                           "and leaks", (void *)r);
+    else
+        cus_destroy_error_(CUS_ERROR_INVALID_ARGUMENT, "cus_*_unref", NULL,
+                           "object %p: more references released than were taken; it will not "
+                           "be freed twice, and leaks", (void *)r);
+}
+
 _Thread_local unsigned int cus_destroy_depth_ __attribute__((tls_model("initial-exec")));
 
 /* A destruction's failures go to the destroy handler; while one runs, the

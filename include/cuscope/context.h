@@ -172,29 +172,12 @@ CUS_API void cus_context_guard_exit(cus_context_guard *guard);
 
 /* The cleanup the scope macros use: a guard that pushed nothing (the fast
  * path) costs no call at all on exit. */
-static inline void cus_context_guard_cleanup_(cus_context_guard *guard)
-{
-    if (guard->ctx)
-        cus_context_guard_exit(guard);
-}
+CUS_DEFINE_GUARD(cus_context_guard, cus_context_guard_exit, g_->ctx)
 
 #ifdef CUS_HAVE_CLEANUP
-/* The cleanup attribute follows the declarator so that it binds to the guard
- * alone (the kernel's scoped_guard does the same). */
-#define cus_context_scope(name, ctx)                                           \
-    cus_context_guard name __attribute__((cleanup(cus_context_guard_cleanup_))) =  \
-        cus_context_guard_enter(ctx)
-
-#define CUS_CONCAT_(a, b) a##b
-#define CUS_CONCAT(a, b) CUS_CONCAT_(a, b)
+#define cus_context_scope(name, ctx) CUS_GUARD(cus_context_guard, name, cus_context_guard_enter(ctx))
 #define cus_with_context(ctx, status_var)                                      \
-    cus_with_context_(ctx, status_var, CUS_CONCAT(cus_wg_, __LINE__),          \
-                      CUS_CONCAT(cus_wg_done_, __LINE__))
-#define cus_with_context_(ctx, status_var, g, done)                            \
-    for (cus_context_guard g __attribute__((cleanup(cus_context_guard_cleanup_))) = \
-             cus_context_guard_enter(ctx),                                     \
-             *done = ((status_var) = g.status, (cus_context_guard *)0);        \
-         !done && g.status == 0; done = &g)
+    CUS_WITH_GUARD(cus_context_guard, status_var, cus_context_guard_enter(ctx))
 #endif
 
 #ifdef __cplusplus

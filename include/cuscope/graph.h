@@ -97,10 +97,12 @@ CUS_API cus_status cus_capture_end(cus_capture_guard *guard, cus_graph **out);
  * destroy handler. What cus_capture_scope runs at scope exit. */
 CUS_API void cus_capture_abandon(cus_capture_guard *guard);
 
+/* What cus_capture_scope runs at scope exit (abandon ignores a closed guard). */
+CUS_DEFINE_GUARD(cus_capture_guard, cus_capture_abandon, g_->open)
+
 #ifdef CUS_HAVE_CLEANUP
 #define cus_capture_scope(name, stream, mode)                                  \
-    __attribute__((cleanup(cus_capture_abandon))) cus_capture_guard name =     \
-        cus_capture_begin((stream), (mode))
+    CUS_GUARD(cus_capture_guard, name, cus_capture_begin((stream), (mode)))
 #endif
 
 /* Whether stream is capturing now (cuStreamIsCapturing). */

@@ -56,15 +56,54 @@
 #define cus_autoptr(T) __attribute__((cleanup(T##_autoptr_cleanup_))) T *
 #endif
 
+/* Unique identifiers for the macros' hidden variables. */
+#define CUS_CONCAT_(a, b) a##b
+#define CUS_CONCAT(a, b) CUS_CONCAT_(a, b)
+#ifdef __COUNTER__
+#define CUS_UNIQUE(prefix) CUS_CONCAT(prefix, __COUNTER__)
+#else
+#define CUS_UNIQUE(prefix) CUS_CONCAT(prefix, __LINE__)
+#endif
+
+/* Scoped guards, in two layers as in the kernel's include/linux/cleanup.h.
+ * The definer, once per guard type T (a struct with a `status` member, the
+ * enter's outcome): CUS_DEFINE_GUARD(T, exit, is_open) declares T_cleanup_,
+ * which runs exit(&g) at scope exit when the expression is_open (over g_, a
+ * T *) holds. The use-site forms, for a definer's T and an expression that
+ * enters one (returns a T):
+ *   CUS_GUARD(T, name, enter);        name lives to the end of the block
+ *   CUS_WITH_GUARD(T, st, enter) { }  the block runs only if st == 0; st
+ *                                      receives the status; break leaves it. */
+#define CUS_DEFINE_GUARD(T, exit, is_open)                                     \
+    static inline void T##_cleanup_(T *g_)                                     \
+    {                                                                          \
+        if (is_open)                                                           \
+            exit(g_);                                                          \
+    }
+#ifdef CUS_HAVE_CLEANUP
+/* The cleanup attribute follows the declarator so that it binds to the guard
+ * alone (the kernel's scoped_guard does the same). */
+#define CUS_GUARD(T, name, enter) T name __attribute__((cleanup(T##_cleanup_))) = (enter)
+#define CUS_WITH_GUARD(T, status_var, enter)                                   \
+    CUS_WITH_GUARD_(T, status_var, enter, CUS_UNIQUE(cus_guard_), CUS_UNIQUE(cus_guard_done_))
+#define CUS_WITH_GUARD_(T, status_var, enter, g, done)                         \
+    for (T g __attribute__((cleanup(T##_cleanup_))) = (enter),                 \
+           *done = ((status_var) = g.status, (T *)0);                          \
+         !done && g.status == 0; done = &g)
+#endif
+
 /* Takes the pointer out of *pp (leaving NULL there) and returns it: the typed
- * ownership transfer out of a cus_autoptr scope. Uses GNU statement
- * expressions and __typeof__. */
-#define cus_steal(pp)                                                          \
-    __extension__({                                                            \
-        __typeof__(*(pp)) cus_stolen_ = *(pp);                                 \
-        *(pp) = NULL;                                                          \
-        cus_stolen_;                                                           \
-    })
+ * ownership transfer out of a cus_autoptr scope. The result must be used
+ * (gcc warns otherwise: a discarded steal is a leak). Uses __typeof__. */
+static inline CUS_MUST_CHECK void *cus_steal_ptr_(void *pp)
+{
+    /* Copied as bytes: *pp is a T *, not a void * (strict aliasing). */
+    void *v, *none = 0;
+    __builtin_memcpy(&v, pp, sizeof v);
+    __builtin_memcpy(pp, &none, sizeof none);
+    return v;
+}
+#define cus_steal(pp) ((__typeof__(*(pp)))cus_steal_ptr_((pp)))
 
 /* Evaluates expr (a cus_status) once and returns it from the enclosing
  * function if it is not CUS_SUCCESS. */
