@@ -3,6 +3,9 @@
  *
  *   switch:  a guard that really switches (push on entry, pop on exit)
  *            against a raw cuCtxPushCurrent + cuCtxPopCurrent pair;
+ *   floor:   the raw pair plus a reference taken and dropped
+ *            (cus_context_ref + cus_context_unref): what a guard whose
+ *            mirror entry holds a reference cannot go below;
  *   current: a guard on the context already on top (cuscope's fast path,
  *            no driver call) against a raw cuCtxGetCurrent, the cheapest
  *            driver call that could answer "is it current?".
@@ -49,6 +52,19 @@ static BENCH_NOINLINE int guard_switch(void *p, int iters, uint64_t *ticks)
     BENCH_LOOP(iters, ticks, {
         cus_context_scope(g, c->b);
         __asm__ volatile("" ::"r"(&g) : "memory");
+    });
+    return 0;
+}
+
+static BENCH_NOINLINE int raw_push_pop_ref(void *p, int iters, uint64_t *ticks)
+{
+    ctx_arg *c = p;
+    CUcontext hb = cus_context_handle(c->b), got;
+    BENCH_LOOP(iters, ticks, {
+        c->raw.push(hb);
+        cus_context_ref(c->b);
+        c->raw.pop(&got);
+        cus_context_unref(c->b);
     });
     return 0;
 }
@@ -100,21 +116,24 @@ int main(int argc, char **argv)
     const int iters = opt.iters ? opt.iters : opt.quick ? 100 : 20000;
     if (cus_context_push(a))
         return bench_fail(&env, "cus_context_push");
-    bench_variant v[4] = {
+    enum { NV = 5 };
+    bench_variant v[NV] = {
         {.label = "raw cuCtxPushCurrent + cuCtxPopCurrent", .body = raw_push_pop, .arg = &c},
         {.label = "cuscope guard, real switch", .body = guard_switch, .arg = &c},
+        {.label = "raw pair + cus_context_ref/unref", .body = raw_push_pop_ref, .arg = &c},
         {.label = "raw cuCtxGetCurrent", .body = raw_get_current, .arg = &c},
         {.label = "cuscope guard, already current", .body = guard_current, .arg = &c},
     };
     bench_run run = {.blocks = blocks, .iters = iters, .warm_iters = opt.quick ? 100 : 1000};
-    int bad = bench_run_variants(&run, v, 4);
+    int bad = bench_run_variants(&run, v, NV);
     cus_context_pop(NULL);
     if (bad)
         return 1;
 
     bench_ratio rs = bench_ratio_of(&v[0], &v[1]);
-    double med[4], p99[4];
-    for (int k = 0; k < 4; k++) {
+    bench_ratio rf = bench_ratio_of(&v[2], &v[1]);
+    double med[NV], p99[NV];
+    for (int k = 0; k < NV; k++) {
         bench_stats s = bench_stats_of(v[k].block_ns, blocks);
         med[k] = s.median;
         p99[k] = s.p99;
@@ -124,22 +143,27 @@ int main(int argc, char **argv)
                "\"blocks\":%d,\"iters\":%d,"
                "\"raw_push_pop_ns\":{\"median\":%.2f,\"p99\":%.2f},"
                "\"guard_switch_ns\":{\"median\":%.2f,\"p99\":%.2f},"
+               "\"floor_ns\":{\"median\":%.2f,\"p99\":%.2f},"
                "\"raw_get_current_ns\":{\"median\":%.2f,\"p99\":%.2f},"
                "\"guard_current_ns\":{\"median\":%.2f,\"p99\":%.2f},"
-               "\"switch_ratio\":{\"median\":%.3f,\"p5\":%.3f,\"p95\":%.3f}}\n",
+               "\"switch_ratio\":{\"median\":%.3f,\"p5\":%.3f,\"p95\":%.3f},"
+               "\"switch_over_floor\":{\"median\":%.3f,\"p5\":%.3f,\"p95\":%.3f}}\n",
                env.driver, env.device_name, env.version, blocks, iters, med[0], p99[0], med[1],
-               p99[1], med[2], p99[2], med[3], p99[3], rs.median, rs.p5, rs.p95);
+               p99[1], med[2], p99[2], med[3], p99[3], med[4], p99[4], rs.median, rs.p5, rs.p95,
+               rf.median, rf.p5, rf.p95);
     } else {
         printf("bench-context on the %s driver: %s, driver API %d.%d, %d blocks x %d, "
                "interleaved\n",
                env.driver, env.device_name, env.version / 1000, env.version % 1000 / 10, blocks,
                iters);
         printf("  %-40s %10s %10s\n", "per operation", "median ns", "p99 ns");
-        for (int k = 0; k < 4; k++)
+        for (int k = 0; k < NV; k++)
             printf("  %-40s %10.2f %10.2f\n", v[k].label, med[k], p99[k]);
         printf("  switch ratio cuscope/raw: median %.3f (p5 %.3f, p95 %.3f across blocks)\n",
                rs.median, rs.p5, rs.p95);
+        printf("  switch ratio cuscope/floor: median %.3f (p5 %.3f, p95 %.3f)\n", rf.median,
+               rf.p5, rf.p95);
     }
-    bench_run_free(&run, v, 4);
+    bench_run_free(&run, v, NV);
     return 0;
 }

@@ -62,6 +62,7 @@ CUS_API cus_status cus_device_uuid(cus_device dev, CUuuid *uuid)
 
 CUS_API cus_status cus_device_uuid_string(cus_device dev, char out[CUS_DEVICE_UUID_STRING_LEN])
 {
+    CUS_API_ENTER();
     CUS_CHECK_ARG(out);
     CUuuid u;
     CUS_TRY(cus_device_uuid(dev, &u));
@@ -102,6 +103,7 @@ CUS_API cus_status cus_device_attribute(cus_device dev, CUdevice_attribute attr,
 
 CUS_API cus_status cus_device_compute_capability(cus_device dev, int *major, int *minor)
 {
+    CUS_API_ENTER();
     CUS_CHECK_ARG(major && minor);
     int ma, mi;
     CUS_TRY(cus_device_attribute(dev, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, &ma));

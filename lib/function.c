@@ -62,7 +62,7 @@ CUS_API cus_status cus_function_param_info(const cus_function *fn, unsigned int 
 /* The function calls below need no current context: the driver knows the
  * function's. Only the poison check stands between them and the driver. */
 #define FN_PROLOGUE(fn)                                                        \
-    CUS_CHECK_NOT_IN_HOST_FN();                                                \
+    CUS_API_ENTER();                                                           \
     CUS_CHECK_ARG(fn);                                                         \
     CUS_CHECK_POISON((fn)->module->ctx)
 

@@ -372,7 +372,6 @@ CUS_API cus_status cus_copy_device_async(cus_buffer *dst, size_t dst_offset, cus
 /* Validates a fill of count elements of `width` bytes at offset. */
 #define CHECK_FILL(buf, offset, count, width)                                  \
     do {                                                                       \
-        CUS_CHECK_NOT_IN_HOST_FN();                                            \
         CUS_CHECK_ARG(buf);                                                    \
         if ((offset) % (width))                                                \
             return CUS_FAIL(CUS_ERROR_INVALID_ARGUMENT, NULL,                  \
@@ -387,6 +386,7 @@ CUS_API cus_status cus_copy_device_async(cus_buffer *dst, size_t dst_offset, cus
 
 CUS_API cus_status cus_buffer_fill_u8(cus_buffer *buf, size_t offset, uint8_t value, size_t count)
 {
+    CUS_API_ENTER();
     CHECK_FILL(buf, offset, count, 1);
     CUS_IN_CONTEXT(buf->ctx, "cuMemsetD8", cus_drv_.cuMemsetD8_(buf->ptr + offset, value, count));
     return CUS_SUCCESS;
@@ -394,6 +394,7 @@ CUS_API cus_status cus_buffer_fill_u8(cus_buffer *buf, size_t offset, uint8_t va
 
 CUS_API cus_status cus_buffer_fill_u16(cus_buffer *buf, size_t offset, uint16_t value, size_t count)
 {
+    CUS_API_ENTER();
     CHECK_FILL(buf, offset, count, 2);
     CUS_IN_CONTEXT(buf->ctx, "cuMemsetD16", cus_drv_.cuMemsetD16_(buf->ptr + offset, value, count));
     return CUS_SUCCESS;
@@ -401,6 +402,7 @@ CUS_API cus_status cus_buffer_fill_u16(cus_buffer *buf, size_t offset, uint16_t 
 
 CUS_API cus_status cus_buffer_fill_u32(cus_buffer *buf, size_t offset, uint32_t value, size_t count)
 {
+    CUS_API_ENTER();
     CHECK_FILL(buf, offset, count, 4);
     CUS_IN_CONTEXT(buf->ctx, "cuMemsetD32", cus_drv_.cuMemsetD32_(buf->ptr + offset, value, count));
     return CUS_SUCCESS;
@@ -409,6 +411,7 @@ CUS_API cus_status cus_buffer_fill_u32(cus_buffer *buf, size_t offset, uint32_t 
 CUS_API cus_status cus_buffer_fill_u8_async(cus_buffer *buf, size_t offset, uint8_t value,
                                             size_t count, cus_stream *stream)
 {
+    CUS_API_ENTER();
     CUS_CHECK_ARG(stream);
     CHECK_FILL(buf, offset, count, 1);
     CHECK_STREAM(buf, stream);
@@ -421,6 +424,7 @@ CUS_API cus_status cus_buffer_fill_u8_async(cus_buffer *buf, size_t offset, uint
 CUS_API cus_status cus_buffer_fill_u16_async(cus_buffer *buf, size_t offset, uint16_t value,
                                              size_t count, cus_stream *stream)
 {
+    CUS_API_ENTER();
     CUS_CHECK_ARG(stream);
     CHECK_FILL(buf, offset, count, 2);
     CHECK_STREAM(buf, stream);
@@ -433,6 +437,7 @@ CUS_API cus_status cus_buffer_fill_u16_async(cus_buffer *buf, size_t offset, uin
 CUS_API cus_status cus_buffer_fill_u32_async(cus_buffer *buf, size_t offset, uint32_t value,
                                              size_t count, cus_stream *stream)
 {
+    CUS_API_ENTER();
     CUS_CHECK_ARG(stream);
     CHECK_FILL(buf, offset, count, 4);
     CHECK_STREAM(buf, stream);
