@@ -384,68 +384,36 @@ CUS_API cus_status cus_copy_device_async(cus_buffer *dst, size_t dst_offset, cus
             return CUS_SUCCESS;                                                \
     } while (0)
 
-CUS_API cus_status cus_buffer_fill_u8(cus_buffer *buf, size_t offset, uint8_t value, size_t count)
-{
-    CUS_API_ENTER();
-    CHECK_FILL(buf, offset, count, 1);
-    CUS_IN_CONTEXT(buf->ctx, "cuMemsetD8", cus_drv_.cuMemsetD8_(buf->ptr + offset, value, count));
-    return CUS_SUCCESS;
-}
+/* The fills of each width, synchronous and stream-ordered: one definition,
+ * so that the six cannot drift apart. */
+#define DEFINE_FILLS(bits, T)                                                  \
+    CUS_API cus_status cus_buffer_fill_u##bits(cus_buffer *buf, size_t offset, T value,  \
+                                               size_t count)                   \
+    {                                                                          \
+        CUS_API_ENTER();                                                       \
+        CHECK_FILL(buf, offset, count, (bits) / 8);                            \
+        CUS_IN_CONTEXT(buf->ctx, "cuMemsetD" #bits,                            \
+                       cus_drv_.cuMemsetD##bits##_(buf->ptr + offset, value, count)); \
+        return CUS_SUCCESS;                                                    \
+    }                                                                          \
+    CUS_API cus_status cus_buffer_fill_u##bits##_async(cus_buffer *buf, size_t offset,   \
+                                                       T value, size_t count,  \
+                                                       cus_stream *stream)     \
+    {                                                                          \
+        CUS_API_ENTER();                                                       \
+        CUS_CHECK_ARG(stream);                                                 \
+        CHECK_FILL(buf, offset, count, (bits) / 8);                            \
+        CHECK_STREAM(buf, stream);                                             \
+        CUS_IN_CONTEXT(buf->ctx, "cuMemsetD" #bits "Async",                    \
+                       cus_drv_.cuMemsetD##bits##Async_(buf->ptr + offset, value, count, \
+                                                        stream->handle));      \
+        cus_capture_keep_buffer_(stream, buf);                                 \
+        return CUS_SUCCESS;                                                    \
+    }
 
-CUS_API cus_status cus_buffer_fill_u16(cus_buffer *buf, size_t offset, uint16_t value, size_t count)
-{
-    CUS_API_ENTER();
-    CHECK_FILL(buf, offset, count, 2);
-    CUS_IN_CONTEXT(buf->ctx, "cuMemsetD16", cus_drv_.cuMemsetD16_(buf->ptr + offset, value, count));
-    return CUS_SUCCESS;
-}
-
-CUS_API cus_status cus_buffer_fill_u32(cus_buffer *buf, size_t offset, uint32_t value, size_t count)
-{
-    CUS_API_ENTER();
-    CHECK_FILL(buf, offset, count, 4);
-    CUS_IN_CONTEXT(buf->ctx, "cuMemsetD32", cus_drv_.cuMemsetD32_(buf->ptr + offset, value, count));
-    return CUS_SUCCESS;
-}
-
-CUS_API cus_status cus_buffer_fill_u8_async(cus_buffer *buf, size_t offset, uint8_t value,
-                                            size_t count, cus_stream *stream)
-{
-    CUS_API_ENTER();
-    CUS_CHECK_ARG(stream);
-    CHECK_FILL(buf, offset, count, 1);
-    CHECK_STREAM(buf, stream);
-    CUS_IN_CONTEXT(buf->ctx, "cuMemsetD8Async",
-                   cus_drv_.cuMemsetD8Async_(buf->ptr + offset, value, count, stream->handle));
-    cus_capture_keep_buffer_(stream, buf);
-    return CUS_SUCCESS;
-}
-
-CUS_API cus_status cus_buffer_fill_u16_async(cus_buffer *buf, size_t offset, uint16_t value,
-                                             size_t count, cus_stream *stream)
-{
-    CUS_API_ENTER();
-    CUS_CHECK_ARG(stream);
-    CHECK_FILL(buf, offset, count, 2);
-    CHECK_STREAM(buf, stream);
-    CUS_IN_CONTEXT(buf->ctx, "cuMemsetD16Async",
-                   cus_drv_.cuMemsetD16Async_(buf->ptr + offset, value, count, stream->handle));
-    cus_capture_keep_buffer_(stream, buf);
-    return CUS_SUCCESS;
-}
-
-CUS_API cus_status cus_buffer_fill_u32_async(cus_buffer *buf, size_t offset, uint32_t value,
-                                             size_t count, cus_stream *stream)
-{
-    CUS_API_ENTER();
-    CUS_CHECK_ARG(stream);
-    CHECK_FILL(buf, offset, count, 4);
-    CHECK_STREAM(buf, stream);
-    CUS_IN_CONTEXT(buf->ctx, "cuMemsetD32Async",
-                   cus_drv_.cuMemsetD32Async_(buf->ptr + offset, value, count, stream->handle));
-    cus_capture_keep_buffer_(stream, buf);
-    return CUS_SUCCESS;
-}
+DEFINE_FILLS(8, uint8_t)
+DEFINE_FILLS(16, uint16_t)
+DEFINE_FILLS(32, uint32_t)
 
 CUS_API cus_status cus_memory_info(cus_context *ctx, size_t *free_bytes, size_t *total_bytes)
 {

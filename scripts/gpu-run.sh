@@ -167,6 +167,38 @@ if ((${#benches[@]})); then
     done
 fi
 
+# --- a baseline, for before/after figures of one run ---------------------------------
+# When .baseline/ holds another version's source tree (git-ignored; e.g.
+#   rm -rf .baseline && mkdir .baseline && git archive OLD | tar -x -C .baseline
+# and carry it), its bench-context and bench-launch run alternately with this
+# tree's, two rounds each, so that before and after come from one machine and
+# one run (each binary still compares cuscope with the raw driver in its own
+# process). The JSON lands beside the others as baseline-*.json.
+baseline="none"
+if [ -f .baseline/meson.build ] && [ "$built" = yes ]; then
+    if timeout 300 meson setup /tmp/build-baseline .baseline --buildtype=release \
+        -Dtests=disabled -Dexamples=false -Ddocs=disabled -Dkernel_archs=90 \
+        >"$LOGS/baseline-setup.log" 2>&1 &&
+        timeout 600 meson compile -C /tmp/build-baseline >>"$LOGS/baseline-setup.log" 2>&1; then
+        baseline=""
+        for round in 1 2; do
+            for name in bench-context bench-launch; do
+                for side in baseline now; do
+                    b=/tmp/build-baseline/bench/$name
+                    [ "$side" = now ] && b=$BUILD/bench/$name
+                    [ -x "$b" ] || continue
+                    say "bench ($side, round $round): $name"
+                    timeout -k 5 300 "$b" --json-file "$LOGS/$side-$name-$round.json" 2>&1 |
+                        tee "$LOGS/$side-$name-$round.txt"
+                done
+            done
+        done
+        baseline="built and run (baseline-*/now-* in the archive)"
+    else
+        baseline="build FAILED (baseline-setup.log)"
+    fi
+fi
+
 # --- summary ------------------------------------------------------------------------
 {
     echo "card:         $card"
@@ -177,6 +209,14 @@ fi
     echo "examples:     $examples (main job: sum, exit $main_rc)"
     echo "sanitizer:    $sanitized"
     echo "benchmarks:   $bench_summary"
+    echo "baseline:     $baseline"
+    # The headline figures of each benchmark's JSON: its medians and ratios.
+    for j in "$LOGS"/*.json; do
+        [ -f "$j" ] || continue
+        printf '  %-28s %s\n' "$(basename "$j" .json)" \
+            "$(grep -o '"[a-z0-9_]*":{"median":[0-9.]*' "$j" | sed 's/":{"median":/=/; s/^"//' |
+                paste -sd' ')"
+    done
 } | tee "$LOGS/summary.txt"
 # The device tool brings back at most 8 files: everything in one archive, and
 # the summary beside it.
