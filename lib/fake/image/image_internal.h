@@ -21,7 +21,7 @@
 
 #define PRINTF_LIKE(f, a) __attribute__((format(printf, f, a)))
 
-/* --- image_util.c ---------------------------------------------------------------------------- */
+/* --- image_util.c ----------------------------------------------------------------------------- */
 
 /* A log given by the caller: always NUL-terminated, truncated to its size. */
 typedef struct {
@@ -42,7 +42,7 @@ FAKE_IMAGE_API char *dup_n(const char *s, size_t n);
 FAKE_IMAGE_API bool is_text(const unsigned char *s, size_t n);
 FAKE_IMAGE_API size_t text_length(const unsigned char *s, size_t size);
 
-/* --- arithmetic and bounded little-endian reads --------------------------------------------- */
+/* --- arithmetic and bounded little-endian reads ----------------------------------------------- */
 
 /* Saturating arithmetic, for sizes that are checked against a limit after. */
 static inline uint64_t sat_add(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }

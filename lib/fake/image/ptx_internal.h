@@ -83,7 +83,7 @@ typedef struct {
 #define SCOPE_FUNC (SIZE_MAX - 1)
 #define SCOPE_MODULE SIZE_MAX
 
-/* --- ptx_lex.c ----------------------------------------------------------------------------- */
+/* --- ptx_lex.c -------------------------------------------------------------------------------- */
 
 PRINTF_LIKE(4, 5) FAKE_IMAGE_API bool ptx_fail(ptx *ps, size_t line, const char *level,
                                                const char *fmt, ...);
@@ -123,7 +123,7 @@ FAKE_IMAGE_API bool skip_statement(ptx *ps);
 FAKE_IMAGE_API bool skip_group(ptx *ps);
 FAKE_IMAGE_API bool skip_line(ptx *ps);
 
-/* --- ptx_decl.c ---------------------------------------------------------------------------- */
+/* --- ptx_decl.c ------------------------------------------------------------------------------- */
 
 enum { EK_INT, EK_BITS, EK_F32, EK_F64, EK_HALF };
 
@@ -140,7 +140,7 @@ FAKE_IMAGE_API bool is_opaque_type(const token *t);
 FAKE_IMAGE_API bool add_sym(ptx *ps, const token *name, int kind, size_t global);
 FAKE_IMAGE_API bool parse_variable(ptx *ps, bool ext, size_t scope);
 
-/* --- ptx_body.c ---------------------------------------------------------------------------- */
+/* --- ptx_body.c ------------------------------------------------------------------------------- */
 
 FAKE_IMAGE_API bool parse_body(ptx *ps, size_t scope);
 
