@@ -248,19 +248,11 @@ CUresult parse_cubin(const unsigned char *b, size_t size, fake_image *img, logbu
         if (!*name)
             continue;
         if (type == STT_FUNC_ && (other & STO_CUDA_ENTRY_)) {
-            fake_image_function *f = grow(img->functions, &fcap, img->nfunctions + 1, sizeof *f);
+            fake_image_function *f = image_add_function(img, &fcap, name, strlen(name));
             if (!f) {
                 r = CUDA_ERROR_OUT_OF_MEMORY;
                 break;
             }
-            img->functions = f;
-            f = &img->functions[img->nfunctions];
-            memset(f, 0, sizeof *f);
-            if (!(f->name = dup_n(name, strlen(name)))) {
-                r = CUDA_ERROR_OUT_OF_MEMORY;
-                break;
-            }
-            img->nfunctions++;
             if (info_of[shndx]) {
                 section is = sec(&e, info_of[shndx]);
                 if (is.type != SHT_NOBITS_)
@@ -286,35 +278,19 @@ CUresult parse_cubin(const unsigned char *b, size_t size, fake_image *img, logbu
             r = bad_image(err, "cubin: global '%s' out of its section", name);
             break;
         }
-        gbytes = sat_add(gbytes, ssize);
-        if (gbytes > FAKE_IMAGE_MAX_GLOBAL_BYTES) {
-            r = CUDA_ERROR_OUT_OF_MEMORY;
-            break;
-        }
-        fake_image_global *g = grow(img->globals, &gcap, img->nglobals + 1, sizeof *g);
-        if (!g) {
-            r = CUDA_ERROR_OUT_OF_MEMORY;
-            break;
-        }
-        img->globals = g;
-        g = &img->globals[img->nglobals];
         /* not recorded either: guessed from the address, the section's and
          * the size's alignment */
         uint64_t cap = !is_pow2(s.addralign) ? 1 : s.addralign < 4096 ? s.addralign : 4096;
         while (cap > 1 && cap / 2 >= ssize)
             cap /= 2;
-        *g = (fake_image_global){dup_n(name, strlen(name)), (size_t)ssize,
-                                 (size_t)pow2_dividing(value, cap), constant,
-                                 calloc(ssize ? (size_t)ssize : 1, 1)};
-        if (!g->name || !g->init) {
-            free(g->name);
-            free(g->init);
+        fake_image_global *g = image_add_global(img, &gcap, &gbytes, name, strlen(name), ssize,
+                                                pow2_dividing(value, cap), constant);
+        if (!g) {
             r = CUDA_ERROR_OUT_OF_MEMORY;
             break;
         }
         if (s.type != SHT_NOBITS_ && ssize)
             memcpy(g->init, b + s.offset + value, (size_t)ssize);
-        img->nglobals++;
     }
     free(info_of);
     return r;

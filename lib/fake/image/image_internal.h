@@ -39,6 +39,13 @@ PRINTF_LIKE(2, 3) FAKE_IMAGE_API CUresult bad_image(logbuf *err, const char *fmt
 FAKE_IMAGE_API void *grow(void *a, size_t *cap, size_t need, size_t elem);
 FAKE_IMAGE_API char *dup_n(const char *s, size_t n);
 
+/* Growing img->functions and img->globals; see image_util.c. */
+FAKE_IMAGE_API fake_image_function *image_add_function(fake_image *img, size_t *cap,
+                                                       const char *name, size_t n);
+FAKE_IMAGE_API fake_image_global *image_add_global(fake_image *img, size_t *cap, uint64_t *bytes,
+                                                   const char *name, size_t n, uint64_t size,
+                                                   uint64_t align, bool constant);
+
 FAKE_IMAGE_API bool is_text(const unsigned char *s, size_t n);
 FAKE_IMAGE_API size_t text_length(const unsigned char *s, size_t size);
 

@@ -83,6 +83,49 @@ char *dup_n(const char *s, size_t n)
     return d;
 }
 
+/* Appends to img a zeroed function named by the n bytes at name (*cap: the
+ * capacity of img->functions); NULL on OOM, img->nfunctions unchanged. */
+fake_image_function *image_add_function(fake_image *img, size_t *cap, const char *name, size_t n)
+{
+    fake_image_function *f = grow(img->functions, cap, img->nfunctions + 1, sizeof *f);
+    if (!f)
+        return NULL;
+    img->functions = f;
+    f = &img->functions[img->nfunctions];
+    memset(f, 0, sizeof *f);
+    if (!(f->name = dup_n(name, n)))
+        return NULL;
+    img->nfunctions++;
+    return f;
+}
+
+/* Appends to img a global named by the n bytes at name, its initializer
+ * zero-filled, adding its size to *bytes (the image's globals so far); NULL
+ * on OOM, which is also what more than FAKE_IMAGE_MAX_GLOBAL_BYTES in all is,
+ * img->nglobals unchanged. */
+fake_image_global *image_add_global(fake_image *img, size_t *cap, uint64_t *bytes,
+                                    const char *name, size_t n, uint64_t size, uint64_t align,
+                                    bool constant)
+{
+    *bytes = sat_add(*bytes, size);
+    if (*bytes > FAKE_IMAGE_MAX_GLOBAL_BYTES)
+        return NULL;
+    fake_image_global *g = grow(img->globals, cap, img->nglobals + 1, sizeof *g);
+    if (!g)
+        return NULL;
+    img->globals = g;
+    g = &img->globals[img->nglobals];
+    *g = (fake_image_global){dup_n(name, n), (size_t)size, (size_t)align, constant,
+                             calloc(size ? (size_t)size : 1, 1)};
+    if (!g->name || !g->init) {
+        free(g->name);
+        free(g->init);
+        return NULL;
+    }
+    img->nglobals++;
+    return g;
+}
+
 PRINTF_LIKE(2, 3) CUresult bad_image(logbuf *err, const char *fmt, ...)
 {
     va_list ap;

@@ -152,15 +152,9 @@ static bool parse_dims(ptx *ps, uint64_t v[3])
 static bool add_entry(ptx *ps, const token *name, size_t *index)
 {
     fake_image *img = ps->img;
-    fake_image_function *f = grow(img->functions, &ps->fcap, img->nfunctions + 1, sizeof *f);
-    if (!f)
+    if (!image_add_function(img, &ps->fcap, name->s, name->n))
         return ptx_oom(ps);
-    img->functions = f;
-    f = &img->functions[img->nfunctions];
-    memset(f, 0, sizeof *f);
-    if (!(f->name = dup_n(name->s, name->n)))
-        return ptx_oom(ps);
-    *index = img->nfunctions++;
+    *index = img->nfunctions - 1;
     return true;
 }
 

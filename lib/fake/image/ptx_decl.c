@@ -282,28 +282,15 @@ static bool parse_init(ptx *ps, const decl *d, unsigned char *init)
 static bool add_global(ptx *ps, const token *name, const decl *d, uint64_t align, bool constant,
                        bool ext, size_t *index)
 {
-    ps->gbytes = sat_add(ps->gbytes, d->size);
-    if (ps->gbytes > FAKE_IMAGE_MAX_GLOBAL_BYTES)
-        return ptx_oom(ps);
     fake_image *img = ps->img;
-    fake_image_global *g = grow(img->globals, &ps->gcap, img->nglobals + 1, sizeof *g);
-    if (!g)
+    if (!image_add_global(img, &ps->gcap, &ps->gbytes, name->s, name->n, d->size, align, constant))
         return ptx_oom(ps);
-    img->globals = g;
-    bool *e = grow(ps->gext, &ps->gextcap, img->nglobals + 1, sizeof *e);
+    bool *e = grow(ps->gext, &ps->gextcap, img->nglobals, sizeof *e);
     if (!e)
         return ptx_oom(ps);
     ps->gext = e;
-    g = &img->globals[img->nglobals];
-    *g = (fake_image_global){dup_n(name->s, name->n), (size_t)d->size, (size_t)align, constant,
-                             calloc(d->size ? (size_t)d->size : 1, 1)};
-    if (!g->name || !g->init) {
-        free(g->name);
-        free(g->init);
-        return ptx_oom(ps);
-    }
-    e[img->nglobals] = ext;
-    *index = img->nglobals++;
+    e[img->nglobals - 1] = ext;
+    *index = img->nglobals - 1;
     return true;
 }
 
