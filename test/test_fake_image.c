@@ -1,4 +1,4 @@
-/* The fake driver's module image parser (lib/fake/fake_image.c), on its
+/* The fake driver's module image parser (lib/fake/image/), on its
  * own: PTX as nvcc writes it (the strings below are its output, trimmed),
  * cubins and fatbins that nvcc made at build time from
  * data/fake_image/kernels.cu (their paths are the arguments: PTX, cubin,
@@ -1019,7 +1019,7 @@ static void test_bad_images(void **state)
 
 /* --- fatbins put together here, around PTX -------------------------------------------------- */
 
-/* A fatbin of one entry, laid out as nvcc's (see fake_image.c). */
+/* A fatbin of one entry, laid out as nvcc's (see lib/fake/image/fatbin.c). */
 static unsigned char *make_fatbin(unsigned kind, uint64_t flags, const void *payload, size_t n,
                                   size_t *out_size)
 {

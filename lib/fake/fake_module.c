@@ -2,7 +2,7 @@
  * cuOccupancy*, the launch record and the host implementations of kernels.
  *
  * A module is a registered record (kind MODULE) in the context that was
- * current at load, holding the parsed image (fake_image.c), one function
+ * current at load, holding the parsed image (fake_image.h), one function
  * record per kernel and one block of device memory per global. Function
  * records are not registry handles (they would count as live handles of some
  * kind): they live in their module's array, are found through a private
