@@ -30,8 +30,9 @@ static _Thread_local thread_stack *tls_stack;
 static thread_stack **all_stacks;
 static size_t all_stacks_count, all_stacks_capacity;
 
-void fake_context_reset_locked(void)
+static void context_reset_locked(const cus_fake_config *cfg)
 {
+    (void)cfg;
     for (size_t i = 0; i < all_stacks_count; i++) {
         free(all_stacks[i]->entries);
         free(all_stacks[i]);
@@ -160,7 +161,7 @@ static CUresult limit_supported_locked(const struct CUctx_st *c, int limit)
     if (limit == LIMIT_CIG_SHMEM_FALLBACK_ENABLED)
         return CUDA_ERROR_UNSUPPORTED_LIMIT;
     if (limit == LIMIT_DEV_RUNTIME_SYNC_DEPTH &&
-        fake_g.devices[c->device].attributes[CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR] >= 9)
+        fake_dev.devices[c->device].attributes[CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR] >= 9)
         return CUDA_ERROR_UNSUPPORTED_LIMIT;
     return CUDA_SUCCESS;
 }
@@ -506,7 +507,7 @@ CUresult CUDAAPI fake_cuCtxGetLimit(size_t *value, CUlimit limit)
     if (r != CUDA_SUCCESS)
         return fake_leave(r);
     if ((int)limit == LIMIT_SHMEM_SIZE) /* a plain context has all of it */
-        *value = (size_t)fake_g.devices[c->device]
+        *value = (size_t)fake_dev.devices[c->device]
                      .attributes[CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN];
     else
         *value = c->limits[limit];
@@ -641,3 +642,12 @@ CUS_API int cus_fake_primary_retain_count(int ordinal)
     fake_unlock();
     return n;
 }
+
+/* --- the area -------------------------------------------------------------------------------- */
+
+static const fake_area context_area = {
+    .name = "context",
+    .reset_order = 50,
+    .reset_locked = context_reset_locked,
+};
+FAKE_AREA(context_area)

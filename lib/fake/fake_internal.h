@@ -279,6 +279,72 @@ FAKE_HIDDEN void fake_misuse_locked(const char *fmt, ...) FAKE_PRINTF(1, 2);
  * resolver and the entry points also work without cus_fake_install(). */
 FAKE_HIDDEN void fake_ensure_configured_locked(void);
 
+/* Whether the calling thread is running a host function: the driver thread
+ * (fake_tls_driver_thread), or a caller running one itself, or a kernel's host
+ * implementation (fake_tls_inline_host_fn). The stream engine sets them; the
+ * prologue and the uncounted entry points refuse such a thread. */
+FAKE_HIDDEN extern _Thread_local bool fake_tls_driver_thread;
+FAKE_HIDDEN extern _Thread_local bool fake_tls_inline_host_fn;
+FAKE_HIDDEN bool fake_in_host_function(void);
+
+/* --- areas: what each object family registers with the core ----------------------
+ * The core names no area. Each area (device, context, stream, event, memory,
+ * module, graph) describes its hooks in a const fake_area and registers it
+ * from a constructor (FAKE_AREA); the core calls them in the orders given. */
+struct fake_op;
+
+/* The executor of one kind of queued stream operation (fake_op_kind), run by
+ * the stream engine when the operation reaches the head of its queue. */
+enum {
+    FAKE_OP_COUNTS_AS_WORK = 1,        /* bumps the work counter (event timing) */
+    FAKE_OP_DEAD_WHEN_POISONED = 2,    /* completes with the sticky error, unrun */
+};
+#define FAKE_OP_KIND_SLOTS 16
+typedef struct fake_op_executor {
+    int kind;
+    unsigned int flags;
+    /* Executes op; its outcome. May release the lock. NULL: nothing to do. */
+    CUresult (*execute_locked)(const struct fake_op *op);
+    /* Frees what op owns (done, or dropped at reset); NULL: nothing. */
+    void (*free_payload)(struct fake_op *op);
+} fake_op_executor;
+
+typedef struct fake_area {
+    const char *name;
+    /* The order of the reset hooks (lower first) and of the teardown hooks. */
+    int reset_order, teardown_order;
+    /* Whether cfg is acceptable to this area (cus_fake_install); NULL: yes. */
+    bool (*config_valid)(const cus_fake_config *cfg);
+    /* Without the lock, before a reset: stops what runs on its own. */
+    void (*shutdown)(void);
+    /* Drops everything the area holds and applies cfg (NULL: the defaults);
+     * before the registry is cleared. */
+    void (*reset_locked)(const cus_fake_config *cfg);
+    /* In a fork() child, with the lock re-initialised. */
+    void (*fork_child)(void);
+    /* A FAKE_CAPTURE_UNSAFE entry point: true refuses it. */
+    bool (*unsafe_call_locked)(void);
+    /* A context's teardown: mark what c owns with the ticket; later destroy
+     * what carries it. */
+    void (*doom_locked)(CUcontext c, unsigned long ticket);
+    void (*destroy_doomed_locked)(CUcontext c, unsigned long ticket);
+    const fake_op_executor *executors;
+    size_t executor_count;
+} fake_area;
+
+FAKE_HIDDEN void fake_area_register(const fake_area *area);
+#define FAKE_AREA(descriptor)                                                  \
+    __attribute__((constructor)) static void fake_register_area_(void)         \
+    {                                                                          \
+        fake_area_register(&(descriptor));                                     \
+    }
+
+/* The executor registered for an operation kind, or NULL. */
+FAKE_HIDDEN const fake_op_executor *fake_op_executor_of(int kind);
+/* Every area's doom, then (later) destroy hooks, in teardown order. */
+FAKE_HIDDEN void fake_areas_doom_locked(CUcontext c, unsigned long ticket);
+FAKE_HIDDEN void fake_areas_destroy_doomed_locked(CUcontext c, unsigned long ticket);
+
 /* --- the handle registry (fake_registry.c) ------------------------------------
  * Every handle the fake issues is a record that starts with a fake_handle, and
  * is registered under the value the API hands out (its key). Records are never
@@ -333,11 +399,20 @@ typedef struct fake_device {
     int primary_retains;
 } fake_device;
 
-/* Checks one device configuration; false if invalid. */
-FAKE_HIDDEN bool fake_device_config_valid(const cus_fake_device_config *dc);
-/* Configures device `ordinal` from dc (NULL: defaults). */
-FAKE_HIDDEN void fake_device_configure(fake_device *d, int ordinal,
-                                       const cus_fake_device_config *dc);
+/* The configured devices (fake_device.c; applied by its reset hook). */
+typedef struct fake_devices {
+    bool no_devices;
+    int count;
+    fake_device devices[CUS_FAKE_MAX_DEVICES];
+} fake_devices;
+
+FAKE_HIDDEN extern fake_devices fake_dev;
+
+/* The device for an ordinal, or NULL. */
+static inline fake_device *fake_device_at_locked(CUdevice dev)
+{
+    return dev >= 0 && dev < fake_dev.count ? &fake_dev.devices[dev] : NULL;
+}
 
 /* --- contexts (fake_context.c) ----------------------------------------------------- */
 
@@ -364,9 +439,6 @@ struct CUctx_st {
 
 /* Resets a context's per-context state to the driver's defaults. */
 FAKE_HIDDEN void fake_context_defaults(struct CUctx_st *c);
-/* Frees every thread's emulated stack (install, uninstall); the threads see
- * empty stacks from the generation bump that goes with it. */
-FAKE_HIDDEN void fake_context_reset_locked(void);
 
 /* The calling thread's current context, live: CUDA_ERROR_INVALID_CONTEXT with
  * none, CUDA_ERROR_CONTEXT_IS_DESTROYED if it is dead, and its sticky error
@@ -486,9 +558,6 @@ struct CUevent_st {
     unsigned long long capture_id;
 };
 
-/* Whether the calling thread is running a host function (the driver thread,
- * or the caller itself where the driver thread could not be started). */
-FAKE_HIDDEN bool fake_in_host_function(void);
 
 /* A stream argument: NULL, CU_STREAM_LEGACY and CU_STREAM_PER_THREAD are the
  * current context's default stream (INVALID_CONTEXT / CONTEXT_IS_DESTROYED
@@ -529,16 +598,6 @@ FAKE_HIDDEN void fake_context_teardown_locked(struct CUctx_st *c);
 /* The work counter: memory operations, launches and host functions executed since
  * install (event timing). */
 FAKE_HIDDEN uint64_t fake_work_done_locked(void);
-/* Executes a RECORD operation. */
-FAKE_HIDDEN void fake_event_execute_record_locked(const fake_op *op);
-/* Teardown steps of a context for events and memory: mark with the ticket,
- * then destroy what carries it. */
-FAKE_HIDDEN void fake_event_doom_locked(struct CUctx_st *c, unsigned long ticket);
-FAKE_HIDDEN void fake_event_destroy_doomed_locked(unsigned long ticket);
-FAKE_HIDDEN void fake_memory_doom_locked(struct CUctx_st *c, unsigned long ticket);
-FAKE_HIDDEN void fake_memory_destroy_doomed_locked(struct CUctx_st *c, unsigned long ticket);
-/* Executes a COPY, MEMSET, ALLOC, FREE or PREFETCH operation; its outcome. */
-FAKE_HIDDEN CUresult fake_memory_execute_locked(const fake_op *op);
 
 /* --- modules and launches (fake_module.c), and what they need elsewhere ----------- */
 
@@ -547,15 +606,8 @@ FAKE_HIDDEN CUresult fake_memory_execute_locked(const fake_op *op);
  * and a misuse), and threads waiting inside the fake see a lock release.
  * The caller holds the stream it executes busy (fake_stream.c). */
 FAKE_HIDDEN void fake_stream_call_unlocked_locked(void (*fn)(void *), void *arg);
-/* Executes a LAUNCH operation: runs the kernel's host implementation, if one
- * is registered, and poisons the context on a sticky result. May release the
- * lock. Returns the kernel's result. */
-FAKE_HIDDEN CUresult fake_module_execute_launch_locked(const fake_op *op);
 /* Frees a LAUNCH operation's payload (a queue dropped at reset, or done). */
 FAKE_HIDDEN void fake_module_launch_free(fake_launch_exec *exec);
-/* Teardown steps of a context for its modules: mark, then unload (no misuse). */
-FAKE_HIDDEN void fake_module_doom_locked(struct CUctx_st *c, unsigned long ticket);
-FAKE_HIDDEN void fake_module_destroy_doomed_locked(unsigned long ticket);
 /* Graph replay (fake_graph.c): a copy of a captured launch's payload for one
  * cuGraphLaunch of exec on stream (as passed), NULL when out of memory; and
  * the launch record of a launch queued (or captured). */
@@ -565,9 +617,6 @@ FAKE_HIDDEN void fake_module_record_launch_locked(const fake_launch_exec *x);
 /* What cuGraphExecUpdate compares: the function's context, cooperative. */
 FAKE_HIDDEN CUcontext fake_module_launch_context(const fake_launch_exec *x);
 FAKE_HIDDEN bool fake_module_launch_cooperative(const fake_launch_exec *x);
-/* Drops every module, function, launch record and kernel registration
- * (install, uninstall; after the memory reset, before the registry is cleared). */
-FAKE_HIDDEN void fake_module_reset_locked(void);
 
 /* A module global: device memory of c, as bounds-checked as any allocation,
  * but not a registered handle: not counted as device memory (live handles,
@@ -607,52 +656,38 @@ FAKE_HIDDEN bool fake_memory_pointer_usable_locked(uintptr_t addr, const char *w
  * node of the capture's graph instead; cuGraphLaunch queues a graph's nodes
  * as ordinary operations, in capture order. */
 
-/* Captures begun and not yet ended (any thread): 0 makes every hook free. */
+/* Captures begun and not yet ended (any thread): 0 makes every hook free.
+ * Defined by the stream engine, which reads it; kept by the graph area. */
 FAKE_HIDDEN extern unsigned long fake_captures_active;
 
-/* The enqueue hook (fake_stream_enqueue_locked), for a capturing stream or a
- * legacy default stream while captures are active: *handled says whether the
- * operation was taken (a node, or an error: CUDA_ERROR_STREAM_CAPTURE_IMPLICIT
- * on a legacy stream while a blocking stream of its context captures,
- * CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, ...). A LAUNCH payload belongs to the
- * node on success, as it would to the queue. */
-FAKE_HIDDEN CUresult fake_graph_enqueue_locked(struct CUstream_st *s, const fake_op *proto,
-                                               bool *handled);
-/* cuStreamSynchronize and cuStreamQuery of s: CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED
- * for a capturing stream, CUDA_ERROR_STREAM_CAPTURE_IMPLICIT for a legacy
- * stream that a blocking capture blocks; both invalidate the capture. */
-FAKE_HIDDEN CUresult fake_graph_sync_check_locked(struct CUstream_st *s);
-/* cuEventRecord on a capturing stream; cuStreamWaitEvent while captures are
- * active or of a captured event (*handled false: an ordinary wait). */
-FAKE_HIDDEN CUresult fake_graph_record_locked(struct CUstream_st *s, struct CUevent_st *e);
-FAKE_HIDDEN CUresult fake_graph_wait_locked(struct CUstream_st *s, struct CUevent_st *e,
-                                            unsigned int flags, bool *handled);
-/* A FAKE_CAPTURE_UNSAFE entry point (fake_enter): true when the capture modes
- * prohibit it for the calling thread; the captures that prohibit it are
- * invalidated. */
-FAKE_HIDDEN bool fake_graph_unsafe_call_locked(void);
-/* cuStreamDestroy of a capturing stream: the capture is discarded (its origin)
- * or invalidated (a joined stream, which leaves it). */
-FAKE_HIDDEN void fake_graph_stream_destroyed_locked(struct CUstream_st *s);
-/* Teardown steps of a context for its graphs, executable graphs and captures. */
-FAKE_HIDDEN void fake_graph_doom_locked(struct CUctx_st *c, unsigned long ticket);
-FAKE_HIDDEN void fake_graph_destroy_doomed_locked(struct CUctx_st *c, unsigned long ticket);
-/* Drops every graph, executable graph, node and capture (install, uninstall;
- * first, before the queues and the memory). */
-FAKE_HIDDEN void fake_graph_reset_locked(void);
+/* What the stream engine and the event area hand to the capture code (the
+ * graph area registers it from a constructor: fake_capture_ops).
+ *   enqueue_locked: for a capturing stream or a legacy default stream while
+ *     captures are active: *handled says whether the operation was taken (a
+ *     node, or an error: CUDA_ERROR_STREAM_CAPTURE_IMPLICIT on a legacy stream
+ *     while a blocking stream of its context captures,
+ *     CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, ...). A LAUNCH payload belongs
+ *     to the node on success, as it would to the queue.
+ *   sync_check_locked: cuStreamSynchronize and cuStreamQuery of s:
+ *     CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED for a capturing stream,
+ *     CUDA_ERROR_STREAM_CAPTURE_IMPLICIT for a legacy stream that a blocking
+ *     capture blocks; both invalidate the capture.
+ *   record_locked: cuEventRecord on a capturing stream.
+ *   wait_locked: cuStreamWaitEvent while captures are active or of a
+ *     captured event (*handled false: an ordinary wait).
+ *   stream_destroyed_locked: cuStreamDestroy of a capturing stream: the
+ *     capture is discarded (its origin) or invalidated (a joined stream,
+ *     which leaves it). */
+typedef struct fake_capture_hooks {
+    CUresult (*enqueue_locked)(struct CUstream_st *s, const fake_op *proto, bool *handled);
+    CUresult (*sync_check_locked)(struct CUstream_st *s);
+    CUresult (*record_locked)(struct CUstream_st *s, struct CUevent_st *e);
+    CUresult (*wait_locked)(struct CUstream_st *s, struct CUevent_st *e, unsigned int flags,
+                            bool *handled);
+    void (*stream_destroyed_locked)(struct CUstream_st *s);
+} fake_capture_hooks;
+FAKE_HIDDEN extern const fake_capture_hooks *fake_capture_ops;
 
-/* Stops the driver thread (waiting for every thread that released the lock
- * inside the fake to finish first). Called without the lock, before a reset. */
-FAKE_HIDDEN void fake_stream_shutdown(void);
-/* In a fork() child (fake.c's atfork handler): the driver thread does not
- * exist there, nor do threads that waited inside the fake; forgets them so
- * that nothing waits for them, and re-initialises the condition variables. */
-FAKE_HIDDEN void fake_stream_atfork_child(void);
-/* Drop every queue, stream, event, allocation and peer link (install,
- * uninstall; before the registry is cleared). */
-FAKE_HIDDEN void fake_stream_reset_locked(void);
-FAKE_HIDDEN void fake_event_reset_locked(void);
-FAKE_HIDDEN void fake_memory_reset_locked(void);
 
 /* --- the state shared by the files ---------------------------------------------- */
 
@@ -660,20 +695,11 @@ typedef struct fake_state {
     bool configured;          /* a configuration is applied (install, or the lazy default) */
     unsigned long generation; /* bumped by each install/uninstall: stale thread stacks are empty */
     int driver_version;
-    bool no_devices;
     bool initialized; /* cuInit succeeded */
-    int device_count;
-    fake_device devices[CUS_FAKE_MAX_DEVICES];
     const char *current_call; /* the log name of the entry point holding the lock */
 } fake_state;
 
 FAKE_HIDDEN extern fake_state fake_g;
-
-/* The device for an ordinal, or NULL. */
-static inline fake_device *fake_device_at_locked(CUdevice dev)
-{
-    return dev >= 0 && dev < fake_g.device_count ? &fake_g.devices[dev] : NULL;
-}
 
 /* Resets the resolver's state (hidden entries) for a new install. */
 FAKE_HIDDEN void fake_resolver_reset_locked(void);

@@ -99,8 +99,9 @@ static struct {
  * the fake answers the same with any headers. */
 #define JIT_OPTION_COUNT 35
 
-void fake_module_reset_locked(void)
+static void module_reset_locked(const cus_fake_config *cfg)
 {
+    (void)cfg;
     for (size_t i = 0; i < module_count; i++) {
         struct CUmod_st *m = modules[i];
         fake_image_free(m->img);
@@ -181,7 +182,7 @@ static struct CUfunc_st *fn_set_find(const void *f)
 
 static const int *device_attrs(const struct CUctx_st *c)
 {
-    return fake_g.devices[c->device].attributes;
+    return fake_dev.devices[c->device].attributes;
 }
 
 /* A module argument. Unknown and unloaded modules are misuse and
@@ -789,15 +790,16 @@ CUresult CUDAAPI fake_cuModuleUnload(CUmodule hmod)
     return fake_leave(CUDA_SUCCESS);
 }
 
-void fake_module_doom_locked(struct CUctx_st *c, unsigned long ticket)
+static void module_doom_locked(struct CUctx_st *c, unsigned long ticket)
 {
     for (size_t i = 0; i < module_count; i++)
         if (modules[i]->ctx == c && modules[i]->h.state == FAKE_LIVE)
             modules[i]->doomed = ticket;
 }
 
-void fake_module_destroy_doomed_locked(unsigned long ticket)
+static void module_destroy_doomed_locked(struct CUctx_st *c, unsigned long ticket)
 {
+    (void)c;
     for (size_t i = 0; i < module_count; i++)
         if (modules[i]->doomed == ticket && modules[i]->h.state == FAKE_LIVE)
             unload_locked(modules[i], true);
@@ -1404,7 +1406,7 @@ static void run_kernel(void *arg)
     k->result = k->fn(k->rec, k->argv, k->user);
 }
 
-CUresult fake_module_execute_launch_locked(const fake_op *op)
+static CUresult execute_launch_locked(const fake_op *op)
 {
     fake_launch_exec *x = op->u.launch.exec;
     struct CUfunc_st *f = x->fn;
@@ -1545,3 +1547,29 @@ CUS_API cus_status cus_fake_register_kernel(const char *name, cus_fake_kernel_fn
     fake_unlock();
     return st;
 }
+
+/* --- the area -------------------------------------------------------------------------------- */
+
+static void launch_payload_free(fake_op *op)
+{
+    fake_module_launch_free(op->u.launch.exec);
+}
+
+static const fake_op_executor module_executors[] = {
+    {FAKE_OP_LAUNCH, FAKE_OP_COUNTS_AS_WORK | FAKE_OP_DEAD_WHEN_POISONED, execute_launch_locked,
+     launch_payload_free},
+};
+
+/* Reset after the memory (it drops globals), before the contexts; torn down
+ * before the memory (its globals first). */
+static const fake_area module_area = {
+    .name = "module",
+    .reset_order = 40,
+    .teardown_order = 20,
+    .reset_locked = module_reset_locked,
+    .doom_locked = module_doom_locked,
+    .destroy_doomed_locked = module_destroy_doomed_locked,
+    .executors = module_executors,
+    .executor_count = sizeof module_executors / sizeof module_executors[0],
+};
+FAKE_AREA(module_area)
