@@ -345,7 +345,7 @@ CUresult CUDAAPI fake_cuCtxDestroy(CUcontext ctx)
     if (top_locked() == ctx)
         pop_locked();
     /* Its queued work runs, then its streams, events and memory go. */
-    fake_context_teardown_locked((struct CUctx_st *)h);
+    fake_context_work->teardown_locked((struct CUctx_st *)h);
     return fake_leave(CUDA_SUCCESS);
 }
 
@@ -440,7 +440,7 @@ CUresult CUDAAPI fake_cuCtxSynchronize(void)
     CUresult r = current_locked(&c);
     if (r != CUDA_SUCCESS)
         return fake_leave(r);
-    fake_context_synchronize_locked(c);
+    fake_context_work->synchronize_locked(c);
     return fake_leave(c->sticky);
 }
 
@@ -475,7 +475,7 @@ CUresult CUDAAPI fake_cuCtxSynchronize_v2(CUcontext ctx)
     CUresult r = context_or_current_locked(ctx, &c);
     if (r != CUDA_SUCCESS)
         return fake_leave(r);
-    fake_context_synchronize_locked(c);
+    fake_context_work->synchronize_locked(c);
     return fake_leave(c->sticky);
 }
 #endif
@@ -628,7 +628,7 @@ CUresult CUDAAPI fake_cuDevicePrimaryCtxRelease(CUdevice_v1 dev)
     }
     if (--d->primary_retains == 0) {
         fake_handle_set_state_locked(&d->primary->h, FAKE_INACTIVE);
-        fake_context_teardown_locked(d->primary); /* as cuCtxDestroy */
+        fake_context_work->teardown_locked(d->primary); /* as cuCtxDestroy */
     }
     return fake_leave(CUDA_SUCCESS);
 }
@@ -644,6 +644,8 @@ CUS_API int cus_fake_primary_retain_count(int ordinal)
 }
 
 /* --- the area -------------------------------------------------------------------------------- */
+
+const fake_context_work_hooks *fake_context_work;
 
 static const fake_area context_area = {
     .name = "context",

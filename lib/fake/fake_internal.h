@@ -595,6 +595,13 @@ FAKE_HIDDEN void fake_context_synchronize_locked(struct CUctx_st *c);
  * caller has already marked it. Runs the work queued in its streams, then
  * destroys its streams, events and memory. May release the lock. */
 FAKE_HIDDEN void fake_context_teardown_locked(struct CUctx_st *c);
+/* The two above, as the context area calls them (it lies below the stream
+ * engine, which registers them from its constructor). */
+typedef struct fake_context_work_hooks {
+    void (*synchronize_locked)(struct CUctx_st *c);
+    void (*teardown_locked)(struct CUctx_st *c);
+} fake_context_work_hooks;
+FAKE_HIDDEN extern const fake_context_work_hooks *fake_context_work;
 /* The work counter: memory operations, launches and host functions executed since
  * install (event timing). */
 FAKE_HIDDEN uint64_t fake_work_done_locked(void);

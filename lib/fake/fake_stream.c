@@ -647,7 +647,16 @@ static const fake_area stream_area = {
     .executors = stream_executors,
     .executor_count = sizeof stream_executors / sizeof stream_executors[0],
 };
-FAKE_AREA(stream_area)
+static const fake_context_work_hooks stream_context_work = {
+    .synchronize_locked = fake_context_synchronize_locked,
+    .teardown_locked = fake_context_teardown_locked,
+};
+
+__attribute__((constructor)) static void stream_register(void)
+{
+    fake_context_work = &stream_context_work;
+    fake_area_register(&stream_area);
+}
 
 /* --- entry points -------------------------------------------------------------------------------- */
 
