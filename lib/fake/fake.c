@@ -10,7 +10,7 @@
 
 #include "cuscope/driver.h"
 #include "cuscope/object.h"
-#include "fake_internal.h"
+#include "fake_core.h"
 
 fake_state fake_g;
 

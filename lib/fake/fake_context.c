@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fake_internal.h"
+#include "fake_context.h"
 
 /* --- the per-thread stacks -------------------------------------------------------------
  * Each thread's stack is a heap block reached from its _Thread_local pointer

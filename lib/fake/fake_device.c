@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "fake_internal.h"
+#include "fake_device.h"
 
 _Static_assert(CU_DEVICE_ATTRIBUTE_MAX <= FAKE_ATTRIBUTE_SLOTS, "grow FAKE_ATTRIBUTE_SLOTS");
 

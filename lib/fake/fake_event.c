@@ -13,7 +13,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
-#include "fake_internal.h"
+#include "fake_event.h"
 
 static struct CUevent_st **events; /* every event since install, for teardown */
 static size_t event_count, event_capacity;

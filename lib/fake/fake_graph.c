@@ -43,7 +43,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fake_internal.h"
+#include "fake_event.h"
+#include "fake_module.h"
 
 /* --- records ------------------------------------------------------------------------------ */
 

@@ -29,7 +29,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "fake_internal.h"
+#include "fake_memory.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define FAKE_ASAN 1

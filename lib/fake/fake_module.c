@@ -26,7 +26,7 @@
 
 #include "cuscope/status.h"
 #include "fake_image.h"
-#include "fake_internal.h"
+#include "fake_module.h"
 
 /* --- records ---------------------------------------------------------------------------- */
 

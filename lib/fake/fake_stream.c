@@ -31,7 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fake_internal.h"
+#include "fake_stream.h"
 
 /* --- state ------------------------------------------------------------------------------ */
 
