@@ -5,11 +5,12 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cuscope/driver.h"
 #include "cuscope/object.h"
-#include "fake_internal.h"
+#include "fake_core.h"
 
 fake_state fake_g;
 
@@ -27,6 +28,68 @@ void fake_unlock(void)
     pthread_mutex_unlock(&fake_mutex);
 }
 
+/* --- areas ------------------------------------------------------------------------------ */
+
+#define FAKE_MAX_AREAS 16
+
+static const fake_area *areas[FAKE_MAX_AREAS]; /* in reset order */
+static const fake_area *teardown_areas[FAKE_MAX_AREAS]; /* in teardown order */
+static size_t area_count;
+static const fake_op_executor *executors[FAKE_OP_KIND_SLOTS];
+
+static void insert_ordered(const fake_area **list, const fake_area *a, bool by_teardown)
+{
+    size_t i = area_count;
+    int key = by_teardown ? a->teardown_order : a->reset_order;
+    while (i > 0 && (by_teardown ? list[i - 1]->teardown_order : list[i - 1]->reset_order) > key) {
+        list[i] = list[i - 1];
+        i--;
+    }
+    list[i] = a;
+}
+
+/* Called by the areas' constructors, before any entry point can run. */
+void fake_area_register(const fake_area *a)
+{
+    if (area_count == FAKE_MAX_AREAS)
+        abort(); /* a new area without room for it: a build mistake */
+    insert_ordered(areas, a, false);
+    insert_ordered(teardown_areas, a, true);
+    area_count++;
+    for (size_t i = 0; i < a->executor_count; i++) {
+        int kind = a->executors[i].kind;
+        if (kind < 0 || kind >= FAKE_OP_KIND_SLOTS || executors[kind])
+            abort(); /* two areas claim a kind: a build mistake */
+        executors[kind] = &a->executors[i];
+    }
+}
+
+const fake_op_executor *fake_op_executor_of(int kind)
+{
+    return kind >= 0 && kind < FAKE_OP_KIND_SLOTS ? executors[kind] : NULL;
+}
+
+void fake_areas_doom_locked(CUcontext c, unsigned long ticket)
+{
+    for (size_t i = 0; i < area_count; i++)
+        if (teardown_areas[i]->doom_locked)
+            teardown_areas[i]->doom_locked(c, ticket);
+}
+
+void fake_areas_destroy_doomed_locked(CUcontext c, unsigned long ticket)
+{
+    for (size_t i = 0; i < area_count; i++)
+        if (teardown_areas[i]->destroy_doomed_locked)
+            teardown_areas[i]->destroy_doomed_locked(c, ticket);
+}
+
+static void areas_shutdown(void)
+{
+    for (size_t i = 0; i < area_count; i++)
+        if (areas[i]->shutdown)
+            areas[i]->shutdown();
+}
+
 /* fork(): the child has only the thread that forked. Another parent thread
  * may have held the lock, and the driver thread is gone: both are forgotten,
  * so the fake's queries, install and uninstall never hang in a child (its
@@ -35,12 +98,27 @@ void fake_unlock(void)
 static void fake_atfork_child(void)
 {
     pthread_mutex_init(&fake_mutex, NULL);
-    fake_stream_atfork_child();
+    for (size_t i = 0; i < area_count; i++)
+        if (areas[i]->fork_child)
+            areas[i]->fork_child();
 }
 
 __attribute__((constructor)) static void fake_register_atfork(void)
 {
     (void)pthread_atfork(NULL, NULL, fake_atfork_child);
+}
+
+_Thread_local bool fake_tls_driver_thread;
+_Thread_local bool fake_tls_inline_host_fn;
+
+bool fake_in_host_function(void)
+{
+    return fake_tls_driver_thread || fake_tls_inline_host_fn;
+}
+
+CUS_API bool cus_fake_on_driver_thread(void)
+{
+    return fake_tls_driver_thread;
 }
 
 void fake_wait_locked(pthread_cond_t *cv)
@@ -135,6 +213,15 @@ void fake_misuse_locked(const char *fmt, ...)
     misuse_count++;
 }
 
+/* Whether an area refuses a potentially unsafe call (a capture prohibits it). */
+static bool unsafe_call_refused_locked(void)
+{
+    for (size_t i = 0; i < area_count; i++)
+        if (areas[i]->unsafe_call_locked && areas[i]->unsafe_call_locked())
+            return true;
+    return false;
+}
+
 /* --- the prologue --------------------------------------------------------------------- */
 
 bool fake_enter(fake_entry_id id, CUresult *result)
@@ -163,8 +250,7 @@ bool fake_enter(fake_entry_id id, CUresult *result)
     }
     /* A potentially unsafe call while a capture prohibits it: refused, and
      * the capture invalidated (fake_graph.c). */
-    if ((fake_entries[id].flags & FAKE_CAPTURE_UNSAFE) && fake_captures_active &&
-        fake_graph_unsafe_call_locked()) {
+    if ((fake_entries[id].flags & FAKE_CAPTURE_UNSAFE) && unsafe_call_refused_locked()) {
         *result = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
         fake_unlock();
         return false;
@@ -182,35 +268,27 @@ CUresult fake_leave(CUresult r)
 
 /* --- configuration ---------------------------------------------------------------------- */
 
+/* --- configuration ---------------------------------------------------------------------- */
+
 static bool config_valid(const cus_fake_config *cfg)
 {
-    if (!cfg)
-        return true;
-    if (cfg->device_count < 0 || cfg->device_count > CUS_FAKE_MAX_DEVICES)
+    if (cfg && cfg->driver_version < 0)
         return false;
-    if (cfg->driver_version < 0)
-        return false;
-    if (cfg->devices && !cfg->no_devices) {
-        int n = cfg->device_count ? cfg->device_count : 1;
-        for (int i = 0; i < n; i++)
-            if (!fake_device_config_valid(&cfg->devices[i]))
-                return false;
-    }
+    for (size_t i = 0; i < area_count; i++)
+        if (areas[i]->config_valid && !areas[i]->config_valid(cfg))
+            return false;
     return true;
 }
 
 /* Drops every handle, fault, counter and log entry, and applies cfg. */
 static void reset_locked(const cus_fake_config *cfg)
 {
-    /* The graphs first (their nodes hold memory and launch payloads), then
-     * the queues, events and memory: they point at records that the
-     * registry frees. */
-    fake_graph_reset_locked();
-    fake_stream_reset_locked();
-    fake_event_reset_locked();
-    fake_memory_reset_locked();
-    fake_module_reset_locked();
-    fake_context_reset_locked();
+    /* The areas in their reset order (the graphs first: their nodes hold
+     * memory and launch payloads; then the queues, events and memory), all
+     * before the registry: they point at records that it frees. */
+    for (size_t i = 0; i < area_count; i++)
+        if (areas[i]->reset_locked)
+            areas[i]->reset_locked(cfg);
     fake_registry_clear_locked();
     fake_resolver_reset_locked();
 
@@ -228,10 +306,6 @@ static void reset_locked(const cus_fake_config *cfg)
     fake_g.generation = generation; /* every thread's stack is now stale, hence empty */
     fake_g.configured = true;
     fake_g.driver_version = cfg && cfg->driver_version ? cfg->driver_version : CUDA_VERSION;
-    fake_g.no_devices = cfg && cfg->no_devices;
-    fake_g.device_count = fake_g.no_devices ? 0 : (cfg && cfg->device_count ? cfg->device_count : 1);
-    for (int i = 0; i < fake_g.device_count; i++)
-        fake_device_configure(&fake_g.devices[i], i, cfg && cfg->devices ? &cfg->devices[i] : NULL);
 }
 
 void fake_ensure_configured_locked(void)
@@ -247,7 +321,7 @@ CUS_API cus_status cus_fake_install(const cus_fake_config *cfg)
         return CUS_ERROR_BUSY;
     if (!config_valid(cfg))
         return CUS_ERROR_INVALID_ARGUMENT;
-    fake_stream_shutdown();
+    areas_shutdown();
     fake_lock();
     reset_locked(cfg);
     fake_unlock();
@@ -263,7 +337,7 @@ CUS_API cus_status cus_fake_uninstall(void)
     cus_status st = cus_driver_install(NULL);
     if (st != CUS_SUCCESS)
         return st;
-    fake_stream_shutdown();
+    areas_shutdown();
     fake_lock();
     reset_locked(NULL);
     /* Back to "never installed": the next use applies the defaults again. */

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fake_internal.h"
+#include "fake_context.h"
 
 /* --- the per-thread stacks -------------------------------------------------------------
  * Each thread's stack is a heap block reached from its _Thread_local pointer
@@ -30,8 +30,9 @@ static _Thread_local thread_stack *tls_stack;
 static thread_stack **all_stacks;
 static size_t all_stacks_count, all_stacks_capacity;
 
-void fake_context_reset_locked(void)
+static void context_reset_locked(const cus_fake_config *cfg)
 {
+    (void)cfg;
     for (size_t i = 0; i < all_stacks_count; i++) {
         free(all_stacks[i]->entries);
         free(all_stacks[i]);
@@ -160,7 +161,7 @@ static CUresult limit_supported_locked(const struct CUctx_st *c, int limit)
     if (limit == LIMIT_CIG_SHMEM_FALLBACK_ENABLED)
         return CUDA_ERROR_UNSUPPORTED_LIMIT;
     if (limit == LIMIT_DEV_RUNTIME_SYNC_DEPTH &&
-        fake_g.devices[c->device].attributes[CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR] >= 9)
+        fake_dev.devices[c->device].attributes[CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR] >= 9)
         return CUDA_ERROR_UNSUPPORTED_LIMIT;
     return CUDA_SUCCESS;
 }
@@ -344,7 +345,7 @@ CUresult CUDAAPI fake_cuCtxDestroy(CUcontext ctx)
     if (top_locked() == ctx)
         pop_locked();
     /* Its queued work runs, then its streams, events and memory go. */
-    fake_context_teardown_locked((struct CUctx_st *)h);
+    fake_context_work->teardown_locked((struct CUctx_st *)h);
     return fake_leave(CUDA_SUCCESS);
 }
 
@@ -439,7 +440,7 @@ CUresult CUDAAPI fake_cuCtxSynchronize(void)
     CUresult r = current_locked(&c);
     if (r != CUDA_SUCCESS)
         return fake_leave(r);
-    fake_context_synchronize_locked(c);
+    fake_context_work->synchronize_locked(c);
     return fake_leave(c->sticky);
 }
 
@@ -474,7 +475,7 @@ CUresult CUDAAPI fake_cuCtxSynchronize_v2(CUcontext ctx)
     CUresult r = context_or_current_locked(ctx, &c);
     if (r != CUDA_SUCCESS)
         return fake_leave(r);
-    fake_context_synchronize_locked(c);
+    fake_context_work->synchronize_locked(c);
     return fake_leave(c->sticky);
 }
 #endif
@@ -506,7 +507,7 @@ CUresult CUDAAPI fake_cuCtxGetLimit(size_t *value, CUlimit limit)
     if (r != CUDA_SUCCESS)
         return fake_leave(r);
     if ((int)limit == LIMIT_SHMEM_SIZE) /* a plain context has all of it */
-        *value = (size_t)fake_g.devices[c->device]
+        *value = (size_t)fake_dev.devices[c->device]
                      .attributes[CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN];
     else
         *value = c->limits[limit];
@@ -627,7 +628,7 @@ CUresult CUDAAPI fake_cuDevicePrimaryCtxRelease(CUdevice_v1 dev)
     }
     if (--d->primary_retains == 0) {
         fake_handle_set_state_locked(&d->primary->h, FAKE_INACTIVE);
-        fake_context_teardown_locked(d->primary); /* as cuCtxDestroy */
+        fake_context_work->teardown_locked(d->primary); /* as cuCtxDestroy */
     }
     return fake_leave(CUDA_SUCCESS);
 }
@@ -641,3 +642,14 @@ CUS_API int cus_fake_primary_retain_count(int ordinal)
     fake_unlock();
     return n;
 }
+
+/* --- the area -------------------------------------------------------------------------------- */
+
+const fake_context_work_hooks *fake_context_work;
+
+static const fake_area context_area = {
+    .name = "context",
+    .reset_order = 50,
+    .reset_locked = context_reset_locked,
+};
+FAKE_AREA(context_area)

@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "fake_internal.h"
+#include "fake_device.h"
 
 _Static_assert(CU_DEVICE_ATTRIBUTE_MAX <= FAKE_ATTRIBUTE_SLOTS, "grow FAKE_ATTRIBUTE_SLOTS");
 
@@ -140,7 +140,7 @@ static const int hopper_attributes[FAKE_ATTRIBUTE_SLOTS] = {
 
 #undef A
 
-bool fake_device_config_valid(const cus_fake_device_config *dc)
+static bool device_config_valid(const cus_fake_device_config *dc)
 {
     if (dc->cc_major < 0 || dc->cc_minor < 0 || dc->multiprocessor_count < 0)
         return false;
@@ -152,7 +152,7 @@ bool fake_device_config_valid(const cus_fake_device_config *dc)
     return true;
 }
 
-void fake_device_configure(fake_device *d, int ordinal, const cus_fake_device_config *dc)
+static void device_configure(fake_device *d, int ordinal, const cus_fake_device_config *dc)
 {
     static const cus_fake_device_config defaults;
     if (!dc)
@@ -181,6 +181,43 @@ void fake_device_configure(fake_device *d, int ordinal, const cus_fake_device_co
     for (int i = 0; i < dc->override_count; i++)
         d->attributes[dc->overrides[i].attribute] = dc->overrides[i].value;
 }
+
+/* --- the area: configuration --------------------------------------------------------------- */
+
+fake_devices fake_dev;
+
+static bool devices_config_valid(const cus_fake_config *cfg)
+{
+    if (!cfg)
+        return true;
+    if (cfg->device_count < 0 || cfg->device_count > CUS_FAKE_MAX_DEVICES)
+        return false;
+    if (cfg->devices && !cfg->no_devices) {
+        int n = cfg->device_count ? cfg->device_count : 1;
+        for (int i = 0; i < n; i++)
+            if (!device_config_valid(&cfg->devices[i]))
+                return false;
+    }
+    return true;
+}
+
+static void devices_reset_locked(const cus_fake_config *cfg)
+{
+    memset(&fake_dev, 0, sizeof fake_dev);
+    fake_dev.no_devices = cfg && cfg->no_devices;
+    fake_dev.count = fake_dev.no_devices ? 0 : (cfg && cfg->device_count ? cfg->device_count : 1);
+    for (int i = 0; i < fake_dev.count; i++)
+        device_configure(&fake_dev.devices[i], i, cfg && cfg->devices ? &cfg->devices[i] : NULL);
+}
+
+/* Last: the contexts' reset may still look at the devices' primary contexts. */
+static const fake_area device_area = {
+    .name = "device",
+    .reset_order = 90,
+    .config_valid = devices_config_valid,
+    .reset_locked = devices_reset_locked,
+};
+FAKE_AREA(device_area)
 
 CUS_API cus_status cus_fake_set_attribute(int ordinal, CUdevice_attribute attr, int value)
 {
@@ -214,7 +251,7 @@ CUresult CUDAAPI fake_cuInit(unsigned int flags)
     FAKE_ENTER(cuInit);
     if (flags != 0)
         return fake_leave(CUDA_ERROR_INVALID_VALUE);
-    if (fake_g.no_devices)
+    if (fake_dev.no_devices)
         return fake_leave(CUDA_ERROR_NO_DEVICE);
     fake_g.initialized = true;
     return fake_leave(CUDA_SUCCESS);
@@ -225,7 +262,7 @@ CUresult CUDAAPI fake_cuDeviceGetCount(int *count)
     FAKE_ENTER(cuDeviceGetCount);
     if (!count)
         return fake_leave(CUDA_ERROR_INVALID_VALUE);
-    *count = fake_g.device_count;
+    *count = fake_dev.count;
     return fake_leave(CUDA_SUCCESS);
 }
 

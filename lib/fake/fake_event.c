@@ -13,13 +13,14 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
-#include "fake_internal.h"
+#include "fake_event.h"
 
 static struct CUevent_st **events; /* every event since install, for teardown */
 static size_t event_count, event_capacity;
 
-void fake_event_reset_locked(void)
+static void event_reset_locked(const cus_fake_config *cfg)
 {
+    (void)cfg;
     free(events); /* the registry frees the records */
     events = NULL;
     event_count = event_capacity = 0;
@@ -75,7 +76,7 @@ static bool complete_locked(const struct CUevent_st *e)
     return !e->recorded || e->stream->executed >= e->pos;
 }
 
-void fake_event_execute_record_locked(const fake_op *op)
+static CUresult execute_record_locked(const fake_op *op)
 {
     struct CUevent_st *e = op->u.record.event;
     /* Only the latest record stamps (an older one may still be in a queue). */
@@ -83,17 +84,19 @@ void fake_event_execute_record_locked(const fake_op *op)
         e->stamped = true;
         e->stamp = fake_work_done_locked();
     }
+    return CUDA_SUCCESS;
 }
 
-void fake_event_doom_locked(struct CUctx_st *c, unsigned long ticket)
+static void event_doom_locked(struct CUctx_st *c, unsigned long ticket)
 {
     for (size_t i = 0; i < event_count; i++)
         if (events[i]->ctx == c && events[i]->h.state == FAKE_LIVE)
             events[i]->doomed = ticket;
 }
 
-void fake_event_destroy_doomed_locked(unsigned long ticket)
+static void event_destroy_doomed_locked(struct CUctx_st *c, unsigned long ticket)
 {
+    (void)c;
     for (size_t i = 0; i < event_count; i++) {
         struct CUevent_st *e = events[i];
         if (e->doomed == ticket && e->h.state == FAKE_LIVE) {
@@ -102,6 +105,24 @@ void fake_event_destroy_doomed_locked(unsigned long ticket)
         }
     }
 }
+
+/* --- the area -------------------------------------------------------------------------------- */
+
+static const fake_op_executor event_executors[] = {
+    {.kind = FAKE_OP_RECORD, .execute_locked = execute_record_locked},
+};
+
+static const fake_area event_area = {
+    .name = "event",
+    .reset_order = 20,
+    .teardown_order = 10,
+    .reset_locked = event_reset_locked,
+    .doom_locked = event_doom_locked,
+    .destroy_doomed_locked = event_destroy_doomed_locked,
+    .executors = event_executors,
+    .executor_count = sizeof event_executors / sizeof event_executors[0],
+};
+FAKE_AREA(event_area)
 
 /* --- entry points ---------------------------------------------------------------------------- */
 
@@ -144,7 +165,7 @@ CUresult CUDAAPI fake_cuEventRecord(CUevent hEvent, CUstream hStream)
     if (s->ctx != e->ctx) /* documented: "must be from the same context" */
         return fake_leave(CUDA_ERROR_INVALID_HANDLE);
     if (s->capture) /* a fork or join point, not an operation */
-        return fake_leave(fake_graph_record_locked(s, e));
+        return fake_leave(fake_capture_ops->record_locked(s, e));
     fake_op op = {.kind = FAKE_OP_RECORD, .u.record = {e, e->generation + 1}};
     r = fake_stream_enqueue_locked(s, &op, NULL, 0);
     if (r != CUDA_SUCCESS)
@@ -246,4 +267,34 @@ CUresult CUDAAPI fake_cuEventDestroy(CUevent hEvent)
     /* A record still queued stays harmless: the record is never freed. */
     fake_handle_set_state_locked(&e->h, FAKE_DESTROYED);
     return fake_leave(CUDA_SUCCESS);
+}
+
+/* cuStreamWaitEvent: a stream entry point, here because it is about an event. */
+CUresult CUDAAPI fake_cuStreamWaitEvent(CUstream hStream, CUevent hEvent, unsigned int Flags)
+{
+    FAKE_ENTER(cuStreamWaitEvent);
+    struct CUstream_st *s = NULL;
+    CUresult r = fake_stream_arg_locked(hStream, &s);
+    if (r != CUDA_SUCCESS)
+        return fake_leave(r);
+    struct CUevent_st *e = NULL;
+    r = fake_event_arg_locked(hEvent, &e);
+    if (r != CUDA_SUCCESS)
+        return fake_leave(r);
+    if (Flags & ~(unsigned int)CU_EVENT_WAIT_EXTERNAL)
+        return fake_leave(CUDA_ERROR_INVALID_VALUE);
+    /* A fork or join of a capture, or an error a capture causes. */
+    if (fake_captures_active || e->capture_id) {
+        bool handled = false;
+        r = fake_capture_ops->wait_locked(s, e, Flags, &handled);
+        if (handled)
+            return fake_leave(r);
+    }
+    /* The record as of now; an event never recorded (or already complete)
+     * gives nothing to wait for. The event may be of another context. */
+    if (!e->recorded || e->stream->executed >= e->pos)
+        return fake_leave(CUDA_SUCCESS);
+    fake_op op = {.kind = FAKE_OP_WAIT};
+    fake_dep d = {e->stream, e->pos};
+    return fake_leave(fake_stream_enqueue_locked(s, &op, &d, 1));
 }

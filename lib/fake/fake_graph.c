@@ -43,7 +43,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fake_internal.h"
+#include "fake_event.h"
+#include "fake_module.h"
 
 /* --- records ------------------------------------------------------------------------------ */
 
@@ -119,7 +120,6 @@ struct fake_capture {
 
 /* --- state ---------------------------------------------------------------------------------- */
 
-unsigned long fake_captures_active;
 static struct fake_capture *captures;
 /* Unique over the process, as the driver's ids: not reset by an install. */
 static unsigned long long last_capture_id;
@@ -527,7 +527,7 @@ static CUresult capture_add_node_locked(struct fake_capture *cap, size_t mi, con
 
 /* --- the hooks of the other files ------------------------------------------------------------ */
 
-CUresult fake_graph_enqueue_locked(struct CUstream_st *s, const fake_op *proto, bool *handled)
+static CUresult graph_enqueue_locked(struct CUstream_st *s, const fake_op *proto, bool *handled)
 {
     *handled = false;
     struct fake_capture *cap = s->capture;
@@ -576,7 +576,7 @@ CUresult fake_graph_enqueue_locked(struct CUstream_st *s, const fake_op *proto, 
     return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
 }
 
-CUresult fake_graph_sync_check_locked(struct CUstream_st *s)
+static CUresult graph_sync_check_locked(struct CUstream_st *s)
 {
     if (s->capture) {
         s->capture->invalidated = true;
@@ -587,7 +587,7 @@ CUresult fake_graph_sync_check_locked(struct CUstream_st *s)
     return CUDA_SUCCESS;
 }
 
-CUresult fake_graph_record_locked(struct CUstream_st *s, struct CUevent_st *e)
+static CUresult graph_record_locked(struct CUstream_st *s, struct CUevent_st *e)
 {
     struct fake_capture *cap = s->capture;
     if (cap->invalidated)
@@ -619,7 +619,7 @@ CUresult fake_graph_record_locked(struct CUstream_st *s, struct CUevent_st *e)
     return CUDA_SUCCESS;
 }
 
-CUresult fake_graph_wait_locked(struct CUstream_st *s, struct CUevent_st *e, unsigned int flags,
+static CUresult graph_wait_locked(struct CUstream_st *s, struct CUevent_st *e, unsigned int flags,
                                 bool *handled)
 {
     *handled = true;
@@ -678,8 +678,10 @@ CUresult fake_graph_wait_locked(struct CUstream_st *s, struct CUevent_st *e, uns
     return CUDA_ERROR_STREAM_CAPTURE_ISOLATION;
 }
 
-bool fake_graph_unsafe_call_locked(void)
+static bool graph_unsafe_call_locked(void)
 {
+    if (!fake_captures_active)
+        return false;
     CUstreamCaptureMode mode = thread_mode();
     if (mode == CU_STREAM_CAPTURE_MODE_RELAXED)
         return false;
@@ -699,7 +701,7 @@ bool fake_graph_unsafe_call_locked(void)
     return prohibited;
 }
 
-void fake_graph_stream_destroyed_locked(struct CUstream_st *s)
+static void graph_stream_destroyed_locked(struct CUstream_st *s)
 {
     struct fake_capture *cap = s->capture;
     if (!cap)
@@ -712,7 +714,7 @@ void fake_graph_stream_destroyed_locked(struct CUstream_st *s)
 
 /* --- teardown and reset ---------------------------------------------------------------------- */
 
-void fake_graph_doom_locked(struct CUctx_st *c, unsigned long ticket)
+static void graph_doom_locked(struct CUctx_st *c, unsigned long ticket)
 {
     for (size_t i = 0; i < graph_count; i++)
         if (graphs[i]->ctx == c && graphs[i]->h.state == FAKE_LIVE)
@@ -725,7 +727,7 @@ void fake_graph_doom_locked(struct CUctx_st *c, unsigned long ticket)
             cap->doomed = ticket;
 }
 
-void fake_graph_destroy_doomed_locked(struct CUctx_st *c, unsigned long ticket)
+static void graph_destroy_doomed_locked(struct CUctx_st *c, unsigned long ticket)
 {
     /* Captures begun in c go with their graph; those that c's streams joined
      * lose them. */
@@ -756,8 +758,9 @@ void fake_graph_destroy_doomed_locked(struct CUctx_st *c, unsigned long ticket)
     }
 }
 
-void fake_graph_reset_locked(void)
+static void graph_reset_locked(const cus_fake_config *cfg)
 {
+    (void)cfg;
     while (captures) {
         struct fake_capture *cap = captures;
         captures = cap->next;
@@ -1357,4 +1360,32 @@ CUS_API size_t cus_fake_active_captures(void)
     size_t n = fake_captures_active;
     fake_unlock();
     return n;
+}
+
+/* --- the area -------------------------------------------------------------------------------- */
+
+static const fake_capture_hooks graph_capture_hooks = {
+    .enqueue_locked = graph_enqueue_locked,
+    .sync_check_locked = graph_sync_check_locked,
+    .record_locked = graph_record_locked,
+    .wait_locked = graph_wait_locked,
+    .stream_destroyed_locked = graph_stream_destroyed_locked,
+};
+
+/* Reset first (the nodes hold memory and launch payloads); torn down first
+ * (its captures and graphs, before the memory). */
+static const fake_area graph_area = {
+    .name = "graph",
+    .reset_order = 0,
+    .teardown_order = 0,
+    .reset_locked = graph_reset_locked,
+    .unsafe_call_locked = graph_unsafe_call_locked,
+    .doom_locked = graph_doom_locked,
+    .destroy_doomed_locked = graph_destroy_doomed_locked,
+};
+
+__attribute__((constructor)) static void graph_register(void)
+{
+    fake_capture_ops = &graph_capture_hooks;
+    fake_area_register(&graph_area);
 }

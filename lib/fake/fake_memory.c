@@ -29,7 +29,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "fake_internal.h"
+#include "fake_memory.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define FAKE_ASAN 1
@@ -251,12 +251,13 @@ static void release_locked(fake_mem *m)
 /* The budget left on c's device for `size` more bytes of device memory. */
 static bool fits_locked(const struct CUctx_st *c, size_t size)
 {
-    size_t total = fake_g.devices[c->device].total_memory;
+    size_t total = fake_dev.devices[c->device].total_memory;
     return in_use[c->device] <= total && size <= total - in_use[c->device];
 }
 
-void fake_memory_reset_locked(void)
+static void memory_reset_locked(const cus_fake_config *cfg)
 {
+    (void)cfg;
     for (size_t i = 0; i < alloc_count; i++) {
         fake_mem *m = allocs[i];
         if (m->mapped) {
@@ -282,7 +283,7 @@ void fake_memory_reset_locked(void)
 
 /* --- teardown -------------------------------------------------------------------------------- */
 
-void fake_memory_doom_locked(struct CUctx_st *c, unsigned long ticket)
+static void memory_doom_locked(struct CUctx_st *c, unsigned long ticket)
 {
     for (size_t i = 0; i < alloc_count; i++)
         if (allocs[i]->ctx == c && allocs[i]->h.state == FAKE_LIVE && !allocs[i]->global)
@@ -295,7 +296,7 @@ void fake_memory_doom_locked(struct CUctx_st *c, unsigned long ticket)
             links[i].doomed = ticket;
 }
 
-void fake_memory_destroy_doomed_locked(struct CUctx_st *c, unsigned long ticket)
+static void memory_destroy_doomed_locked(struct CUctx_st *c, unsigned long ticket)
 {
     (void)c;
     /* cuMemAllocAsync memory too, unlike the driver (whose pools are not
@@ -501,7 +502,7 @@ void fake_memory_operand_kind(const fake_mem *m, CUdevice *device, bool *on_devi
     *device = m ? m->device : -1;
 }
 
-CUresult fake_memory_execute_locked(const fake_op *op)
+static CUresult memory_execute_locked(const fake_op *op)
 {
     switch (op->kind) {
     case FAKE_OP_COPY:
@@ -666,7 +667,7 @@ CUresult CUDAAPI fake_cuMemGetInfo(size_t *free_bytes, size_t *total)
     if (!free_bytes || !total)
         return fake_leave(CUDA_ERROR_INVALID_VALUE);
     GET_CURRENT(c);
-    size_t t = fake_g.devices[c->device].total_memory;
+    size_t t = fake_dev.devices[c->device].total_memory;
     *total = t;
     *free_bytes = in_use[c->device] < t ? t - in_use[c->device] : 0;
     return fake_leave(CUDA_SUCCESS);
@@ -738,7 +739,7 @@ CUresult CUDAAPI fake_cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstre
     if (!dptr || bytesize == 0)
         return fake_leave(CUDA_ERROR_INVALID_VALUE);
     struct CUctx_st *c = s->ctx;
-    if (!fake_g.devices[c->device].attributes[CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED])
+    if (!fake_dev.devices[c->device].attributes[CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED])
         return fake_leave(CUDA_ERROR_NOT_SUPPORTED);
     if (!fits_locked(c, bytesize))
         return fake_leave(CUDA_ERROR_OUT_OF_MEMORY);
@@ -857,7 +858,7 @@ CUresult CUDAAPI fake_cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsi
     if (!dptr || bytesize == 0 || (flags != CU_MEM_ATTACH_GLOBAL && flags != CU_MEM_ATTACH_HOST))
         return fake_leave(CUDA_ERROR_INVALID_VALUE);
     GET_CURRENT(c);
-    if (!fake_g.devices[c->device].attributes[CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY])
+    if (!fake_dev.devices[c->device].attributes[CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY])
         return fake_leave(CUDA_ERROR_NOT_SUPPORTED);
     fake_mem *m = NULL;
     CUresult r = allocate_locked(CUS_FAKE_HANDLE_MANAGED_MEMORY, bytesize, c, flags, &m);
@@ -877,7 +878,7 @@ CUresult CUDAAPI fake_cuMemHostRegister(void *p, size_t bytesize, unsigned int F
     if (!p || bytesize == 0 || (Flags & ~known) || bytesize > UINTPTR_MAX - base)
         return fake_leave(CUDA_ERROR_INVALID_VALUE);
     GET_CURRENT(c);
-    const fake_device *d = &fake_g.devices[c->device];
+    const fake_device *d = &fake_dev.devices[c->device];
     if (!d->attributes[CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED] ||
         ((Flags & CU_MEMHOSTREGISTER_READ_ONLY) &&
          !d->attributes[CU_DEVICE_ATTRIBUTE_READ_ONLY_HOST_REGISTER_SUPPORTED]))
@@ -1441,3 +1442,27 @@ CUS_API size_t cus_fake_device_bytes_in_use(int ordinal)
     fake_unlock();
     return n;
 }
+
+/* --- the area -------------------------------------------------------------------------------- */
+
+static const fake_op_executor memory_executors[] = {
+    {FAKE_OP_COPY, FAKE_OP_COUNTS_AS_WORK | FAKE_OP_DEAD_WHEN_POISONED, memory_execute_locked, NULL},
+    {FAKE_OP_MEMSET, FAKE_OP_COUNTS_AS_WORK | FAKE_OP_DEAD_WHEN_POISONED, memory_execute_locked, NULL},
+    {FAKE_OP_ALLOC, FAKE_OP_COUNTS_AS_WORK, memory_execute_locked, NULL},
+    {FAKE_OP_FREE, FAKE_OP_COUNTS_AS_WORK, memory_execute_locked, NULL},
+    {FAKE_OP_PREFETCH, FAKE_OP_COUNTS_AS_WORK | FAKE_OP_DEAD_WHEN_POISONED, memory_execute_locked, NULL},
+};
+
+/* Reset after the queues and events, before the modules; torn down last (the
+ * graphs and modules that a context owns let go of its memory first). */
+static const fake_area memory_area = {
+    .name = "memory",
+    .reset_order = 30,
+    .teardown_order = 30,
+    .reset_locked = memory_reset_locked,
+    .doom_locked = memory_doom_locked,
+    .destroy_doomed_locked = memory_destroy_doomed_locked,
+    .executors = memory_executors,
+    .executor_count = sizeof memory_executors / sizeof memory_executors[0],
+};
+FAKE_AREA(memory_area)

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fake_internal.h"
+#include "fake_core.h"
 
 typedef struct kind_info {
     const char *noun;

@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "fake_errors.h"
-#include "fake_internal.h"
+#include "fake_core.h"
 
 const fake_entry fake_entries[FAKE_ENTRY_COUNT] = {
 #define FAKE_ENTRY_ROW_(symbol, version, name, flags)                          \

@@ -31,7 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fake_internal.h"
+#include "fake_stream.h"
 
 /* --- state ------------------------------------------------------------------------------ */
 
@@ -57,8 +57,6 @@ static bool worker_started, worker_stop, worker_running;
 static fake_op *job_head, *job_tail;
 static fake_op *worker_op; /* the job the driver thread runs, for a fork() child to free */
 
-static _Thread_local bool tls_driver_thread;
-static _Thread_local bool tls_inline_host_fn; /* running one on the caller: no driver thread */
 static _Thread_local bool tls_nowait;         /* a STEP query: never wait for others */
 
 /* The streams this thread is running, innermost last: cycle detection. */
@@ -66,15 +64,8 @@ static _Thread_local bool tls_nowait;         /* a STEP query: never wait for ot
 static _Thread_local struct CUstream_st *tls_run_stack[RUN_DEPTH_MAX];
 static _Thread_local int tls_run_depth;
 
-bool fake_in_host_function(void)
-{
-    return tls_driver_thread || tls_inline_host_fn;
-}
-
-CUS_API bool cus_fake_on_driver_thread(void)
-{
-    return tls_driver_thread;
-}
+unsigned long fake_captures_active;
+const fake_capture_hooks *fake_capture_ops;
 
 uint64_t fake_work_done_locked(void)
 {
@@ -152,8 +143,9 @@ struct CUstream_st *fake_default_stream_locked(struct CUctx_st *c)
 /* Frees an operation and what it owns. */
 static void free_op(fake_op *op)
 {
-    if (op->kind == FAKE_OP_LAUNCH)
-        fake_module_launch_free(op->u.launch.exec);
+    const fake_op_executor *x = fake_op_executor_of(op->kind);
+    if (x && x->free_payload)
+        x->free_payload(op);
     free(op);
 }
 
@@ -166,8 +158,9 @@ static void free_queue(fake_op *op)
     }
 }
 
-void fake_stream_reset_locked(void)
+static void stream_reset_locked(const cus_fake_config *cfg)
 {
+    (void)cfg;
     for (size_t i = 0; i < stream_count; i++) {
         free_queue(streams[i]->head);
         if (streams[i]->is_default)
@@ -256,7 +249,7 @@ CUresult fake_stream_enqueue_locked(struct CUstream_st *s, const fake_op *proto,
      * blocked by a capture (fake_graph.c). */
     if (fake_captures_active && (s->capture || s->is_default)) {
         bool handled = false;
-        CUresult r = fake_graph_enqueue_locked(s, proto, &handled);
+        CUresult r = fake_capture_ops->enqueue_locked(s, proto, &handled);
         if (handled)
             return r;
     }
@@ -320,7 +313,7 @@ static void complete_locked(struct CUstream_st *s, fake_op *op, CUresult r)
 static void *worker_main(void *arg)
 {
     (void)arg;
-    tls_driver_thread = true;
+    fake_tls_driver_thread = true;
     fake_lock();
     for (;;) {
         if (job_head) {
@@ -364,11 +357,11 @@ static void run_host_function_locked(struct CUstream_st *s, fake_op *op)
         fake_g.current_call = NULL;
         waiters++;
         lock_releases++;
-        tls_inline_host_fn = true;
+        fake_tls_inline_host_fn = true;
         fake_unlock();
         op->u.host.fn(op->u.host.user_data);
         fake_lock();
-        tls_inline_host_fn = false;
+        fake_tls_inline_host_fn = false;
         fake_g.current_call = call;
         waiters--;
         host_functions_run++;
@@ -387,16 +380,6 @@ static void run_host_function_locked(struct CUstream_st *s, fake_op *op)
         wait_progress_locked();
 }
 
-/* Whether an operation does nothing once its context is poisoned: the
- * device's work (copies, memsets, kernels) stops; host functions, event
- * records and the stream-ordered allocator's bookkeeping go on, so that
- * everything can still be released. */
-static bool dead_when_poisoned(fake_op_kind kind)
-{
-    return kind == FAKE_OP_COPY || kind == FAKE_OP_MEMSET || kind == FAKE_OP_LAUNCH ||
-           kind == FAKE_OP_PREFETCH;
-}
-
 void fake_stream_call_unlocked_locked(void (*fn)(void *), void *arg)
 {
     /* As a host function run inline: the rule, no lock, and a visible release. */
@@ -404,12 +387,12 @@ void fake_stream_call_unlocked_locked(void (*fn)(void *), void *arg)
     fake_g.current_call = NULL;
     waiters++;
     lock_releases++;
-    bool outer = tls_inline_host_fn;
-    tls_inline_host_fn = true;
+    bool outer = fake_tls_inline_host_fn;
+    fake_tls_inline_host_fn = true;
     fake_unlock();
     fn(arg);
     fake_lock();
-    tls_inline_host_fn = outer;
+    fake_tls_inline_host_fn = outer;
     fake_g.current_call = call;
     if (--waiters == 0)
         pthread_cond_broadcast(&progress_cv); /* a shutdown may wait for this */
@@ -417,33 +400,24 @@ void fake_stream_call_unlocked_locked(void (*fn)(void *), void *arg)
 
 static void execute_locked(struct CUstream_st *s, fake_op *op)
 {
-    CUresult r = CUDA_SUCCESS;
-    if (s->ctx->sticky != CUDA_SUCCESS && dead_when_poisoned(op->kind)) {
+    /* Through the executor its area registered for the kind. Once a kernel
+     * poisoned the context, the device's work (copies, memsets, kernels,
+     * prefetches) completes unrun; host functions, event records and the
+     * stream-ordered allocator's bookkeeping go on, so that everything can
+     * still be released. */
+    const fake_op_executor *x = fake_op_executor_of(op->kind);
+    unsigned int flags = x ? x->flags : 0;
+    if (s->ctx->sticky != CUDA_SUCCESS && (flags & FAKE_OP_DEAD_WHEN_POISONED)) {
         complete_locked(s, op, s->ctx->sticky);
         return;
     }
-    switch (op->kind) {
-    case FAKE_OP_HOST_FN:
+    if (op->kind == FAKE_OP_HOST_FN) {
         run_host_function_locked(s, op); /* completes it */
         return;
-    case FAKE_OP_RECORD:
-        fake_event_execute_record_locked(op);
-        break;
-    case FAKE_OP_WAIT:
-        break;
-    case FAKE_OP_COPY:
-    case FAKE_OP_MEMSET:
-    case FAKE_OP_ALLOC:
-    case FAKE_OP_FREE:
-    case FAKE_OP_PREFETCH:
-        r = fake_memory_execute_locked(op);
-        work_done++;
-        break;
-    case FAKE_OP_LAUNCH:
-        r = fake_module_execute_launch_locked(op); /* may release the lock */
-        work_done++;
-        break;
     }
+    CUresult r = x && x->execute_locked ? x->execute_locked(op) : CUDA_SUCCESS; /* may release the lock */
+    if (flags & FAKE_OP_COUNTS_AS_WORK)
+        work_done++;
     complete_locked(s, op, r);
 }
 
@@ -595,10 +569,7 @@ void fake_context_teardown_locked(struct CUctx_st *c)
         if (s->ctx == c && !s->is_default && !s->torn_down)
             s->doomed = ticket;
     }
-    fake_event_doom_locked(c, ticket);
-    fake_memory_doom_locked(c, ticket);
-    fake_module_doom_locked(c, ticket);
-    fake_graph_doom_locked(c, ticket);
+    fake_areas_doom_locked(c, ticket);
 
     /* The work already queued runs, as the device finishes it. */
     run_until_locked(c, next_seq);
@@ -613,13 +584,12 @@ void fake_context_teardown_locked(struct CUctx_st *c)
             fake_handle_set_state_locked(&s->h, FAKE_DESTROYED);
         }
     }
-    fake_graph_destroy_doomed_locked(c, ticket); /* its captures and graphs, before the memory */
-    fake_event_destroy_doomed_locked(ticket);
-    fake_module_destroy_doomed_locked(ticket); /* its globals before the memory */
-    fake_memory_destroy_doomed_locked(c, ticket);
+    /* In teardown order: its captures and graphs, events, modules (their
+     * globals), and then the memory. */
+    fake_areas_destroy_doomed_locked(c, ticket);
 }
 
-void fake_stream_shutdown(void)
+static void stream_shutdown(void)
 {
     fake_lock();
     /* Jobs are queued only once the driver thread runs; in a fork() child it
@@ -641,7 +611,7 @@ void fake_stream_shutdown(void)
     fake_unlock();
 }
 
-void fake_stream_atfork_child(void)
+static void stream_fork_child(void)
 {
     pthread_cond_init(&progress_cv, NULL);
     pthread_cond_init(&worker_cv, NULL);
@@ -657,6 +627,35 @@ void fake_stream_atfork_child(void)
             job_tail = worker_op;
         worker_op = NULL;
     }
+}
+
+/* --- the area ------------------------------------------------------------------------------------ */
+
+/* The stream engine's own kinds: a wait is nothing but its dependency; a host
+ * function is handed to the driver thread (run_host_function_locked). */
+static const fake_op_executor stream_executors[] = {
+    {.kind = FAKE_OP_WAIT},
+    {.kind = FAKE_OP_HOST_FN},
+};
+
+static const fake_area stream_area = {
+    .name = "stream",
+    .reset_order = 10,
+    .shutdown = stream_shutdown,
+    .reset_locked = stream_reset_locked,
+    .fork_child = stream_fork_child,
+    .executors = stream_executors,
+    .executor_count = sizeof stream_executors / sizeof stream_executors[0],
+};
+static const fake_context_work_hooks stream_context_work = {
+    .synchronize_locked = fake_context_synchronize_locked,
+    .teardown_locked = fake_context_teardown_locked,
+};
+
+__attribute__((constructor)) static void stream_register(void)
+{
+    fake_context_work = &stream_context_work;
+    fake_area_register(&stream_area);
 }
 
 /* --- entry points -------------------------------------------------------------------------------- */
@@ -715,7 +714,8 @@ CUresult CUDAAPI fake_cuStreamDestroy(CUstream hStream)
     if (r != CUDA_SUCCESS)
         return fake_leave(r);
     /* A capture it takes part in loses it (fake_graph.c). */
-    fake_graph_stream_destroyed_locked(s);
+    if (fake_capture_ops)
+        fake_capture_ops->stream_destroyed_locked(s);
     /* Its queued work still runs (whoever synchronizes the context, or an
      * event recorded in it), as the driver releases a stream only once the
      * device is done with it. */
@@ -733,7 +733,7 @@ CUresult CUDAAPI fake_cuStreamSynchronize(CUstream hStream)
     if (r != CUDA_SUCCESS)
         return fake_leave(r);
     /* A capturing stream cannot be waited for (and the capture breaks). */
-    if (fake_captures_active && (r = fake_graph_sync_check_locked(s)) != CUDA_SUCCESS)
+    if (fake_captures_active && (r = fake_capture_ops->sync_check_locked(s)) != CUDA_SUCCESS)
         return fake_leave(r);
     (void)run_to_locked(s, s->enqueued);
     return fake_leave(s->ctx->sticky);
@@ -746,40 +746,11 @@ CUresult CUDAAPI fake_cuStreamQuery(CUstream hStream)
     CUresult r = fake_stream_arg_locked(hStream, &s);
     if (r != CUDA_SUCCESS)
         return fake_leave(r);
-    if (fake_captures_active && (r = fake_graph_sync_check_locked(s)) != CUDA_SUCCESS)
+    if (fake_captures_active && (r = fake_capture_ops->sync_check_locked(s)) != CUDA_SUCCESS)
         return fake_leave(r);
     r = fake_stream_query_locked(s, s->enqueued);
     /* A kernel the query ran may have poisoned the context. */
     return fake_leave(s->ctx->sticky != CUDA_SUCCESS ? s->ctx->sticky : r);
-}
-
-CUresult CUDAAPI fake_cuStreamWaitEvent(CUstream hStream, CUevent hEvent, unsigned int Flags)
-{
-    FAKE_ENTER(cuStreamWaitEvent);
-    struct CUstream_st *s = NULL;
-    CUresult r = fake_stream_arg_locked(hStream, &s);
-    if (r != CUDA_SUCCESS)
-        return fake_leave(r);
-    struct CUevent_st *e = NULL;
-    r = fake_event_arg_locked(hEvent, &e);
-    if (r != CUDA_SUCCESS)
-        return fake_leave(r);
-    if (Flags & ~(unsigned int)CU_EVENT_WAIT_EXTERNAL)
-        return fake_leave(CUDA_ERROR_INVALID_VALUE);
-    /* A fork or join of a capture, or an error a capture causes. */
-    if (fake_captures_active || e->capture_id) {
-        bool handled = false;
-        r = fake_graph_wait_locked(s, e, Flags, &handled);
-        if (handled)
-            return fake_leave(r);
-    }
-    /* The record as of now; an event never recorded (or already complete)
-     * gives nothing to wait for. The event may be of another context. */
-    if (!e->recorded || e->stream->executed >= e->pos)
-        return fake_leave(CUDA_SUCCESS);
-    fake_op op = {.kind = FAKE_OP_WAIT};
-    fake_dep d = {e->stream, e->pos};
-    return fake_leave(fake_stream_enqueue_locked(s, &op, &d, 1));
 }
 
 CUresult CUDAAPI fake_cuStreamGetPriority(CUstream hStream, int *priority)

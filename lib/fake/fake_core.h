@@ -1,12 +1,16 @@
-/* Internal declarations shared by the files of the fake driver. Nothing here
- * is API: the public surface is cuscope/fake.h, and the entry points reach
- * users only as function pointers handed out by the resolver.
+/* The fake driver's core (fake.c, fake_registry.c, fake_resolver.c): the
+ * lock, the call prologue, the call log, faults and misuse, the handle
+ * registry, the resolver's entry table, and the hooks through which the areas
+ * above it (one per object family, each with its own header) register with
+ * it. The core names no area. Nothing here is API: the public surface is
+ * cuscope/fake.h, and the entry points reach users only as function pointers
+ * handed out by the resolver.
  *
  * Locking: one process-wide mutex (fake_lock()) guards every piece of shared
  * state below. Functions named *_locked expect it held. The only unlocked
  * state is each thread's own emulated context stack (fake_context.c). */
-#ifndef CUSCOPE_LIB_FAKE_INTERNAL_H
-#define CUSCOPE_LIB_FAKE_INTERNAL_H
+#ifndef CUSCOPE_LIB_FAKE_CORE_H
+#define CUSCOPE_LIB_FAKE_CORE_H
 
 #include <cuda.h>
 #include <cudaTypedefs.h>
@@ -279,6 +283,72 @@ FAKE_HIDDEN void fake_misuse_locked(const char *fmt, ...) FAKE_PRINTF(1, 2);
  * resolver and the entry points also work without cus_fake_install(). */
 FAKE_HIDDEN void fake_ensure_configured_locked(void);
 
+/* Whether the calling thread is running a host function: the driver thread
+ * (fake_tls_driver_thread), or a caller running one itself, or a kernel's host
+ * implementation (fake_tls_inline_host_fn). The stream engine sets them; the
+ * prologue and the uncounted entry points refuse such a thread. */
+FAKE_HIDDEN extern _Thread_local bool fake_tls_driver_thread;
+FAKE_HIDDEN extern _Thread_local bool fake_tls_inline_host_fn;
+FAKE_HIDDEN bool fake_in_host_function(void);
+
+/* --- areas: what each object family registers with the core ----------------------
+ * The core names no area. Each area (device, context, stream, event, memory,
+ * module, graph) describes its hooks in a const fake_area and registers it
+ * from a constructor (FAKE_AREA); the core calls them in the orders given. */
+struct fake_op;
+
+/* The executor of one kind of queued stream operation (fake_op_kind), run by
+ * the stream engine when the operation reaches the head of its queue. */
+enum {
+    FAKE_OP_COUNTS_AS_WORK = 1,        /* bumps the work counter (event timing) */
+    FAKE_OP_DEAD_WHEN_POISONED = 2,    /* completes with the sticky error, unrun */
+};
+#define FAKE_OP_KIND_SLOTS 16
+typedef struct fake_op_executor {
+    int kind;
+    unsigned int flags;
+    /* Executes op; its outcome. May release the lock. NULL: nothing to do. */
+    CUresult (*execute_locked)(const struct fake_op *op);
+    /* Frees what op owns (done, or dropped at reset); NULL: nothing. */
+    void (*free_payload)(struct fake_op *op);
+} fake_op_executor;
+
+typedef struct fake_area {
+    const char *name;
+    /* The order of the reset hooks (lower first) and of the teardown hooks. */
+    int reset_order, teardown_order;
+    /* Whether cfg is acceptable to this area (cus_fake_install); NULL: yes. */
+    bool (*config_valid)(const cus_fake_config *cfg);
+    /* Without the lock, before a reset: stops what runs on its own. */
+    void (*shutdown)(void);
+    /* Drops everything the area holds and applies cfg (NULL: the defaults);
+     * before the registry is cleared. */
+    void (*reset_locked)(const cus_fake_config *cfg);
+    /* In a fork() child, with the lock re-initialised. */
+    void (*fork_child)(void);
+    /* A FAKE_CAPTURE_UNSAFE entry point: true refuses it. */
+    bool (*unsafe_call_locked)(void);
+    /* A context's teardown: mark what c owns with the ticket; later destroy
+     * what carries it. */
+    void (*doom_locked)(CUcontext c, unsigned long ticket);
+    void (*destroy_doomed_locked)(CUcontext c, unsigned long ticket);
+    const fake_op_executor *executors;
+    size_t executor_count;
+} fake_area;
+
+FAKE_HIDDEN void fake_area_register(const fake_area *area);
+#define FAKE_AREA(descriptor)                                                  \
+    __attribute__((constructor)) static void fake_register_area_(void)         \
+    {                                                                          \
+        fake_area_register(&(descriptor));                                     \
+    }
+
+/* The executor registered for an operation kind, or NULL. */
+FAKE_HIDDEN const fake_op_executor *fake_op_executor_of(int kind);
+/* Every area's doom, then (later) destroy hooks, in teardown order. */
+FAKE_HIDDEN void fake_areas_doom_locked(CUcontext c, unsigned long ticket);
+FAKE_HIDDEN void fake_areas_destroy_doomed_locked(CUcontext c, unsigned long ticket);
+
 /* --- the handle registry (fake_registry.c) ------------------------------------
  * Every handle the fake issues is a record that starts with a fake_handle, and
  * is registered under the value the API hands out (its key). Records are never
@@ -314,366 +384,17 @@ FAKE_HIDDEN const char *fake_kind_noun(cus_fake_handle_kind kind);
 /* Frees every record and empties the registry (install, uninstall). */
 FAKE_HIDDEN void fake_registry_clear_locked(void);
 
-/* --- devices (fake_device.c) ----------------------------------------------------- */
-
-#define FAKE_DEVICE_NAME_MAX 256
-/* Fixed sizes rather than CU_DEVICE_ATTRIBUTE_MAX / CU_LIMIT_MAX, which grow
- * with each toolkit: the fake answers the same with any headers. */
-#define FAKE_ATTRIBUTE_SLOTS 256
-#define FAKE_LIMIT_SLOTS 16
-
-typedef struct fake_device {
-    char name[FAKE_DEVICE_NAME_MAX];
-    size_t total_memory;
-    CUuuid uuid;
-    int attributes[FAKE_ATTRIBUTE_SLOTS];
-    /* The primary context: one record per device, created on the first
-     * retain and kept (stable handle) until the next install. */
-    struct CUctx_st *primary;
-    int primary_retains;
-} fake_device;
-
-/* Checks one device configuration; false if invalid. */
-FAKE_HIDDEN bool fake_device_config_valid(const cus_fake_device_config *dc);
-/* Configures device `ordinal` from dc (NULL: defaults). */
-FAKE_HIDDEN void fake_device_configure(fake_device *d, int ordinal,
-                                       const cus_fake_device_config *dc);
-
-/* --- contexts (fake_context.c) ----------------------------------------------------- */
-
-/* The record behind a CUcontext (cuda.h only declares the struct). Both
- * cuCtxCreate contexts (kind CONTEXT) and primary contexts (kind
- * PRIMARY_CONTEXT) use it. */
-struct CUctx_st {
-    fake_handle h;
-    CUdevice device;
-    unsigned int flags;
-    size_t limits[FAKE_LIMIT_SLOTS];
-    CUfunc_cache cache_config;
-    CUsharedconfig shared_mem_config;
-    /* The legacy default stream (NULL, CU_STREAM_LEGACY, CU_STREAM_PER_THREAD),
-     * made on first use and kept across a primary context's reactivations;
-     * owned by fake_stream.c, not a registered handle. */
-    struct CUstream_st *default_stream;
-    /* CUDA_SUCCESS, or the sticky error (CUDA_ERROR_ILLEGAL_ADDRESS, ...) a
-     * host kernel returned in this context: from then on the calls that use
-     * the context answer it (fake_module.c sets it; fake_context_defaults
-     * clears it, at creation and when a primary context is reactivated). */
-    CUresult sticky;
-};
-
-/* Resets a context's per-context state to the driver's defaults. */
-FAKE_HIDDEN void fake_context_defaults(struct CUctx_st *c);
-/* Frees every thread's emulated stack (install, uninstall); the threads see
- * empty stacks from the generation bump that goes with it. */
-FAKE_HIDDEN void fake_context_reset_locked(void);
-
-/* The calling thread's current context, live: CUDA_ERROR_INVALID_CONTEXT with
- * none, CUDA_ERROR_CONTEXT_IS_DESTROYED if it is dead, and its sticky error
- * if a kernel poisoned it. */
-FAKE_HIDDEN CUresult fake_current_context_locked(struct CUctx_st **out);
-/* The same, poisoned or not: for the calls that still work on a poisoned
- * context (frees, destroys, synchronizations that report the error after). */
-FAKE_HIDDEN CUresult fake_current_context_any_locked(struct CUctx_st **out);
-/* An explicit context argument: unknown or destroyed handles are misuse and
- * CUDA_ERROR_INVALID_CONTEXT; a released primary context answers if_inactive;
- * a poisoned one its sticky error. */
-FAKE_HIDDEN CUresult fake_context_arg_locked(CUcontext ctx, CUresult if_inactive,
-                                             struct CUctx_st **out);
-
-/* --- streams, events, host functions (fake_stream.c, fake_event.c) -------------
- * Every stream has an in-order queue of operations that runs only when the
- * host waits for it (synchronize calls, queries by the query mode, a
- * synchronous copy, cus_fake_run_streams), never at enqueue. Positions count
- * a stream's operations from 1: `enqueued` ever queued, `executed` completed
- * (an operation being executed is off the queue but not yet counted). A
- * dependency (stream, pos) is met once that stream executed >= pos. */
-
-typedef struct fake_mem fake_mem;
-
-typedef enum fake_op_kind {
-    FAKE_OP_COPY,     /* memmove(dst, src, n) */
-    FAKE_OP_MEMSET,   /* count elements of 1, 2 or 4 bytes */
-    FAKE_OP_HOST_FN,  /* cuLaunchHostFunc: runs on the driver thread */
-    FAKE_OP_RECORD,   /* cuEventRecord */
-    FAKE_OP_WAIT,     /* cuStreamWaitEvent: nothing but its dependency */
-    FAKE_OP_ALLOC,    /* cuMemAllocAsync: the block becomes usable */
-    FAKE_OP_FREE,     /* cuMemFreeAsync: the block is freed */
-    FAKE_OP_PREFETCH, /* cuMemPrefetchAsync: nothing but the lifetime check */
-    FAKE_OP_LAUNCH,   /* cuLaunchKernel*: runs the host kernel (fake_module.c) */
-} fake_op_kind;
-
-typedef struct fake_launch_exec fake_launch_exec; /* fake_module.c; owned by its op */
-
-typedef struct fake_dep {
-    struct CUstream_st *stream;
-    uint64_t pos;
-} fake_dep;
-
-typedef struct fake_op {
-    struct fake_op *next;
-    fake_op_kind kind;
-    const char *call;  /* the log name of the entry point that queued it */
-    struct CUstream_st *stream; /* set at enqueue */
-    uint64_t seq;      /* global enqueue order (context synchronization) */
-    CUresult *result;  /* where a synchronous caller wants the outcome, or NULL */
-    union fake_op_payload { /* named: a graph node keeps one (fake_graph.c) */
-        struct { /* COPY; a NULL fake_mem is unchecked host memory */
-            uintptr_t dst, src;
-            size_t n;
-            fake_mem *dst_mem, *src_mem;
-        } copy;
-        struct { /* MEMSET */
-            uintptr_t dst;
-            unsigned int value, elem;
-            size_t count;
-            fake_mem *mem;
-        } memset;
-        struct { /* HOST_FN */
-            CUhostFn fn;
-            void *user_data;
-        } host;
-        struct { /* RECORD */
-            struct CUevent_st *event;
-            unsigned long generation;
-        } record;
-        struct { /* ALLOC, FREE, PREFETCH */
-            fake_mem *mem;
-        } mem;
-        struct { /* LAUNCH: freed with the op (fake_module_launch_free) */
-            fake_launch_exec *exec;
-        } launch;
-    } u;
-    size_t deps_done, ndeps;
-    fake_dep deps[]; /* met in order before the operation executes */
-} fake_op;
-
-struct CUstream_st {
-    fake_handle h;  /* kind STREAM; a default stream is not registered */
-    struct CUctx_st *ctx;
-    unsigned int flags;
-    int priority;
-    bool is_default;    /* the context's legacy default stream */
-    bool ctx_destroyed; /* destroyed with its context rather than by cuStreamDestroy */
-    bool torn_down;     /* its context's teardown took it */
-    bool busy;          /* an operation is executing (maybe with the lock released) */
-    uint64_t busy_seq;  /* that operation's seq */
-    fake_op *head, *tail;
-    uint64_t enqueued, executed;
-    struct CUstream_st *pend_prev, *pend_next; /* the list of streams with work */
-    bool pending_listed;
-    unsigned long doomed; /* the teardown ticket that will destroy it */
-    /* The stream capture it takes part in (began on it, or joined through an
-     * event), or NULL: its work becomes graph nodes instead (fake_graph.c). */
-    struct fake_capture *capture;
-};
-
-struct CUevent_st {
-    fake_handle h; /* kind EVENT */
-    struct CUctx_st *ctx;
-    unsigned int flags;
-    bool ctx_destroyed;
-    bool recorded;                /* cuEventRecord was called */
-    struct CUstream_st *stream;   /* the latest record: its stream and position */
-    uint64_t pos;
-    unsigned long generation;     /* bumped by each cuEventRecord */
-    bool stamped;                 /* the latest record executed, at work counter `stamp` */
-    uint64_t stamp;
-    unsigned long doomed;
-    /* The id of the capture that took its latest record (fake_graph.c), or 0:
-     * such an event only orders captured work (fork and join), and answers
-     * CUDA_ERROR_CAPTURED_EVENT to queries, synchronizations and timing. */
-    unsigned long long capture_id;
-};
-
-/* Whether the calling thread is running a host function (the driver thread,
- * or the caller itself where the driver thread could not be started). */
-FAKE_HIDDEN bool fake_in_host_function(void);
-
-/* A stream argument: NULL, CU_STREAM_LEGACY and CU_STREAM_PER_THREAD are the
- * current context's default stream (INVALID_CONTEXT / CONTEXT_IS_DESTROYED
- * without a live one); an unknown or destroyed stream, or one of a dead
- * context, is misuse and CUDA_ERROR_INVALID_HANDLE; a stream of a poisoned
- * context answers its sticky error. */
-FAKE_HIDDEN CUresult fake_stream_arg_locked(CUstream hs, struct CUstream_st **out);
-/* The same, poisoned or not (cuStreamDestroy, cuMemFreeAsync, cuStreamSynchronize). */
-FAKE_HIDDEN CUresult fake_stream_arg_any_locked(CUstream hs, struct CUstream_st **out);
-/* The context's default stream, made on first use; NULL when out of memory. */
-FAKE_HIDDEN struct CUstream_st *fake_default_stream_locked(struct CUctx_st *c);
-/* Appends a copy of proto (its payload, kind, call and result) to s with the
- * extra dependencies and the legacy-stream ones; CUDA_ERROR_OUT_OF_MEMORY. */
-FAKE_HIDDEN CUresult fake_stream_enqueue_locked(struct CUstream_st *s, const fake_op *proto,
-                                                const fake_dep *extra, size_t nextra);
-/* A synchronous operation: queued on c's default stream (so after the work of
- * the default stream and of c's blocking streams) and run to completion;
- * returns the outcome of its execution. May release the lock. */
-FAKE_HIDDEN CUresult fake_stream_submit_sync_locked(struct CUctx_st *c, const fake_op *proto);
-/* Runs s until s->executed >= pos (dependencies first). May release the lock. */
-FAKE_HIDDEN void fake_stream_run_to_locked(struct CUstream_st *s, uint64_t pos);
-/* The rule of cuStreamQuery and cuEventQuery: CUDA_SUCCESS if s had reached
- * target on entry; CUDA_ERROR_NOT_READY otherwise, after running what the
- * query mode says. May release the lock. */
-FAKE_HIDDEN CUresult fake_stream_query_locked(struct CUstream_st *s, uint64_t target);
-/* An event argument: unknown, destroyed, or of a dead context: misuse and
- * CUDA_ERROR_INVALID_HANDLE; of a poisoned context: its sticky error. */
-FAKE_HIDDEN CUresult fake_event_arg_locked(CUevent he, struct CUevent_st **out);
-/* The same, poisoned or not (cuEventDestroy, cuEventSynchronize). */
-FAKE_HIDDEN CUresult fake_event_arg_any_locked(CUevent he, struct CUevent_st **out);
-/* Runs every operation of c's streams queued before the call (all contexts'
- * for NULL). May release the lock. */
-FAKE_HIDDEN void fake_context_synchronize_locked(struct CUctx_st *c);
-/* A context's death (cuCtxDestroy, the last cuDevicePrimaryCtxRelease): the
- * caller has already marked it. Runs the work queued in its streams, then
- * destroys its streams, events and memory. May release the lock. */
-FAKE_HIDDEN void fake_context_teardown_locked(struct CUctx_st *c);
-/* The work counter: memory operations, launches and host functions executed since
- * install (event timing). */
-FAKE_HIDDEN uint64_t fake_work_done_locked(void);
-/* Executes a RECORD operation. */
-FAKE_HIDDEN void fake_event_execute_record_locked(const fake_op *op);
-/* Teardown steps of a context for events and memory: mark with the ticket,
- * then destroy what carries it. */
-FAKE_HIDDEN void fake_event_doom_locked(struct CUctx_st *c, unsigned long ticket);
-FAKE_HIDDEN void fake_event_destroy_doomed_locked(unsigned long ticket);
-FAKE_HIDDEN void fake_memory_doom_locked(struct CUctx_st *c, unsigned long ticket);
-FAKE_HIDDEN void fake_memory_destroy_doomed_locked(struct CUctx_st *c, unsigned long ticket);
-/* Executes a COPY, MEMSET, ALLOC, FREE or PREFETCH operation; its outcome. */
-FAKE_HIDDEN CUresult fake_memory_execute_locked(const fake_op *op);
-
-/* --- modules and launches (fake_module.c), and what they need elsewhere ----------- */
-
-/* Runs fn(arg) on the calling thread without the lock, as a host function
- * runs: every driver entry point it calls is refused (CUDA_ERROR_NOT_PERMITTED
- * and a misuse), and threads waiting inside the fake see a lock release.
- * The caller holds the stream it executes busy (fake_stream.c). */
-FAKE_HIDDEN void fake_stream_call_unlocked_locked(void (*fn)(void *), void *arg);
-/* Executes a LAUNCH operation: runs the kernel's host implementation, if one
- * is registered, and poisons the context on a sticky result. May release the
- * lock. Returns the kernel's result. */
-FAKE_HIDDEN CUresult fake_module_execute_launch_locked(const fake_op *op);
-/* Frees a LAUNCH operation's payload (a queue dropped at reset, or done). */
-FAKE_HIDDEN void fake_module_launch_free(fake_launch_exec *exec);
-/* Teardown steps of a context for its modules: mark, then unload (no misuse). */
-FAKE_HIDDEN void fake_module_doom_locked(struct CUctx_st *c, unsigned long ticket);
-FAKE_HIDDEN void fake_module_destroy_doomed_locked(unsigned long ticket);
-/* Graph replay (fake_graph.c): a copy of a captured launch's payload for one
- * cuGraphLaunch of exec on stream (as passed), NULL when out of memory; and
- * the launch record of a launch queued (or captured). */
-FAKE_HIDDEN fake_launch_exec *fake_module_launch_replay(const fake_launch_exec *x, CUgraphExec exec,
-                                                        CUstream stream);
-FAKE_HIDDEN void fake_module_record_launch_locked(const fake_launch_exec *x);
-/* What cuGraphExecUpdate compares: the function's context, cooperative. */
-FAKE_HIDDEN CUcontext fake_module_launch_context(const fake_launch_exec *x);
-FAKE_HIDDEN bool fake_module_launch_cooperative(const fake_launch_exec *x);
-/* Drops every module, function, launch record and kernel registration
- * (install, uninstall; after the memory reset, before the registry is cleared). */
-FAKE_HIDDEN void fake_module_reset_locked(void);
-
-/* A module global: device memory of c, as bounds-checked as any allocation,
- * but not a registered handle: not counted as device memory (live handles,
- * bytes in use, cuMemGetInfo), never freed by cuMemFree nor by its context's
- * teardown, only by fake_memory_global_release_locked (its module's unload).
- * Zero-filled. CUDA_ERROR_OUT_OF_MEMORY. */
-FAKE_HIDDEN CUresult fake_memory_global_new_locked(struct CUctx_st *c, size_t size,
-                                                   fake_mem **out);
-FAKE_HIDDEN void *fake_memory_global_base(const fake_mem *m);
-FAKE_HIDDEN void fake_memory_global_release_locked(fake_mem *m, bool with_context);
-
-/* --- graph memory and pointer checks (fake_memory.c) ------------------------------
- * A cuMemAllocAsync during capture makes a graph allocation: device memory
- * registered at once under the fixed address the node hands out, owned by the
- * graph bodies that allocate it (holds), made usable by each launch's
- * allocation node (valid) and unusable again by a free, and released (its
- * handle and bytes) once no body holds it, no launch left it allocated
- * (outstanding) and no allocation or free of it is still queued. */
-FAKE_HIDDEN bool fake_memory_is_graph_alloc(const fake_mem *m);
-FAKE_HIDDEN void fake_memory_graph_hold_locked(fake_mem *m);
-FAKE_HIDDEN void fake_memory_graph_drop_locked(fake_mem *m);
-/* Whether an earlier launch left it allocated, with no free queued since. */
-FAKE_HIDDEN bool fake_memory_graph_outstanding(const fake_mem *m);
-FAKE_HIDDEN void fake_memory_graph_set_outstanding_locked(fake_mem *m, bool outstanding);
-/* An ALLOC or FREE operation of it was queued (its execution counts it off). */
-FAKE_HIDDEN void fake_memory_graph_op_queued_locked(fake_mem *m);
-/* For cuGraphExecUpdate: the device of an operand, and whether it is device
- * memory (device or managed) rather than host memory; NULL is host memory. */
-FAKE_HIDDEN void fake_memory_operand_kind(const fake_mem *m, CUdevice *device, bool *on_device);
-/* At execution: false, with a misuse, when addr lies in freed memory (or in a
- * graph allocation outside its lifetime); true for live or unknown memory. */
-FAKE_HIDDEN bool fake_memory_pointer_usable_locked(uintptr_t addr, const char *what,
-                                                   const fake_op *op);
-
-/* --- stream capture and graphs (fake_graph.c) ----------------------------------------
- * While a stream captures (s->capture), what would be queued on it becomes a
- * node of the capture's graph instead; cuGraphLaunch queues a graph's nodes
- * as ordinary operations, in capture order. */
-
-/* Captures begun and not yet ended (any thread): 0 makes every hook free. */
-FAKE_HIDDEN extern unsigned long fake_captures_active;
-
-/* The enqueue hook (fake_stream_enqueue_locked), for a capturing stream or a
- * legacy default stream while captures are active: *handled says whether the
- * operation was taken (a node, or an error: CUDA_ERROR_STREAM_CAPTURE_IMPLICIT
- * on a legacy stream while a blocking stream of its context captures,
- * CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, ...). A LAUNCH payload belongs to the
- * node on success, as it would to the queue. */
-FAKE_HIDDEN CUresult fake_graph_enqueue_locked(struct CUstream_st *s, const fake_op *proto,
-                                               bool *handled);
-/* cuStreamSynchronize and cuStreamQuery of s: CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED
- * for a capturing stream, CUDA_ERROR_STREAM_CAPTURE_IMPLICIT for a legacy
- * stream that a blocking capture blocks; both invalidate the capture. */
-FAKE_HIDDEN CUresult fake_graph_sync_check_locked(struct CUstream_st *s);
-/* cuEventRecord on a capturing stream; cuStreamWaitEvent while captures are
- * active or of a captured event (*handled false: an ordinary wait). */
-FAKE_HIDDEN CUresult fake_graph_record_locked(struct CUstream_st *s, struct CUevent_st *e);
-FAKE_HIDDEN CUresult fake_graph_wait_locked(struct CUstream_st *s, struct CUevent_st *e,
-                                            unsigned int flags, bool *handled);
-/* A FAKE_CAPTURE_UNSAFE entry point (fake_enter): true when the capture modes
- * prohibit it for the calling thread; the captures that prohibit it are
- * invalidated. */
-FAKE_HIDDEN bool fake_graph_unsafe_call_locked(void);
-/* cuStreamDestroy of a capturing stream: the capture is discarded (its origin)
- * or invalidated (a joined stream, which leaves it). */
-FAKE_HIDDEN void fake_graph_stream_destroyed_locked(struct CUstream_st *s);
-/* Teardown steps of a context for its graphs, executable graphs and captures. */
-FAKE_HIDDEN void fake_graph_doom_locked(struct CUctx_st *c, unsigned long ticket);
-FAKE_HIDDEN void fake_graph_destroy_doomed_locked(struct CUctx_st *c, unsigned long ticket);
-/* Drops every graph, executable graph, node and capture (install, uninstall;
- * first, before the queues and the memory). */
-FAKE_HIDDEN void fake_graph_reset_locked(void);
-
-/* Stops the driver thread (waiting for every thread that released the lock
- * inside the fake to finish first). Called without the lock, before a reset. */
-FAKE_HIDDEN void fake_stream_shutdown(void);
-/* In a fork() child (fake.c's atfork handler): the driver thread does not
- * exist there, nor do threads that waited inside the fake; forgets them so
- * that nothing waits for them, and re-initialises the condition variables. */
-FAKE_HIDDEN void fake_stream_atfork_child(void);
-/* Drop every queue, stream, event, allocation and peer link (install,
- * uninstall; before the registry is cleared). */
-FAKE_HIDDEN void fake_stream_reset_locked(void);
-FAKE_HIDDEN void fake_event_reset_locked(void);
-FAKE_HIDDEN void fake_memory_reset_locked(void);
-
 /* --- the state shared by the files ---------------------------------------------- */
 
 typedef struct fake_state {
     bool configured;          /* a configuration is applied (install, or the lazy default) */
     unsigned long generation; /* bumped by each install/uninstall: stale thread stacks are empty */
     int driver_version;
-    bool no_devices;
     bool initialized; /* cuInit succeeded */
-    int device_count;
-    fake_device devices[CUS_FAKE_MAX_DEVICES];
     const char *current_call; /* the log name of the entry point holding the lock */
 } fake_state;
 
 FAKE_HIDDEN extern fake_state fake_g;
-
-/* The device for an ordinal, or NULL. */
-static inline fake_device *fake_device_at_locked(CUdevice dev)
-{
-    return dev >= 0 && dev < fake_g.device_count ? &fake_g.devices[dev] : NULL;
-}
 
 /* Resets the resolver's state (hidden entries) for a new install. */
 FAKE_HIDDEN void fake_resolver_reset_locked(void);

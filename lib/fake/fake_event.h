@@ -1,0 +1,31 @@
+/* The event area (fake_event.c): events and their records. */
+#ifndef CUSCOPE_LIB_FAKE_EVENT_H
+#define CUSCOPE_LIB_FAKE_EVENT_H
+
+#include "fake_stream.h"
+
+struct CUevent_st {
+    fake_handle h; /* kind EVENT */
+    struct CUctx_st *ctx;
+    unsigned int flags;
+    bool ctx_destroyed;
+    bool recorded;                /* cuEventRecord was called */
+    struct CUstream_st *stream;   /* the latest record: its stream and position */
+    uint64_t pos;
+    unsigned long generation;     /* bumped by each cuEventRecord */
+    bool stamped;                 /* the latest record executed, at work counter `stamp` */
+    uint64_t stamp;
+    unsigned long doomed;
+    /* The id of the capture that took its latest record (fake_graph.c), or 0:
+     * such an event only orders captured work (fork and join), and answers
+     * CUDA_ERROR_CAPTURED_EVENT to queries, synchronizations and timing. */
+    unsigned long long capture_id;
+};
+
+/* An event argument: unknown, destroyed, or of a dead context: misuse and
+ * CUDA_ERROR_INVALID_HANDLE; of a poisoned context: its sticky error. */
+FAKE_HIDDEN CUresult fake_event_arg_locked(CUevent he, struct CUevent_st **out);
+/* The same, poisoned or not (cuEventDestroy, cuEventSynchronize). */
+FAKE_HIDDEN CUresult fake_event_arg_any_locked(CUevent he, struct CUevent_st **out);
+
+#endif

@@ -1,0 +1,77 @@
+/* What the module area's files share (fake_module.c: modules, functions,
+ * loading; fake_module_launch.c: lookups, attributes, occupancy, launches and
+ * host kernels). Private to the area: other areas include fake_module.h. */
+#ifndef CUSCOPE_LIB_FAKE_MODULE_RECORDS_H
+#define CUSCOPE_LIB_FAKE_MODULE_RECORDS_H
+
+#include "fake_image.h"
+#include "fake_module.h"
+
+/* --- records ---------------------------------------------------------------------------- */
+
+struct CUfunc_st {
+    struct CUmod_st *mod;
+    char *name;                     /* owned; kept until install */
+    const fake_image_function *fi;  /* the image's entry; NULL once the module is unloaded */
+    int max_dynamic_shared;
+    int carveout;
+    int required_cluster[3];
+    int non_portable_cluster;
+    int cluster_policy;
+    CUfunc_cache cache_config;
+    CUsharedconfig shared_config;
+};
+
+struct CUmod_st {
+    fake_handle h; /* kind MODULE */
+    struct CUctx_st *ctx;
+    fake_image *img;              /* NULL once unloaded */
+    size_t nfunctions;
+    struct CUfunc_st *functions;  /* kept until install */
+    size_t nglobals;
+    fake_mem **globals;           /* img->globals[i]'s memory; NULL once unloaded */
+    size_t const_bytes;           /* the __constant__ globals */
+    int num_regs;
+    int ptx_version, binary_version;
+    bool ctx_destroyed;           /* unloaded by its context's death */
+    unsigned long doomed;
+};
+
+/* A queued launch: the record without its 4 KiB argument area, and only the
+ * argument bytes the kernel has (a program that queues many launches holds
+ * little per launch). The full cus_fake_launch is built when it runs. */
+struct fake_launch_exec {
+    struct CUfunc_st *fn;
+    CUcontext context;
+    CUstream stream;
+    unsigned int grid[3], block[3], cluster[3];
+    unsigned int shared_bytes;
+    bool cooperative, extended;
+    bool captured;          /* a graph node's (its stream was capturing) */
+    CUgraphExec graph_exec; /* a replay's: the executable graph launched */
+    size_t nargs, arg_bytes;
+    unsigned char args[];
+};
+
+/* What occupancy depends on, copied so that it can be computed unlocked. */
+typedef struct occupancy_in {
+    int max_threads;        /* of the function */
+    int max_dynamic_shared; /* of the function */
+    size_t static_shared;
+    int num_regs;
+    int warp, threads_per_sm, blocks_per_sm, regs_per_sm, shared_per_sm, reserved_shared;
+    int sm_count;
+} occupancy_in;
+
+/* --- helpers of fake_module.c that fake_module_launch.c uses ------------------------------ */
+
+FAKE_HIDDEN int fake_module_blocks_per_sm(const occupancy_in *o, int block, size_t dynamic_shared);
+FAKE_HIDDEN const int *fake_module_device_attrs(const struct CUctx_st *c);
+FAKE_HIDDEN CUresult fake_module_function_arg_locked(CUfunction hfunc, CUresult if_null, struct CUfunc_st **out);
+FAKE_HIDDEN int fake_module_max_threads_of(const struct CUfunc_st *f);
+FAKE_HIDDEN CUresult fake_module_module_arg_locked(CUmodule hmod, bool healthy, struct CUmod_st **out);
+FAKE_HIDDEN occupancy_in fake_module_occupancy_of(const struct CUfunc_st *f);
+FAKE_HIDDEN int fake_module_optin_dynamic_shared(const struct CUfunc_st *f);
+FAKE_HIDDEN int fake_module_static_shared_of(const struct CUfunc_st *f);
+
+#endif
