@@ -19,50 +19,12 @@
 #include <cudaTypedefs.h>
 
 #include "harness/env.h"
+#include "harness/check.h"
 #include "harness/twins.h"
 
 #ifdef CUS_TEST_HAVE_KERNELS
 #include "cusk-images.h"
 #endif
-
-#define assert_contains(haystack, needle)                                      \
-    do {                                                                       \
-        const char *h_ = (haystack);                                           \
-        const char *n_ = (needle);                                             \
-        assert_non_null(h_);                                                   \
-        if (!strstr(h_, n_))                                                   \
-            fail_msg("\"%s\" does not contain \"%s\"", h_, n_);                \
-    } while (0)
-
-#define assert_cu(expr, want)                                                  \
-    do {                                                                       \
-        CUresult r_ = (expr);                                                  \
-        CUresult w_ = (want);                                                  \
-        if (r_ != w_)                                                          \
-            fail_msg("%s -> %d, expected %d (last misuse: %s)", #expr, (int)r_, (int)w_, \
-                     cus_fake_last_misuse());                                  \
-    } while (0)
-
-#define assert_cu_ok(expr) assert_cu((expr), CUDA_SUCCESS)
-
-/* --- raw entry points ------------------------------------------------------------ */
-
-static void *raw_fn(const char *symbol, int version)
-{
-    void *pfn = NULL;
-    CUdriverProcAddressQueryResult qs = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
-    assert_int_equal(cus_fake_get_proc_address(symbol, &pfn, version, 0, &qs), CUDA_SUCCESS);
-    if (qs != CU_GET_PROC_ADDRESS_SUCCESS)
-        fail_msg("%s at %d is not available", symbol, version);
-    assert_non_null(pfn);
-    return pfn;
-}
-
-#define RAW(var, symbol, version)                                              \
-    do {                                                                       \
-        void *p_ = raw_fn(symbol, version);                                    \
-        memcpy(&(var), &p_, sizeof(var));                                      \
-    } while (0)
 
 typedef struct raw_driver {
     PFN_cuInit_v2000 init;

@@ -26,6 +26,7 @@
 #include <cuscope/stream.h>
 
 #include "stream_common.h"
+#include "harness/check.h"
 
 #ifdef CUS_TEST_HAVE_KERNELS
 #include <cuscope/function.h>
@@ -151,21 +152,6 @@ static void assert_stream_usable(cus_stream *s, cus_buffer *buf, cus_host_buffer
     assert_int_equal(p[1], 0x1234u);
 }
 
-/* Pops, with the fake's raw entry point, what failed pops left on the
- * driver's stack above cuscope's mirror. */
-static void raw_pop_leftovers(void)
-{
-    void *pfn = NULL;
-    CUdriverProcAddressQueryResult qs;
-    assert_int_equal(cus_fake_get_proc_address("cuCtxPopCurrent", &pfn, 4000, 0, &qs), 0);
-    CUresult (*pop)(CUcontext *);
-    memcpy(&pop, &pfn, sizeof pfn);
-    while (cus_fake_thread_stack_depth() > (int)cus_context_stack_depth()) {
-        CUcontext got;
-        assert_int_equal(pop(&got), CUDA_SUCCESS);
-    }
-}
-
 /* Two failed pops (cuscope retries one): expr fails with the injected code,
  * naming cuCtxPopCurrent; the context the pops left on the driver's stack is
  * taken off afterwards. */
@@ -179,7 +165,7 @@ static void raw_pop_leftovers(void)
             fail_msg("%s with two pops failing -> %s", #expr, cus_status_name(got_)); \
         assert_int_equal(cus_last_status(), CU(FAULT));                        \
         assert_string_equal(cus_last_error()->driver_call, "cuCtxPopCurrent"); \
-        raw_pop_leftovers();                                                   \
+        reconcile_fake_stack();                                                   \
     } while (0)
 
 /* Ends, with the fake's raw entry points, a capture the driver still has
@@ -584,7 +570,7 @@ static void test_capture_begin_faults(void **state)
     /* The driver kept the context the failed pops could not take off. */
     assert_int_equal(cus_fake_thread_stack_depth(), 1);
     assert_ptr_equal(cus_fake_thread_stack_at(0), cus_context_handle(c));
-    raw_pop_leftovers();
+    reconcile_fake_stack();
     assert_nothing_changed(before);
     assert_false(capturing(s));
 }
@@ -956,7 +942,7 @@ static void test_instantiate_faults(void **state)
     assert_int_equal(cus_debug_live_objects(), objects);
     /* the driver kept the context the failed pops left: take it off */
     assert_int_equal(cus_fake_thread_stack_depth(), 1);
-    raw_pop_leftovers();
+    reconcile_fake_stack();
     /* Two execs of one graph replay independently. */
     cus_autoptr(cus_graph_exec) e1 = instantiate(g);
     cus_autoptr(cus_graph_exec) e2 = instantiate(g);
@@ -1534,7 +1520,7 @@ static void test_failed_undo_is_reported(void **state)
     assert_ok(cus_fake_fail_entry("cuGraphExecDestroy", 1, FAULT, false));
     assert_status(cus_graph_instantiate(graph, 0, &e), CU(FAULT));
     cus_fake_clear_faults();
-    raw_pop_leftovers();
+    reconcile_fake_stack();
     if (cus_fake_live_handles(CUS_FAKE_HANDLE_GRAPH_EXEC) > execs &&
         env_destroyed.count == reported && !silent)
         silent = "the executable graph cus_graph_instantiate could not destroy";

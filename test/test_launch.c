@@ -30,45 +30,11 @@
 #include <cuscope/module.h>
 
 #include "stream_common.h"
+#include "harness/check.h"
 
 #ifdef CUS_TEST_HAVE_KERNELS
 #include "cusk-images.h"
 #endif
-
-/* --- helpers ---------------------------------------------------------------------------- */
-
-#define assert_contains(haystack, needle)                                      \
-    do {                                                                       \
-        const char *h_ = (haystack);                                           \
-        const char *n_ = (needle);                                             \
-        assert_non_null(h_);                                                   \
-        if (!strstr(h_, n_))                                                   \
-            fail_msg("\"%s\" does not contain \"%s\"", h_, n_);                \
-    } while (0)
-
-/* The driver calls made since `from`, exactly. */
-static void check_calls(unsigned long from, const char *const *want, const char *what)
-{
-    unsigned long now = cus_fake_call_count();
-    size_t n = 0;
-    while (want[n])
-        n++;
-    char got[1024] = "";
-    size_t len = 0;
-    for (unsigned long i = from; i < now && len < sizeof got - 64; i++) {
-        const char *c = cus_fake_call_name(i);
-        len += (size_t)snprintf(got + len, sizeof got - len, "%s%s", i == from ? "" : ", ",
-                                c ? c : "?");
-    }
-    if (now - from != n)
-        fail_msg("calls: [%s], expected [%s]", got, what);
-    for (size_t i = 0; i < n; i++)
-        if (!cus_fake_call_name(from + i) || strcmp(cus_fake_call_name(from + i), want[i]) != 0)
-            fail_msg("calls: [%s], expected [%s]", got, what);
-}
-#define assert_calls_since(from, ...)                                          \
-    check_calls((from), (const char *const[]){__VA_ARGS__, NULL}, #__VA_ARGS__)
-#define assert_no_calls_since(from) check_calls((from), (const char *const[]){NULL}, "")
 
 /* A one-shot fault on entry: the status, the fault fired, nothing changed,
  * no launch recorded, and the last error names the call. */
@@ -92,17 +58,6 @@ static void check_calls(unsigned long from, const char *const *want, const char 
         assert_int_equal(cus_fake_launch_count(), launches_);                  \
     } while (0)
 
-static void raw_pop(void)
-{
-    void *p = NULL;
-    CUdriverProcAddressQueryResult qs;
-    assert_int_equal(cus_fake_get_proc_address("cuCtxPopCurrent", &p, 4000, 0, &qs), 0);
-    PFN_cuCtxPopCurrent_v4000 pop;
-    memcpy(&pop, &p, sizeof pop);
-    CUcontext got = NULL;
-    assert_int_equal(pop(&got), CUDA_SUCCESS);
-}
-
 /* cuCtxPopCurrent failing for good after the call was made (it and its
  * retry): the error names it, the context stays pushed on the driver's
  * stack, and the test pops it. */
@@ -120,7 +75,7 @@ static void raw_pop(void)
         assert_string_equal(cus_last_error()->driver_call, "cuCtxPopCurrent"); \
         assert_int_equal(cus_fake_calls_of("cuCtxPopCurrent"), pops_ + 2);     \
         assert_int_equal(cus_fake_thread_stack_depth(), before_.stack.fake_depth + 1); \
-        raw_pop();                                                             \
+        raw_pop_current();                                                     \
         assert_nothing_changed(before_);                                       \
     } while (0)
 

@@ -13,6 +13,7 @@
 #include <cudaTypedefs.h>
 
 #include "harness/env.h"
+#include "harness/check.h"
 
 #define N_THREADS 8
 
@@ -118,22 +119,6 @@ static cus_device dev0(void)
     assert_ok(cus_device_get(0, &d));
     return d;
 }
-
-static void *raw_fn(const char *symbol, int version)
-{
-    void *pfn = NULL;
-    CUdriverProcAddressQueryResult qs = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
-    if (cus_fake_get_proc_address(symbol, &pfn, version, 0, &qs) != CUDA_SUCCESS ||
-        qs != CU_GET_PROC_ADDRESS_SUCCESS)
-        return NULL;
-    return pfn;
-}
-
-#define RAW(var, symbol, version)                                              \
-    do {                                                                       \
-        void *p_ = raw_fn(symbol, version);                                    \
-        memcpy(&(var), &p_, sizeof(var));                                      \
-    } while (0)
 
 /* --- (1) concurrent cus_init on a fresh install --------------------------------- */
 
@@ -323,12 +308,12 @@ static void test_raw_destroy_while_current_elsewhere_gives_709_and_still_pops(vo
     PFN_cuCtxDestroy_v4000 destroy;
     raw_worker w;
     memset(&w, 0, sizeof w);
-    RAW(create, "cuCtxCreate", 3020);
-    RAW(destroy, "cuCtxDestroy", 4000);
-    RAW(w.push, "cuCtxPushCurrent", 4000);
-    RAW(w.pop, "cuCtxPopCurrent", 4000);
-    RAW(w.get_current, "cuCtxGetCurrent", 4000);
-    RAW(w.synchronize, "cuCtxSynchronize", 2000);
+    RAW_OR_NULL(create, "cuCtxCreate", 3020);
+    RAW_OR_NULL(destroy, "cuCtxDestroy", 4000);
+    RAW_OR_NULL(w.push, "cuCtxPushCurrent", 4000);
+    RAW_OR_NULL(w.pop, "cuCtxPopCurrent", 4000);
+    RAW_OR_NULL(w.get_current, "cuCtxGetCurrent", 4000);
+    RAW_OR_NULL(w.synchronize, "cuCtxSynchronize", 2000);
     assert_non_null(create);
     assert_non_null(w.pop);
 
