@@ -58,27 +58,6 @@
         assert_int_equal(cus_fake_launch_count(), launches_);                  \
     } while (0)
 
-/* cuCtxPopCurrent failing for good after the call was made (it and its
- * retry): the error names it, the context stays pushed on the driver's
- * stack, and the test pops it. */
-#define assert_pop_fault_named(expr)                                           \
-    do {                                                                       \
-        leak_snap before_ = leak_snap_now();                                   \
-        unsigned long pops_ = cus_fake_calls_of("cuCtxPopCurrent");            \
-        assert_ok(cus_fake_fail_entry("cuCtxPopCurrent", 1, FAULT, true));     \
-        cus_status got_ = (expr);                                              \
-        cus_fake_clear_faults();                                               \
-        if (got_ != CU(FAULT))                                                 \
-            fail_msg("%s with cuCtxPopCurrent failing -> %s (%s)", #expr,      \
-                     cus_status_name(got_), cus_last_error_message());         \
-        assert_int_equal(cus_last_status(), CU(FAULT));                        \
-        assert_string_equal(cus_last_error()->driver_call, "cuCtxPopCurrent"); \
-        assert_int_equal(cus_fake_calls_of("cuCtxPopCurrent"), pops_ + 2);     \
-        assert_int_equal(cus_fake_thread_stack_depth(), before_.stack.fake_depth + 1); \
-        raw_pop_current();                                                     \
-        assert_nothing_changed(before_);                                       \
-    } while (0)
-
 /* A launch refused before the driver: the status, the message, no call, no
  * launch recorded, nothing changed. (driver_call is "" but for
  * CUS_ERROR_NOT_SUPPORTED, where it names the missing entry point.) */

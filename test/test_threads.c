@@ -14,46 +14,9 @@
 
 #include "harness/env.h"
 #include "harness/check.h"
+#include "harness/workers.h"
 
 #define N_THREADS 8
-
-/* --- helpers -------------------------------------------------------------------- */
-
-/* A monotonic phase counter that threads can wait on. */
-typedef struct phase {
-    pthread_mutex_t lock;
-    pthread_cond_t changed;
-    int value;
-} phase;
-
-static void phase_init(phase *p)
-{
-    pthread_mutex_init(&p->lock, NULL);
-    pthread_cond_init(&p->changed, NULL);
-    p->value = 0;
-}
-
-static void phase_destroy(phase *p)
-{
-    pthread_cond_destroy(&p->changed);
-    pthread_mutex_destroy(&p->lock);
-}
-
-static void phase_set(phase *p, int v)
-{
-    pthread_mutex_lock(&p->lock);
-    p->value = v;
-    pthread_cond_broadcast(&p->changed);
-    pthread_mutex_unlock(&p->lock);
-}
-
-static void phase_wait(phase *p, int v)
-{
-    pthread_mutex_lock(&p->lock);
-    while (p->value < v)
-        pthread_cond_wait(&p->changed, &p->lock);
-    pthread_mutex_unlock(&p->lock);
-}
 
 /* A gate that opens when `count` threads have arrived (all start together). */
 typedef struct gate {
@@ -78,30 +41,6 @@ static void gate_arrive_and_wait(gate *g)
     while (g->p.value < 1)
         pthread_cond_wait(&g->p.changed, &g->p.lock);
     pthread_mutex_unlock(&g->p.lock);
-}
-
-/* What a worker found wrong; checked by the main thread after join. */
-typedef struct report {
-    unsigned long failures;
-    char first[256];
-} report;
-
-static void report_fail(report *r, int line, const char *what)
-{
-    if (r->failures++ == 0)
-        snprintf(r->first, sizeof r->first, "line %d: %s", line, what);
-}
-
-#define T_CHECK(r, cond)                                                       \
-    do {                                                                       \
-        if (!(cond))                                                           \
-            report_fail((r), __LINE__, #cond);                                 \
-    } while (0)
-
-static void assert_report_clean(const report *r, int index)
-{
-    if (r->failures)
-        fail_msg("thread %d: %lu failure(s), first at %s", index, r->failures, r->first);
 }
 
 static void assert_nothing_alive(void)
