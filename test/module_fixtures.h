@@ -281,8 +281,8 @@ static inline void check_refused(cus_context *c, const void *image, size_t size,
 
 /* Images that pass cuscope's checks and that the driver refuses: its status,
  * and its JIT log in the message. */
-static inline void check_driver_refuses(cus_context *c, const void *image, size_t size, cus_status want,
-                                        const char *expect)
+static inline void check_driver_refuses(cus_context *c, const void *image, size_t size,
+                                        cus_status want, const char *expect)
 {
     leak_snap before = leak_snap_now();
     unsigned long loads = cus_fake_calls_of("cuModuleLoadDataEx");

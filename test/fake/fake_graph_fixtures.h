@@ -372,7 +372,8 @@ static inline CUgraph capture_pipeline(CUstream s, CUfunction f, CUdeviceptr d, 
  * cuGraphExecUpdate
  * ========================================================================== */
 
-static inline CUgraph capture_round_trip(CUstream s, CUdeviceptr d, const uint32_t *in, uint32_t *out)
+static inline CUgraph capture_round_trip(CUstream s, CUdeviceptr d, const uint32_t *in,
+                                         uint32_t *out)
 {
     assert_cu_ok(D.begin(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
     assert_cu_ok(D.htod_async(d, in, N * 4, s));
