@@ -10,17 +10,9 @@
 #include <cudaTypedefs.h>
 
 #include "harness/env.h"
+#include "harness/check.h"
 
 #define CU(x) ((cus_status)(x))
-
-#define assert_contains(haystack, needle)                                      \
-    do {                                                                       \
-        const char *h_ = (haystack);                                           \
-        const char *n_ = (needle);                                             \
-        assert_non_null(h_);                                                   \
-        if (!strstr(h_, n_))                                                   \
-            fail_msg("\"%s\" does not contain \"%s\"", h_, n_);                \
-    } while (0)
 
 /* The code injected where a test needs a plain, non-sticky driver failure. */
 #define FAULT CUDA_ERROR_NOT_PERMITTED
@@ -108,25 +100,6 @@ static bool snap_equal(stack_snap a, stack_snap b)
                      (void *)(before).fake_top, now_.depth, now_.fake_depth,  \
                      (void *)now_.top, (void *)now_.fake_top);                \
     } while (0)
-
-/* A raw fake entry point, converted without the pedantic warning. */
-static void *raw_fn(const char *symbol, int version)
-{
-    void *pfn = NULL;
-    CUdriverProcAddressQueryResult qs = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
-    assert_int_equal(cus_fake_get_proc_address(symbol, &pfn, version, 0, &qs), CUDA_SUCCESS);
-    assert_int_equal(qs, CU_GET_PROC_ADDRESS_SUCCESS);
-    assert_non_null(pfn);
-    return pfn;
-}
-
-#define RAW_FN(type, symbol, version)                                          \
-    __extension__({                                                            \
-        type f_;                                                               \
-        void *p_ = raw_fn(symbol, version);                                    \
-        memcpy(&f_, &p_, sizeof f_);                                           \
-        f_;                                                                    \
-    })
 
 /* --- create --------------------------------------------------------------------- */
 

@@ -31,6 +31,7 @@
 #include <cudaTypedefs.h>
 
 #include "every_call/every_call.h"
+#include "harness/check.h"
 
 const char every_call_ptx[] = ".version 8.0\n"
                               ".target sm_80\n"
@@ -350,20 +351,6 @@ static void test_every_call_survives_each_driver_failure(void **state)
 
 /* --- the pop that ends a switch failing, and its retry -------------------------------------- */
 
-/* Raw pops of what failed pops left on the fake's stack, above cuscope's mirror. */
-static void reconcile_fake_stack(void)
-{
-    void *pfn = NULL;
-    CUdriverProcAddressQueryResult qs;
-    assert_int_equal(cus_fake_get_proc_address("cuCtxPopCurrent", &pfn, 4000, 0, &qs), 0);
-    PFN_cuCtxPopCurrent_v4000 raw_pop;
-    memcpy(&raw_pop, &pfn, sizeof pfn);
-    while (cus_fake_thread_stack_depth() > (int)cus_context_stack_depth()) {
-        CUcontext h;
-        assert_int_equal(raw_pop(&h), 0);
-    }
-}
-
 /* cuscope retries a failed pop once, so the single faults above never make
  * a switch fail to end: here every pop fails. A call that switched must then
  * fail (or report to the destroy handler from a release), recorded. */
@@ -488,16 +475,6 @@ static int run_table_in_child(world *w)
         }
     }
     return bad > 100 ? 100 : bad;
-}
-
-/* A coverage build (CUS_TEST_COVERAGE) leaves through exit(), for gcov. */
-static _Noreturn void child_exit(int status)
-{
-#ifdef CUS_TEST_COVERAGE
-    exit(status);
-#else
-    _exit(status);
-#endif
 }
 
 static void test_every_call_refused_in_a_fork_child(void **state)

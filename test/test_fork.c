@@ -26,6 +26,7 @@
 #include <cuscope/module.h>
 
 #include "stream_common.h"
+#include "harness/check.h"
 
 static const char ptx_src[] = ".version 8.0\n"
                               ".target sm_80\n"
@@ -74,20 +75,6 @@ static const char ptx_src[] = ".version 8.0\n"
         CHILD_CHECK(strstr(cus_last_error_message(), "fork()") != NULL);       \
         CHILD_CHECK(cus_fake_call_count() == calls_);                          \
     } while (0)
-
-/* In a coverage build (-Db_coverage=true: CUS_TEST_COVERAGE), gcov writes
- * each library's counters from its destructor: a child leaves through exit()
- * there, so that the paths only a fork() child takes count (the exit
- * handlers it runs make no driver call in a child, which this also tests).
- * Otherwise _exit(), which runs nothing of the parent's. */
-static _Noreturn void child_exit(int status)
-{
-#ifdef CUS_TEST_COVERAGE
-    exit(status);
-#else
-    _exit(status);
-#endif
-}
 
 /* Runs child(arg) in a fork()ed child and asserts it exited with 0. */
 static void run_in_child(int (*child)(void *), void *arg)

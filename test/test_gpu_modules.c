@@ -24,17 +24,10 @@
 #include <string.h>
 
 #include "harness/env.h"
+#include "harness/check.h"
 
 #include "cusk-images.h"
 #include "fake_image.h"
-
-#define assert_contains(haystack, needle)                                      \
-    do {                                                                       \
-        const char *h_ = (haystack);                                           \
-        const char *n_ = (needle);                                             \
-        if (!strstr(h_, n_))                                                   \
-            fail_msg("\"%s\" does not contain \"%s\"", h_, n_);                \
-    } while (0)
 
 static cus_context *ctx; /* device 0's primary context, for each test */
 static int device_sm;    /* e.g. 90 */

@@ -23,29 +23,11 @@
 #include <cuscope/memory.h>
 
 #include "stream_common.h"
+#include "harness/workers.h"
 
 #define THREADS 4
 #define ROUNDS 5
-#define N 128 /* uint32 elements */
-
-typedef struct report {
-    unsigned long failures;
-    char first[256];
-} report;
-
-static void report_fail(report *r, int line, const char *what, cus_status st)
-{
-    if (r->failures++ == 0)
-        snprintf(r->first, sizeof r->first, "line %d: %s (%s: %s)", line, what,
-                 cus_status_name(st), st ? cus_last_error_message() : "");
-}
-
-#define T_CHECK(r, cond)                                                       \
-    do {                                                                       \
-        if (!(cond))                                                           \
-            report_fail((r), __LINE__, #cond, CUS_SUCCESS);                    \
-    } while (0)
-
+#define N 128 
 #define T_OK(r, expr)                                                          \
     __extension__({                                                            \
         cus_status t_st_ = (expr);                                             \
@@ -53,12 +35,6 @@ static void report_fail(report *r, int line, const char *what, cus_status st)
             report_fail((r), __LINE__, #expr, t_st_);                          \
         t_st_ == CUS_SUCCESS;                                                  \
     })
-
-static void assert_report_clean(const report *r, int index)
-{
-    if (r->failures)
-        fail_msg("thread %d: %lu failure(s), first at %s", index, r->failures, r->first);
-}
 
 static void assert_no_misuse(void)
 {

@@ -144,28 +144,6 @@ static void test_deferred_release_from_another_thread(void **state)
     c = cus_context_unref(c);
 }
 
-/* --- a host function captured outside cuscope ------------------------------------
- * A raw cuStreamBeginCapture on a cuscope stream: cuscope has no record to give
- * the host function's record to, and is not told when the graph dies, so it
- * keeps the record for the life of the process; the graph can be replayed any
- * number of times (the record was once freed at the first replay). */
-
-static void *raw(const char *symbol, int version)
-{
-    void *pfn = NULL;
-    CUdriverProcAddressQueryResult qs;
-    assert_int_equal(cus_fake_get_proc_address(symbol, &pfn, version, 0, &qs), CUDA_SUCCESS);
-    assert_non_null(pfn);
-    return pfn;
-}
-#define RAW(type, symbol, version)                                             \
-    __extension__({                                                            \
-        type f_;                                                               \
-        void *p_ = raw(symbol, version);                                       \
-        memcpy(&f_, &p_, sizeof f_);                                           \
-        f_;                                                                    \
-    })
-
 static void count_run(void *data)
 {
     atomic_fetch_add((atomic_int *)data, 1);
@@ -175,16 +153,16 @@ static void test_host_fn_in_a_raw_capture_survives_every_replay(void **state)
 {
     (void)state;
     PFN_cuStreamBeginCapture_v10010 begin =
-        RAW(PFN_cuStreamBeginCapture_v10010, "cuStreamBeginCapture", 10010);
+        RAW_FN(PFN_cuStreamBeginCapture_v10010, "cuStreamBeginCapture", 10010);
     PFN_cuStreamEndCapture_v10000 end =
-        RAW(PFN_cuStreamEndCapture_v10000, "cuStreamEndCapture", 10000);
+        RAW_FN(PFN_cuStreamEndCapture_v10000, "cuStreamEndCapture", 10000);
     PFN_cuGraphInstantiateWithFlags_v11040 instantiate =
-        RAW(PFN_cuGraphInstantiateWithFlags_v11040, "cuGraphInstantiateWithFlags", 11040);
-    PFN_cuGraphLaunch_v10000 launch = RAW(PFN_cuGraphLaunch_v10000, "cuGraphLaunch", 10000);
+        RAW_FN(PFN_cuGraphInstantiateWithFlags_v11040, "cuGraphInstantiateWithFlags", 11040);
+    PFN_cuGraphLaunch_v10000 launch = RAW_FN(PFN_cuGraphLaunch_v10000, "cuGraphLaunch", 10000);
     PFN_cuGraphExecDestroy_v10000 exec_destroy =
-        RAW(PFN_cuGraphExecDestroy_v10000, "cuGraphExecDestroy", 10000);
+        RAW_FN(PFN_cuGraphExecDestroy_v10000, "cuGraphExecDestroy", 10000);
     PFN_cuGraphDestroy_v10000 graph_destroy =
-        RAW(PFN_cuGraphDestroy_v10000, "cuGraphDestroy", 10000);
+        RAW_FN(PFN_cuGraphDestroy_v10000, "cuGraphDestroy", 10000);
 
     cus_autoptr(cus_context) c = new_ctx();
     cus_autoptr(cus_stream) s = new_stream(c, CU_STREAM_NON_BLOCKING);

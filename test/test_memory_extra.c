@@ -15,6 +15,7 @@
 #include <cuscope/memory.h>
 
 #include "stream_common.h"
+#include "harness/check.h"
 
 #define N 256
 #define STICKY CUDA_ERROR_ILLEGAL_ADDRESS
@@ -64,20 +65,6 @@ static void poison_by_copy(cus_context *c, cus_buffer *b)
     assert_int_equal(cus_context_poisoned(c), STICKY);
     assert_int_equal(cus_context_stack_depth(), 0);
     assert_int_equal(cus_fake_thread_stack_depth(), 0);
-}
-
-/* Raw pops of the fake's stack: what a persistently failing pop left pushed. */
-static void reconcile_fake_stack(void)
-{
-    void *pfn = NULL;
-    CUdriverProcAddressQueryResult qs;
-    assert_int_equal(cus_fake_get_proc_address("cuCtxPopCurrent", &pfn, 4000, 0, &qs), 0);
-    PFN_cuCtxPopCurrent_v4000 raw_pop;
-    memcpy(&raw_pop, &pfn, sizeof pfn);
-    while (cus_fake_thread_stack_depth() > (int)cus_context_stack_depth()) {
-        CUcontext h;
-        assert_int_equal(raw_pop(&h), 0);
-    }
 }
 
 /* ============================================================================

@@ -9,20 +9,7 @@
 #include <cudaTypedefs.h>
 
 #include "stream_common.h"
-
-/* Raw pops of the fake's stack: what the failed pops left pushed. */
-static void reconcile_fake_stack(void)
-{
-    void *pfn = NULL;
-    CUdriverProcAddressQueryResult qs;
-    assert_int_equal(cus_fake_get_proc_address("cuCtxPopCurrent", &pfn, 4000, 0, &qs), 0);
-    PFN_cuCtxPopCurrent_v4000 raw_pop;
-    memcpy(&raw_pop, &pfn, sizeof pfn);
-    while (cus_fake_thread_stack_depth() > (int)cus_context_stack_depth()) {
-        CUcontext h;
-        assert_int_equal(raw_pop(&h), 0);
-    }
-}
+#include "harness/check.h"
 
 typedef struct rollback_result {
     cus_status st;

@@ -6,6 +6,7 @@
 #include <cudaTypedefs.h>
 
 #include "harness/env.h"
+#include "harness/check.h"
 
 static cus_device dev0(void)
 {
@@ -29,24 +30,6 @@ static void assert_stack(unsigned int depth, const cus_context *top)
     assert_ptr_equal(cus_context_current(), top);
     if (depth)
         assert_ptr_equal(cus_fake_thread_stack_at((int)depth - 1), cus_context_handle(top));
-}
-
-/* A raw fake entry point, converted without the pedantic warning. */
-#define RAW_FN(type, symbol, version)                                          \
-    __extension__({                                                            \
-        type f_;                                                               \
-        void *p_ = raw_fn(symbol, version);                                    \
-        memcpy(&f_, &p_, sizeof f_);                                           \
-        f_;                                                                    \
-    })
-
-static void *raw_fn(const char *symbol, int version)
-{
-    void *pfn = NULL;
-    CUdriverProcAddressQueryResult qs;
-    assert_int_equal(cus_fake_get_proc_address(symbol, &pfn, version, 0, &qs), CUDA_SUCCESS);
-    assert_non_null(pfn);
-    return pfn;
 }
 
 static void test_create_pushes_the_new_context(void **state)

@@ -6,18 +6,10 @@
 #include <string.h>
 
 #include "harness/env.h"
+#include "harness/check.h"
 
 /* A driver code as a cus_status (keeps -Wenum-compare quiet in assert_status). */
 #define CU(x) ((cus_status)(x))
-
-#define assert_contains(haystack, needle)                                      \
-    do {                                                                       \
-        const char *h_ = (haystack);                                           \
-        const char *n_ = (needle);                                             \
-        assert_non_null(h_);                                                   \
-        if (!strstr(h_, n_))                                                   \
-            fail_msg("\"%s\" does not contain \"%s\"", h_, n_);                \
-    } while (0)
 
 static cus_device dev0(void)
 {

@@ -38,6 +38,7 @@
 #include <string.h>
 
 #include "harness/env.h"
+#include "harness/check.h"
 
 #ifdef CUS_TEST_HAVE_KERNELS
 #include "cusk-images.h"
@@ -52,14 +53,6 @@
 
 /* An address that maps nothing: the first 64 KiB never are. */
 #define BAD_ADDRESS ((CUdeviceptr)0x10)
-
-#define assert_contains(haystack, needle)                                      \
-    do {                                                                       \
-        const char *h_ = (haystack);                                           \
-        const char *n_ = (needle);                                             \
-        if (!strstr(h_, n_))                                                   \
-            fail_msg("\"%s\" does not contain \"%s\"", h_, n_);                \
-    } while (0)
 
 /* expr fails at once with the context's sticky status, says so, and (on the
  * fake) reaches no driver. */

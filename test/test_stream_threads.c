@@ -21,67 +21,11 @@
 #include <cuscope/memory.h>
 
 #include "stream_common.h"
+#include "harness/workers.h"
 
 #define THREADS 6
 #define ROUNDS 12
 #define N 256
-
-/* --- helpers -------------------------------------------------------------------- */
-
-/* A monotonic phase counter that threads can wait on. */
-typedef struct phase {
-    pthread_mutex_t lock;
-    pthread_cond_t changed;
-    int value;
-} phase;
-
-static void phase_init(phase *p)
-{
-    pthread_mutex_init(&p->lock, NULL);
-    pthread_cond_init(&p->changed, NULL);
-    p->value = 0;
-}
-
-static void phase_destroy(phase *p)
-{
-    pthread_cond_destroy(&p->changed);
-    pthread_mutex_destroy(&p->lock);
-}
-
-static void phase_set(phase *p, int v)
-{
-    pthread_mutex_lock(&p->lock);
-    p->value = v;
-    pthread_cond_broadcast(&p->changed);
-    pthread_mutex_unlock(&p->lock);
-}
-
-static void phase_wait(phase *p, int v)
-{
-    pthread_mutex_lock(&p->lock);
-    while (p->value < v)
-        pthread_cond_wait(&p->changed, &p->lock);
-    pthread_mutex_unlock(&p->lock);
-}
-
-/* What a worker found wrong; checked by the main thread after join. */
-typedef struct report {
-    unsigned long failures;
-    char first[256];
-} report;
-
-static void report_fail(report *r, int line, const char *what, cus_status st)
-{
-    if (r->failures++ == 0)
-        snprintf(r->first, sizeof r->first, "line %d: %s (%s: %s)", line, what,
-                 cus_status_name(st), st ? cus_last_error_message() : "");
-}
-
-#define T_CHECK(r, cond)                                                       \
-    do {                                                                       \
-        if (!(cond))                                                           \
-            report_fail((r), __LINE__, #cond, CUS_SUCCESS);                    \
-    } while (0)
 
 #define T_OK(r, expr)                                                          \
     do {                                                                       \
@@ -89,12 +33,6 @@ static void report_fail(report *r, int line, const char *what, cus_status st)
         if (t_st_ != CUS_SUCCESS)                                              \
             report_fail((r), __LINE__, #expr, t_st_);                          \
     } while (0)
-
-static void assert_report_clean(const report *r, int index)
-{
-    if (r->failures)
-        fail_msg("thread %d: %lu failure(s), first at %s", index, r->failures, r->first);
-}
 
 static void assert_no_misuse(void)
 {

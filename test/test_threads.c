@@ -13,46 +13,10 @@
 #include <cudaTypedefs.h>
 
 #include "harness/env.h"
+#include "harness/check.h"
+#include "harness/workers.h"
 
 #define N_THREADS 8
-
-/* --- helpers -------------------------------------------------------------------- */
-
-/* A monotonic phase counter that threads can wait on. */
-typedef struct phase {
-    pthread_mutex_t lock;
-    pthread_cond_t changed;
-    int value;
-} phase;
-
-static void phase_init(phase *p)
-{
-    pthread_mutex_init(&p->lock, NULL);
-    pthread_cond_init(&p->changed, NULL);
-    p->value = 0;
-}
-
-static void phase_destroy(phase *p)
-{
-    pthread_cond_destroy(&p->changed);
-    pthread_mutex_destroy(&p->lock);
-}
-
-static void phase_set(phase *p, int v)
-{
-    pthread_mutex_lock(&p->lock);
-    p->value = v;
-    pthread_cond_broadcast(&p->changed);
-    pthread_mutex_unlock(&p->lock);
-}
-
-static void phase_wait(phase *p, int v)
-{
-    pthread_mutex_lock(&p->lock);
-    while (p->value < v)
-        pthread_cond_wait(&p->changed, &p->lock);
-    pthread_mutex_unlock(&p->lock);
-}
 
 /* A gate that opens when `count` threads have arrived (all start together). */
 typedef struct gate {
@@ -79,30 +43,6 @@ static void gate_arrive_and_wait(gate *g)
     pthread_mutex_unlock(&g->p.lock);
 }
 
-/* What a worker found wrong; checked by the main thread after join. */
-typedef struct report {
-    unsigned long failures;
-    char first[256];
-} report;
-
-static void report_fail(report *r, int line, const char *what)
-{
-    if (r->failures++ == 0)
-        snprintf(r->first, sizeof r->first, "line %d: %s", line, what);
-}
-
-#define T_CHECK(r, cond)                                                       \
-    do {                                                                       \
-        if (!(cond))                                                           \
-            report_fail((r), __LINE__, #cond);                                 \
-    } while (0)
-
-static void assert_report_clean(const report *r, int index)
-{
-    if (r->failures)
-        fail_msg("thread %d: %lu failure(s), first at %s", index, r->failures, r->first);
-}
-
 static void assert_nothing_alive(void)
 {
     assert_int_equal(cus_debug_live_objects(), 0);
@@ -118,22 +58,6 @@ static cus_device dev0(void)
     assert_ok(cus_device_get(0, &d));
     return d;
 }
-
-static void *raw_fn(const char *symbol, int version)
-{
-    void *pfn = NULL;
-    CUdriverProcAddressQueryResult qs = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
-    if (cus_fake_get_proc_address(symbol, &pfn, version, 0, &qs) != CUDA_SUCCESS ||
-        qs != CU_GET_PROC_ADDRESS_SUCCESS)
-        return NULL;
-    return pfn;
-}
-
-#define RAW(var, symbol, version)                                              \
-    do {                                                                       \
-        void *p_ = raw_fn(symbol, version);                                    \
-        memcpy(&(var), &p_, sizeof(var));                                      \
-    } while (0)
 
 /* --- (1) concurrent cus_init on a fresh install --------------------------------- */
 
@@ -323,12 +247,12 @@ static void test_raw_destroy_while_current_elsewhere_gives_709_and_still_pops(vo
     PFN_cuCtxDestroy_v4000 destroy;
     raw_worker w;
     memset(&w, 0, sizeof w);
-    RAW(create, "cuCtxCreate", 3020);
-    RAW(destroy, "cuCtxDestroy", 4000);
-    RAW(w.push, "cuCtxPushCurrent", 4000);
-    RAW(w.pop, "cuCtxPopCurrent", 4000);
-    RAW(w.get_current, "cuCtxGetCurrent", 4000);
-    RAW(w.synchronize, "cuCtxSynchronize", 2000);
+    RAW_OR_NULL(create, "cuCtxCreate", 3020);
+    RAW_OR_NULL(destroy, "cuCtxDestroy", 4000);
+    RAW_OR_NULL(w.push, "cuCtxPushCurrent", 4000);
+    RAW_OR_NULL(w.pop, "cuCtxPopCurrent", 4000);
+    RAW_OR_NULL(w.get_current, "cuCtxGetCurrent", 4000);
+    RAW_OR_NULL(w.synchronize, "cuCtxSynchronize", 2000);
     assert_non_null(create);
     assert_non_null(w.pop);
 

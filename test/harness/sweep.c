@@ -1,4 +1,5 @@
 #include "sweep.h"
+#include "check.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -45,24 +46,6 @@ static void check_stacks_agree(const char *name, unsigned long k, const char *mo
         if (top != cus_fake_thread_stack_at(fake_depth - 1))
             fail_msg("sweep %s, %s failure of call %lu: cuscope's top %p is not the driver's %p",
                      name, mode, k, (void *)top, (void *)cus_fake_thread_stack_at(fake_depth - 1));
-    }
-}
-
-/* After a persistent fault the driver may hold an entry that a failed pop
- * left behind, above cuscope's mirror: take those off with raw pops so that
- * the drain below sees the two stacks agree again. */
-static void reconcile_persistent(void)
-{
-    void *pfn = NULL;
-    CUdriverProcAddressQueryResult qs;
-    if (cus_fake_get_proc_address("cuCtxPopCurrent", &pfn, 4000, 0, &qs) || !pfn)
-        fail_msg("sweep: the fake has no cuCtxPopCurrent");
-    PFN_cuCtxPopCurrent_v4000 raw_pop;
-    memcpy(&raw_pop, &pfn, sizeof pfn);
-    while (cus_fake_thread_stack_depth() > (int)cus_context_stack_depth()) {
-        CUcontext h;
-        if (raw_pop(&h))
-            fail_msg("sweep: cannot pop the driver's stack");
     }
 }
 
@@ -160,7 +143,7 @@ void sweep_run(const char *name, sweep_scenario fn, void *arg, const cus_fake_co
                          name, mode_name, k, failed ? failed : "?", cus_status_name(st),
                          cus_status_name(INJECTED));
             if (persistent)
-                reconcile_persistent(); /* a pop that kept failing stays on the driver */
+                reconcile_fake_stack(); /* a pop that kept failing stays on the driver */
             else
                 check_stacks_agree(name, k, mode_name);
             drain_and_check(name, k, mode_name, persistent);

@@ -11,33 +11,7 @@
 #include <cudaTypedefs.h>
 
 #include "harness/env.h"
-
-#define assert_contains(haystack, needle)                                      \
-    do {                                                                       \
-        const char *h_ = (haystack);                                           \
-        const char *n_ = (needle);                                             \
-        assert_non_null(h_);                                                   \
-        if (!strstr(h_, n_))                                                   \
-            fail_msg("\"%s\" does not contain \"%s\"", h_, n_);                \
-    } while (0)
-
-/* --- raw entry points ----------------------------------------------------------- */
-
-static void *raw_fn(const char *symbol, int version)
-{
-    void *pfn = NULL;
-    CUdriverProcAddressQueryResult qs = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
-    assert_int_equal(cus_fake_get_proc_address(symbol, &pfn, version, 0, &qs), CUDA_SUCCESS);
-    assert_int_equal(qs, CU_GET_PROC_ADDRESS_SUCCESS);
-    assert_non_null(pfn);
-    return pfn;
-}
-
-#define RAW(var, type, symbol, version)                                        \
-    do {                                                                       \
-        void *p_ = raw_fn(symbol, version);                                    \
-        memcpy(&(var), &p_, sizeof(var));                                      \
-    } while (0)
+#include "harness/check.h"
 
 typedef struct raw_driver {
     PFN_cuInit_v2000 init;
@@ -63,25 +37,25 @@ static raw_driver D;
 static void load_raw(void)
 {
     memset(&D, 0, sizeof D);
-    RAW(D.init, PFN_cuInit_v2000, "cuInit", 2000);
-    RAW(D.version, PFN_cuDriverGetVersion_v2020, "cuDriverGetVersion", 2020);
-    RAW(D.error_name, PFN_cuGetErrorName_v6000, "cuGetErrorName", 6000);
-    RAW(D.error_string, PFN_cuGetErrorString_v6000, "cuGetErrorString", 6000);
-    RAW(D.device_count, PFN_cuDeviceGetCount_v2000, "cuDeviceGetCount", 2000);
-    RAW(D.create, PFN_cuCtxCreate_v3020, "cuCtxCreate", 3020);
-    RAW(D.destroy, PFN_cuCtxDestroy_v4000, "cuCtxDestroy", 4000);
-    RAW(D.push, PFN_cuCtxPushCurrent_v4000, "cuCtxPushCurrent", 4000);
-    RAW(D.pop, PFN_cuCtxPopCurrent_v4000, "cuCtxPopCurrent", 4000);
-    RAW(D.set_current, PFN_cuCtxSetCurrent_v4000, "cuCtxSetCurrent", 4000);
-    RAW(D.get_current, PFN_cuCtxGetCurrent_v4000, "cuCtxGetCurrent", 4000);
-    RAW(D.synchronize, PFN_cuCtxSynchronize_v2000, "cuCtxSynchronize", 2000);
-    RAW(D.get_device, PFN_cuCtxGetDevice_v2000, "cuCtxGetDevice", 2000);
-    RAW(D.retain, PFN_cuDevicePrimaryCtxRetain_v7000, "cuDevicePrimaryCtxRetain", 7000);
-    RAW(D.release, PFN_cuDevicePrimaryCtxRelease_v11000, "cuDevicePrimaryCtxRelease", 11000);
+    RAW(D.init, "cuInit", 2000);
+    RAW(D.version, "cuDriverGetVersion", 2020);
+    RAW(D.error_name, "cuGetErrorName", 6000);
+    RAW(D.error_string, "cuGetErrorString", 6000);
+    RAW(D.device_count, "cuDeviceGetCount", 2000);
+    RAW(D.create, "cuCtxCreate", 3020);
+    RAW(D.destroy, "cuCtxDestroy", 4000);
+    RAW(D.push, "cuCtxPushCurrent", 4000);
+    RAW(D.pop, "cuCtxPopCurrent", 4000);
+    RAW(D.set_current, "cuCtxSetCurrent", 4000);
+    RAW(D.get_current, "cuCtxGetCurrent", 4000);
+    RAW(D.synchronize, "cuCtxSynchronize", 2000);
+    RAW(D.get_device, "cuCtxGetDevice", 2000);
+    RAW(D.retain, "cuDevicePrimaryCtxRetain", 7000);
+    RAW(D.release, "cuDevicePrimaryCtxRelease", 11000);
     int version = 0;
     assert_int_equal(D.version(&version), CUDA_SUCCESS);
     if (version >= 12050)
-        RAW(D.create_v4, PFN_cuCtxCreate_v12050, "cuCtxCreate", 12050);
+        RAW(D.create_v4, "cuCtxCreate", 12050);
 }
 
 /* Installs the fake (cfg), resolves the raw entry points and calls cuInit. */
