@@ -766,10 +766,15 @@ static cus_status exec_update_locked(cus_graph_exec *exec, cus_graph *graph,
  * forked child no capture can end (cus_capture_end refuses), so none counts
  * as open: releases run at once (host memory only) instead of waiting on a
  * list that nothing would run. */
-void cus_graph_atfork_child_(bool forked)
+static void atfork_child(bool forked)
 {
     pthread_mutex_init(&captures_lock, NULL);
     pthread_mutex_init(&orphans_lock, NULL);
     if (forked)
         atomic_store_explicit(&cus_captures_active_, 0, memory_order_relaxed);
+}
+
+__attribute__((constructor)) static void register_atfork_child(void)
+{
+    cus_fork_register_child_hook_(atfork_child);
 }

@@ -154,7 +154,7 @@ static inline void cus_release_deferred_if_any_(void)
         (void)cus_release_deferred();
 }
 
-/* --- fork() (fork.c) --------------------------------------------------------
+/* --- fork() (fork.c; the flag and the refusal in error.c) -------------------
  * Set, in a fork() child, by the atfork child handler when the parent had
  * called into a driver: every entry point that can reach the driver checks it
  * first (before any lock) and fails with CUS_ERROR_FORKED; destructions free
@@ -165,22 +165,24 @@ static inline bool cus_is_forked_(void)
     return atomic_load_explicit(&cus_forked_, memory_order_relaxed);
 }
 /* Records and returns the refusal of `function`: CUS_ERROR_FORKED in a fork
- * child, CUS_ERROR_IN_HOST_FUNCTION otherwise. Out of line and cold. */
+ * child, CUS_ERROR_IN_HOST_FUNCTION otherwise. Out of line and cold. Defined
+ * in error.c with cus_forked_, so that the driver table may refuse too. */
 CUS_HIDDEN cus_status cus_refuse_call_(const char *function);
-/* Called by loader.c right before cuscope first calls into a driver (the
- * resolver): from then on a fork() child is a CUDA-less process. */
-CUS_HIDDEN void cus_fork_note_driver_used_(void);
-/* Registers the atfork handler if the library constructor could not;
- * CUS_ERROR_OUT_OF_HOST_MEMORY (recorded for cus_init) on failure. Under
- * loader.c's lock. */
-CUS_HIDDEN cus_status cus_fork_ensure_handler_(void);
-/* Each file's share of the child handler: its locks re-initialised (a thread
- * of the parent may have held them; it does not exist in the child), and what
- * must not be waited for dropped. Only the forking thread runs in the child. */
+/* A file's share of the fork() child handler: its locks re-initialised (a
+ * thread of the parent may have held them; it does not exist in the child),
+ * and what must not be waited for dropped; `forked` as in cus_forked_. Only
+ * the forking thread runs in the child. A hook touches its own file's state
+ * only (so their order does not matter), and runs in the child handler: it
+ * takes no lock and allocates nothing. */
+typedef void (*cus_fork_child_hook_)(bool forked);
+/* Adds a child hook; called from a library constructor of a file above
+ * fork.c. A fixed array: a hook too many aborts (a build bug). */
+CUS_HIDDEN void cus_fork_register_child_hook_(cus_fork_child_hook_ fn);
+/* The child hooks of the files below fork.c, which fork.c registers for them
+ * (they cannot call up). */
 CUS_HIDDEN void cus_loader_atfork_child_(bool forked);
-CUS_HIDDEN void cus_error_atfork_child_(void);
+CUS_HIDDEN void cus_error_atfork_child_(bool forked);
 CUS_HIDDEN void cus_object_atfork_child_(bool forked);
-CUS_HIDDEN void cus_graph_atfork_child_(bool forked);
 
 /* Fails the enclosing cuscope function when called inside a host function,
  * or in a fork() child (cuscope/driver.h). Two loads: a thread-local and a
