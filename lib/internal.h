@@ -134,7 +134,7 @@ static inline void cus_object_freed_(void)
     atomic_fetch_sub_explicit(&cus_live_objects_, 1, memory_order_relaxed);
 }
 
-/* Captures begun through cuscope and not yet ended (graph.c). While one is
+/* Captures begun through cuscope and not yet ended (capture.c). While one is
  * open, destructions are deferred to its end: a release's driver call
  * (cuMemFree, cuModuleUnload, cuMemFreeAsync on a capturing stream) would
  * invalidate the capture, or be captured into it. */
@@ -413,11 +413,25 @@ typedef struct cus_global_ {
     char name[];
 } cus_global_;
 
-/* --- graphs and capture (graph.c) ------------------------------------------- */
+/* --- capture (capture.c) --------------------------------------------------- */
 
 /* While no capture is open (cus_captures_active_ is 0), the keep calls
  * below cost one relaxed load. */
 typedef void (*cus_release_fn_)(void *obj);
+
+/* What a graph holds: one reference per entry. */
+typedef struct keep_entry {
+    void *obj;
+    cus_release_fn_ release;
+} keep_entry;
+
+typedef struct keep_list {
+    keep_entry *items;
+    size_t count, capacity;
+} keep_list;
+/* Releases every entry and empties the list. */
+CUS_HIDDEN void cus_keep_list_release_(keep_list *k);
+
 /* Keeps obj (a new reference taken here, released with `release`) alive with
  * the graph being captured on stream, if stream is in a cuscope capture. */
 CUS_HIDDEN bool cus_capture_keep_slow_(cus_stream *stream, void *obj, void *(*ref)(void *),
@@ -441,6 +455,20 @@ CUS_HIDDEN void cus_capture_launch_args_(cus_stream *stream, cus_module *mod);
 CUS_HIDDEN extern _Thread_local unsigned int cus_pending_buffer_count_
     __attribute__((tls_model("initial-exec")));
 CUS_HIDDEN void cus_pending_buffers_clear_(void);
+
+/* --- graphs (graph.c; made by cus_capture_end, instantiated in graph_exec.c) - */
+
+struct cus_graph {
+    cus_refcount refs;
+    CUgraph handle;
+    cus_context *ctx; /* a reference */
+    keep_list keep;
+    /* The driver does not synchronize a graph: cuscope serializes the calls
+     * that read it (node count, instantiate). */
+    pthread_mutex_t lock;
+};
+
+/* --- executable graphs (graph_exec.c): nothing shared ------------------------ */
 
 /* Runs `call` with ctx current (CUS_CALL_IN) and returns its status from the
  * enclosing function on failure. The _AS form names another function than the
