@@ -395,8 +395,8 @@ struct cus_module {
     cus_context *ctx;  /* a reference */
     cus_image_format format;
     char *info_log;
-    /* The function cache: looked up and filled under the lock; entries are
-     * never removed before the module dies. */
+    /* The function cache (function.c): looked up and filled under the
+     * lock; entries are never removed before the module dies. */
     pthread_mutex_t lock;
     cus_function **functions;
     size_t nfunctions, capacity;
@@ -404,6 +404,10 @@ struct cus_module {
     unsigned int nnames;
     struct cus_global_ *globals; /* looked up so far, under the lock */
 };
+
+/* Frees the module's function cache, its functions with it (function.c; for
+ * module_destroy). */
+CUS_HIDDEN void cus_module_functions_free_(cus_module *m);
 
 /* A __device__ or __constant__ variable the module was asked for. */
 typedef struct cus_global_ {
