@@ -155,31 +155,6 @@ cus_status cus_capture_refuse_on_(cus_stream *stream, const char *function, cons
     return CUS_SUCCESS;
 }
 
-static void *ref_buffer(void *p) { return cus_buffer_ref(p); }
-static void release_buffer(void *p) { cus_buffer_unref(p); }
-static void *ref_module(void *p) { return cus_module_ref(p); }
-static void release_module(void *p) { cus_module_unref(p); }
-static void *ref_event(void *p) { return cus_event_ref(p); }
-static void release_event(void *p) { cus_event_unref(p); }
-
-void cus_capture_keep_buffer_(cus_stream *stream, cus_buffer *buf)
-{
-    if (CUS_UNLIKELY(atomic_load_explicit(&cus_captures_active_, memory_order_relaxed)))
-        cus_capture_keep_slow_(stream, buf, ref_buffer, release_buffer);
-}
-
-void cus_capture_keep_module_(cus_stream *stream, cus_module *mod)
-{
-    if (CUS_UNLIKELY(atomic_load_explicit(&cus_captures_active_, memory_order_relaxed)))
-        cus_capture_keep_slow_(stream, mod, ref_module, release_module);
-}
-
-void cus_capture_keep_event_(cus_stream *stream, cus_event *ev)
-{
-    if (CUS_UNLIKELY(atomic_load_explicit(&cus_captures_active_, memory_order_relaxed)))
-        cus_capture_keep_slow_(stream, ev, ref_event, release_event);
-}
-
 static void *ref_identity(void *p) { return p; }
 
 cus_status cus_capture_adopt_memory_(cus_stream *stream, void *mem, bool *adopted,
@@ -203,42 +178,6 @@ cus_status cus_capture_adopt_memory_(cus_stream *stream, void *mem, bool *adopte
         break;
     }
     return cus_context_driver_fail_(stream->ctx, query, function, "cuStreamGetCaptureInfo");
-}
-
-/* --- buffers named by launch arguments ---------------------------------------
- * The cus_launch macro turns a cus_buffer * argument into its address with
- * cus_buffer_arg_(), evaluated just before the launch on the same thread; while
- * a capture is active it also notes the buffer here, and the launch keeps what
- * was noted. Plain pointers, not references: the caller holds the buffers for
- * the duration of the launch expression. */
-
-#define PENDING_MAX 64
-static _Thread_local cus_buffer *pending[PENDING_MAX];
-_Thread_local unsigned int cus_pending_buffer_count_ __attribute__((tls_model("initial-exec")));
-
-void cus_pending_buffers_clear_(void)
-{
-    cus_pending_buffer_count_ = 0;
-}
-
-CUS_API CUdeviceptr cus_buffer_arg_(const cus_buffer *buf)
-{
-    if (CUS_UNLIKELY(atomic_load_explicit(&cus_captures_active_, memory_order_relaxed)) && buf &&
-        cus_pending_buffer_count_ < PENDING_MAX)
-        pending[cus_pending_buffer_count_++] = (cus_buffer *)buf;
-    return cus_buffer_ptr(buf);
-}
-
-void cus_capture_launch_args_(cus_stream *stream, cus_module *mod)
-{
-    unsigned int n = cus_pending_buffer_count_;
-    cus_pending_buffer_count_ = 0;
-    if (!atomic_load_explicit(&cus_captures_active_, memory_order_relaxed))
-        return;
-    if (mod)
-        cus_capture_keep_slow_(stream, mod, ref_module, release_module);
-    for (unsigned int i = 0; i < n; i++)
-        cus_capture_keep_slow_(stream, pending[i], ref_buffer, release_buffer);
 }
 
 /* Ends a capture that cus_capture_begin could not track; what cannot be

@@ -433,6 +433,7 @@ typedef struct keep_list {
     keep_entry *items;
     size_t count, capacity;
 } keep_list;
+
 /* Releases every entry and empties the list. */
 CUS_HIDDEN void cus_keep_list_release_(keep_list *k);
 
@@ -440,6 +441,9 @@ CUS_HIDDEN void cus_keep_list_release_(keep_list *k);
  * the graph being captured on stream, if stream is in a cuscope capture. */
 CUS_HIDDEN bool cus_capture_keep_slow_(cus_stream *stream, void *obj, void *(*ref)(void *),
                                        cus_release_fn_ release);
+/* The same for each kind of object, defined beside it (memory.c, module.c,
+ * event.c: the file that knows how to hold one), so that capture.c calls no
+ * object file above it but stream.c. */
 CUS_HIDDEN void cus_capture_keep_buffer_(cus_stream *stream, cus_buffer *buf);
 CUS_HIDDEN void cus_capture_keep_module_(cus_stream *stream, cus_module *mod);
 CUS_HIDDEN void cus_capture_keep_event_(cus_stream *stream, cus_event *ev);
@@ -454,7 +458,8 @@ CUS_HIDDEN cus_status cus_capture_refuse_on_(cus_stream *stream, const char *fun
 CUS_HIDDEN cus_status cus_capture_adopt_memory_(cus_stream *stream, void *mem, bool *adopted,
                                                 const char *function);
 /* The buffers that the cus_launch macro's arguments named on this thread,
- * for the launch that follows to keep (only filled while captures are active). */
+ * for the launch that follows to keep (only filled while captures are
+ * active; launch.c). */
 CUS_HIDDEN void cus_capture_launch_args_(cus_stream *stream, cus_module *mod);
 CUS_HIDDEN extern _Thread_local unsigned int cus_pending_buffer_count_
     __attribute__((tls_model("initial-exec")));
