@@ -30,6 +30,23 @@ static void sync_top(const mirror *m)
     cus_tls_top_ = m->depth ? m->items[m->depth - 1]->handle : NULL;
 }
 
+/* fork.c's child hook, run on the forking thread (the child's only one). The
+ * launch fast path compares a function's context with this cached top, and
+ * goes to the driver on a match: cleared, no thread of the child can match (a
+ * new thread's is NULL, and every call that could set it fails), so every
+ * launch takes the slow path, which checks cus_forked_. The launch path pays
+ * nothing for fork. */
+static void atfork_child(bool forked)
+{
+    if (forked)
+        cus_tls_top_ = NULL;
+}
+
+__attribute__((constructor)) static void register_atfork_child(void)
+{
+    cus_fork_register_child_hook_(atfork_child);
+}
+
 /* Runs when a thread with a mirror exits: releases what it left pushed. No
  * driver pops: the driver's stack for the thread ends with the thread, and by
  * the time this key destructor runs the driver may have dropped it already

@@ -1,4 +1,7 @@
-/* The thread-local last-error record and the destroy-error channel. */
+/* The thread-local last-error record and the destroy-error channel; and the
+ * refusal of a call that must not run here (a fork() child, a host function),
+ * with the flag fork.c's child handler sets: the bottom layer, so that every
+ * file, the driver table's included, may refuse without calling up. */
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -16,6 +19,8 @@ static _Thread_local error_record last_error = {
 };
 
 _Thread_local const char *cus_api_function_ __attribute__((tls_model("initial-exec")));
+
+atomic_bool cus_forked_;
 
 static pthread_mutex_t handler_lock = PTHREAD_MUTEX_INITIALIZER;
 static cus_error_handler handler_fn;
@@ -133,8 +138,22 @@ CUS_API unsigned long cus_destroy_error_count(void)
     return atomic_load_explicit(&destroy_errors, memory_order_relaxed);
 }
 
-/* fork.c: a parent thread may have held the lock at fork time. */
-void cus_error_atfork_child_(void)
+/* fork.c's child hook: a parent thread may have held the lock at fork time. */
+void cus_error_atfork_child_(bool forked)
 {
+    (void)forked;
     pthread_mutex_init(&handler_lock, NULL);
+}
+
+__attribute__((noinline, cold)) cus_status cus_refuse_call_(const char *function)
+{
+    if (cus_is_forked_())
+        return cus_fail_(CUS_ERROR_FORKED, function, NULL,
+                         "this process is a fork() child of a process that used the CUDA "
+                         "driver, and CUDA does not survive fork(): no driver call was made. "
+                         "Release the objects inherited from the parent (that frees host memory "
+                         "only), and use CUDA in the parent, or in a process started with exec()");
+    return cus_fail_(CUS_ERROR_IN_HOST_FUNCTION, function, NULL,
+                     "host functions run on a driver thread and must not call CUDA or cuscope; "
+                     "no driver call was made");
 }

@@ -1,6 +1,118 @@
-/* Functions: references (which count on their module), the parameter layout,
- * attributes and occupancy. */
+/* Functions: made on a module's request and cached in it (the function cache,
+ * cus_module_get_function), references (which count on their module), the
+ * parameter layout, attributes and occupancy. */
+#include <stdlib.h>
+#include <string.h>
+
 #include "internal.h"
+
+/* --- the function cache, and cus_module_get_function -------------------------- */
+
+static cus_function *cache_find_locked(cus_module *m, const char *name)
+{
+    for (size_t i = 0; i < m->nfunctions; i++)
+        if (strcmp(m->functions[i]->name, name) == 0)
+            return m->functions[i];
+    return NULL;
+}
+
+/* Reads the layout with cuFuncGetParamInfo until it answers
+ * CUDA_ERROR_INVALID_VALUE past the last parameter. The driver needs no
+ * current context for it. */
+static cus_status read_layout(cus_function *f)
+{
+    if (!cus_drv_.cuFuncGetParamInfo_)
+        return CUS_SUCCESS; /* unknown: launches go unchecked */
+    size_t cap = 0;
+    for (unsigned int i = 0;; i++) {
+        size_t off = 0, sz = 0;
+        CUresult r = cus_drv_.cuFuncGetParamInfo_(f->handle, i, &off, &sz);
+        if (r == CUDA_ERROR_INVALID_VALUE)
+            break;
+        if (r)
+            return cus_context_driver_fail_(f->module->ctx, r, "cus_module_get_function",
+                                            "cuFuncGetParamInfo");
+        if (i == cap) {
+            size_t want = cap ? cap * 2 : 8;
+            size_t *o = cus_realloc_(f->param_offsets, want * sizeof *o);
+            if (o)
+                f->param_offsets = o;
+            size_t *s = o ? cus_realloc_(f->param_sizes, want * sizeof *s) : NULL;
+            if (s)
+                f->param_sizes = s;
+            if (!o || !s)
+                return cus_fail_(CUS_ERROR_OUT_OF_HOST_MEMORY, "cus_module_get_function", NULL,
+                                 "the parameter layout of %s", f->name);
+            cap = want;
+        }
+        f->param_offsets[i] = off;
+        f->param_sizes[i] = sz;
+        f->nparams = i + 1;
+    }
+    f->layout_known = true;
+    return CUS_SUCCESS;
+}
+
+static void function_free(cus_function *f)
+{
+    free(f->name);
+    free(f->param_offsets);
+    free(f->param_sizes);
+    free(f);
+}
+
+static void function_free_cleanup(cus_function **f)
+{
+    if (*f)
+        function_free(*f);
+}
+
+CUS_API cus_status cus_module_get_function(cus_module *mod, const char *name, cus_function **out)
+{
+    CUS_API_ENTER();
+    CUS_CHECK_ARG(mod && name && out);
+    CUS_CHECK_POISON(mod->ctx);
+    CUS_LOCK_SCOPE(&mod->lock);
+    cus_function *f = cache_find_locked(mod, name);
+    if (f) {
+        *out = cus_function_ref(f);
+        return CUS_SUCCESS;
+    }
+    /* Looked up under the lock: two threads asking for one name get one object. */
+    __attribute__((cleanup(function_free_cleanup))) cus_function *nf = cus_calloc_(1, sizeof *nf);
+    if (nf)
+        nf->name = cus_strdup_(name);
+    if (!nf || !nf->name)
+        return CUS_FAIL(CUS_ERROR_OUT_OF_HOST_MEMORY, NULL, "allocating function %s", name);
+    nf->module = mod;
+    nf->ctx_handle = mod->ctx->handle;
+    CUresult r = cus_drv_.cuModuleGetFunction_(&nf->handle, mod->handle, name);
+    if (r == CUDA_ERROR_NOT_FOUND)
+        return CUS_FAIL((cus_status)r, "cuModuleGetFunction",
+                        "no kernel named \"%s\" in the module", name);
+    if (r)
+        return cus_context_driver_fail_(mod->ctx, r, __func__, "cuModuleGetFunction");
+    CUS_TRY(read_layout(nf));
+    if (mod->nfunctions == mod->capacity) {
+        size_t want = mod->capacity ? mod->capacity * 2 : 4;
+        cus_function **grown = cus_realloc_(mod->functions, want * sizeof *grown);
+        if (!grown)
+            return CUS_FAIL(CUS_ERROR_OUT_OF_HOST_MEMORY, NULL, "caching function %s", name);
+        mod->functions = grown;
+        mod->capacity = want;
+    }
+    mod->functions[mod->nfunctions++] = nf;
+    *out = cus_function_ref(cus_steal(&nf));
+    return CUS_SUCCESS;
+}
+
+void cus_module_functions_free_(cus_module *m)
+{
+    for (size_t i = 0; i < m->nfunctions; i++)
+        function_free(m->functions[i]);
+    free(m->functions);
+}
+
 
 CUS_API cus_function *cus_function_ref(cus_function *fn)
 {

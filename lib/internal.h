@@ -149,7 +149,7 @@ static inline void cus_object_freed_(void)
     atomic_fetch_sub_explicit(&cus_live_objects_, 1, memory_order_relaxed);
 }
 
-/* Captures begun through cuscope and not yet ended (graph.c). While one is
+/* Captures begun through cuscope and not yet ended (capture.c). While one is
  * open, destructions are deferred to its end: a release's driver call
  * (cuMemFree, cuModuleUnload, cuMemFreeAsync on a capturing stream) would
  * invalidate the capture, or be captured into it. */
@@ -169,7 +169,7 @@ static inline void cus_release_deferred_if_any_(void)
         (void)cus_release_deferred();
 }
 
-/* --- fork() (fork.c) --------------------------------------------------------
+/* --- fork() (fork.c; the flag and the refusal in error.c) -------------------
  * Set, in a fork() child, by the atfork child handler when the parent had
  * called into a driver: every entry point that can reach the driver checks it
  * first (before any lock) and fails with CUS_ERROR_FORKED; destructions free
@@ -180,22 +180,24 @@ static inline bool cus_is_forked_(void)
     return atomic_load_explicit(&cus_forked_, memory_order_relaxed);
 }
 /* Records and returns the refusal of `function`: CUS_ERROR_FORKED in a fork
- * child, CUS_ERROR_IN_HOST_FUNCTION otherwise. Out of line and cold. */
+ * child, CUS_ERROR_IN_HOST_FUNCTION otherwise. Out of line and cold. Defined
+ * in error.c with cus_forked_, so that the driver table may refuse too. */
 CUS_HIDDEN cus_status cus_refuse_call_(const char *function);
-/* Called by loader.c right before cuscope first calls into a driver (the
- * resolver): from then on a fork() child is a CUDA-less process. */
-CUS_HIDDEN void cus_fork_note_driver_used_(void);
-/* Registers the atfork handler if the library constructor could not;
- * CUS_ERROR_OUT_OF_HOST_MEMORY (recorded for cus_init) on failure. Under
- * loader.c's lock. */
-CUS_HIDDEN cus_status cus_fork_ensure_handler_(void);
-/* Each file's share of the child handler: its locks re-initialised (a thread
- * of the parent may have held them; it does not exist in the child), and what
- * must not be waited for dropped. Only the forking thread runs in the child. */
+/* A file's share of the fork() child handler: its locks re-initialised (a
+ * thread of the parent may have held them; it does not exist in the child),
+ * and what must not be waited for dropped; `forked` as in cus_forked_. Only
+ * the forking thread runs in the child. A hook touches its own file's state
+ * only (so their order does not matter), and runs in the child handler: it
+ * takes no lock and allocates nothing. */
+typedef void (*cus_fork_child_hook_)(bool forked);
+/* Adds a child hook; called from a library constructor of a file above
+ * fork.c. A fixed array: a hook too many aborts (a build bug). */
+CUS_HIDDEN void cus_fork_register_child_hook_(cus_fork_child_hook_ fn);
+/* The child hooks of the files below fork.c, which fork.c registers for them
+ * (they cannot call up). */
 CUS_HIDDEN void cus_loader_atfork_child_(bool forked);
-CUS_HIDDEN void cus_error_atfork_child_(void);
+CUS_HIDDEN void cus_error_atfork_child_(bool forked);
 CUS_HIDDEN void cus_object_atfork_child_(bool forked);
-CUS_HIDDEN void cus_graph_atfork_child_(bool forked);
 
 /* Fails the enclosing cuscope function when called inside a host function,
  * or in a fork() child (cuscope/driver.h). Two loads: a thread-local and a
@@ -242,12 +244,12 @@ static inline void cus_api_frame_leave_(cus_api_frame_ *f)
 #define CUS_API_ENTER() CUS_API_ENTER_AS(__func__)
 #define CUS_API_ENTER_AS(function)                                             \
     CUS_CHECK_NOT_IN_HOST_FN_AS(function);                                     \
-    __attribute__((cleanup(cus_api_frame_leave_))) cus_api_frame_ cus_api_frame_var_ = \
+    __attribute__((cleanup(cus_api_frame_leave_), unused)) cus_api_frame_ cus_api_frame_var_ = \
         cus_api_frame_enter_(function)
 /* The same for an entry point that may run inside a host function. */
 #define CUS_API_ENTER_IN_HOST_FN()                                             \
     CUS_CHECK_NOT_FORKED();                                                    \
-    __attribute__((cleanup(cus_api_frame_leave_))) cus_api_frame_ cus_api_frame_var_ = \
+    __attribute__((cleanup(cus_api_frame_leave_), unused)) cus_api_frame_ cus_api_frame_var_ = \
         cus_api_frame_enter_(__func__)
 
 /* Generates T_ref and T_unref for a struct with a `cus_refcount refs` member
@@ -408,8 +410,8 @@ struct cus_module {
     cus_context *ctx;  /* a reference */
     cus_image_format format;
     char *info_log;
-    /* The function cache: looked up and filled under the lock; entries are
-     * never removed before the module dies. */
+    /* The function cache (function.c): looked up and filled under the
+     * lock; entries are never removed before the module dies. */
     pthread_mutex_t lock;
     cus_function **functions;
     size_t nfunctions, capacity;
@@ -417,6 +419,10 @@ struct cus_module {
     unsigned int nnames;
     struct cus_global_ *globals; /* looked up so far, under the lock */
 };
+
+/* Frees the module's function cache, its functions with it (function.c; for
+ * module_destroy). */
+CUS_HIDDEN void cus_module_functions_free_(cus_module *m);
 
 /* A __device__ or __constant__ variable the module was asked for. */
 typedef struct cus_global_ {
@@ -426,15 +432,33 @@ typedef struct cus_global_ {
     char name[];
 } cus_global_;
 
-/* --- graphs and capture (graph.c) ------------------------------------------- */
+/* --- capture (capture.c) --------------------------------------------------- */
 
 /* While no capture is open (cus_captures_active_ is 0), the keep calls
  * below cost one relaxed load. */
 typedef void (*cus_release_fn_)(void *obj);
+
+/* What a graph holds: one reference per entry. */
+typedef struct keep_entry {
+    void *obj;
+    cus_release_fn_ release;
+} keep_entry;
+
+typedef struct keep_list {
+    keep_entry *items;
+    size_t count, capacity;
+} keep_list;
+
+/* Releases every entry and empties the list. */
+CUS_HIDDEN void cus_keep_list_release_(keep_list *k);
+
 /* Keeps obj (a new reference taken here, released with `release`) alive with
  * the graph being captured on stream, if stream is in a cuscope capture. */
 CUS_HIDDEN bool cus_capture_keep_slow_(cus_stream *stream, void *obj, void *(*ref)(void *),
                                        cus_release_fn_ release);
+/* The same for each kind of object, defined beside it (memory.c, module.c,
+ * event.c: the file that knows how to hold one), so that capture.c calls no
+ * object file above it but stream.c. */
 CUS_HIDDEN void cus_capture_keep_buffer_(cus_stream *stream, cus_buffer *buf);
 CUS_HIDDEN void cus_capture_keep_module_(cus_stream *stream, cus_module *mod);
 CUS_HIDDEN void cus_capture_keep_event_(cus_stream *stream, cus_event *ev);
@@ -449,11 +473,26 @@ CUS_HIDDEN cus_status cus_capture_refuse_on_(cus_stream *stream, const char *fun
 CUS_HIDDEN cus_status cus_capture_adopt_memory_(cus_stream *stream, void *mem, bool *adopted,
                                                 const char *function);
 /* The buffers that the cus_launch macro's arguments named on this thread,
- * for the launch that follows to keep (only filled while captures are active). */
+ * for the launch that follows to keep (only filled while captures are
+ * active; launch.c). */
 CUS_HIDDEN void cus_capture_launch_args_(cus_stream *stream, cus_module *mod);
 CUS_HIDDEN extern _Thread_local unsigned int cus_pending_buffer_count_
     __attribute__((tls_model("initial-exec")));
 CUS_HIDDEN void cus_pending_buffers_clear_(void);
+
+/* --- graphs (graph.c; made by cus_capture_end, instantiated in graph_exec.c) - */
+
+struct cus_graph {
+    cus_refcount refs;
+    CUgraph handle;
+    cus_context *ctx; /* a reference */
+    keep_list keep;
+    /* The driver does not synchronize a graph: cuscope serializes the calls
+     * that read it (node count, instantiate). */
+    pthread_mutex_t lock;
+};
+
+/* --- executable graphs (graph_exec.c): nothing shared ------------------------ */
 
 /* Runs `call` with ctx current (CUS_CALL_IN) and returns its status from the
  * enclosing function on failure. The _AS form names another function than the

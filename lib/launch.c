@@ -239,3 +239,39 @@ CUS_API cus_status cus_launch_ex_site_(cus_function *fn, const cus_launch_config
 {
     return launch_ex(fn, config, nargs, args, sizes, true, "cus_launch_ex");
 }
+
+/* --- buffers named by launch arguments ---------------------------------------
+ * The cus_launch macro turns a cus_buffer * argument into its address with
+ * cus_buffer_arg_(), evaluated just before the launch on the same thread; while
+ * a capture is active it also notes the buffer here, and the launch keeps what
+ * was noted. Plain pointers, not references: the caller holds the buffers for
+ * the duration of the launch expression. */
+
+#define PENDING_MAX 64
+static _Thread_local cus_buffer *pending[PENDING_MAX];
+_Thread_local unsigned int cus_pending_buffer_count_ __attribute__((tls_model("initial-exec")));
+
+void cus_pending_buffers_clear_(void)
+{
+    cus_pending_buffer_count_ = 0;
+}
+
+CUS_API CUdeviceptr cus_buffer_arg_(const cus_buffer *buf)
+{
+    if (CUS_UNLIKELY(atomic_load_explicit(&cus_captures_active_, memory_order_relaxed)) && buf &&
+        cus_pending_buffer_count_ < PENDING_MAX)
+        pending[cus_pending_buffer_count_++] = (cus_buffer *)buf;
+    return cus_buffer_ptr(buf);
+}
+
+void cus_capture_launch_args_(cus_stream *stream, cus_module *mod)
+{
+    unsigned int n = cus_pending_buffer_count_;
+    cus_pending_buffer_count_ = 0;
+    if (!atomic_load_explicit(&cus_captures_active_, memory_order_relaxed))
+        return;
+    if (mod)
+        cus_capture_keep_module_(stream, mod);
+    for (unsigned int i = 0; i < n; i++)
+        cus_capture_keep_buffer_(stream, pending[i]);
+}

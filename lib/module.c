@@ -1,4 +1,5 @@
-/* Modules: image checks, loading with JIT logs, the function cache, globals. */
+/* Modules: image checks, loading with JIT logs, globals, enumeration. The
+ * function cache in the module is function.c's. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -175,14 +176,7 @@ static void module_destroy(cus_module *m)
     if (m->handle)
         cus_destroy_in_context_(m->ctx, "cus_module_unref", "cuModuleUnload", unload_call,
                                 m->handle, "a module");
-    for (size_t i = 0; i < m->nfunctions; i++) {
-        cus_function *f = m->functions[i];
-        free(f->name);
-        free(f->param_offsets);
-        free(f->param_sizes);
-        free(f);
-    }
-    free(m->functions);
+    cus_module_functions_free_(m);
     while (m->globals) {
         cus_global_ *g = m->globals;
         m->globals = g->next;
@@ -382,106 +376,6 @@ CUS_API const char *cus_module_info_log(const cus_module *mod)
     return mod && mod->info_log ? mod->info_log : "";
 }
 
-/* --- functions ------------------------------------------------------------- */
-
-static cus_function *cache_find_locked(cus_module *m, const char *name)
-{
-    for (size_t i = 0; i < m->nfunctions; i++)
-        if (strcmp(m->functions[i]->name, name) == 0)
-            return m->functions[i];
-    return NULL;
-}
-
-/* Reads the layout with cuFuncGetParamInfo until it answers
- * CUDA_ERROR_INVALID_VALUE past the last parameter. The driver needs no
- * current context for it. */
-static cus_status read_layout(cus_function *f)
-{
-    if (!cus_drv_.cuFuncGetParamInfo_)
-        return CUS_SUCCESS; /* unknown: launches go unchecked */
-    size_t cap = 0;
-    for (unsigned int i = 0;; i++) {
-        size_t off = 0, sz = 0;
-        CUresult r = cus_drv_.cuFuncGetParamInfo_(f->handle, i, &off, &sz);
-        if (r == CUDA_ERROR_INVALID_VALUE)
-            break;
-        if (r)
-            return cus_context_driver_fail_(f->module->ctx, r, "cus_module_get_function",
-                                            "cuFuncGetParamInfo");
-        if (i == cap) {
-            size_t want = cap ? cap * 2 : 8;
-            size_t *o = cus_realloc_(f->param_offsets, want * sizeof *o);
-            if (o)
-                f->param_offsets = o;
-            size_t *s = o ? cus_realloc_(f->param_sizes, want * sizeof *s) : NULL;
-            if (s)
-                f->param_sizes = s;
-            if (!o || !s)
-                return cus_fail_(CUS_ERROR_OUT_OF_HOST_MEMORY, "cus_module_get_function", NULL,
-                                 "the parameter layout of %s", f->name);
-            cap = want;
-        }
-        f->param_offsets[i] = off;
-        f->param_sizes[i] = sz;
-        f->nparams = i + 1;
-    }
-    f->layout_known = true;
-    return CUS_SUCCESS;
-}
-
-static void function_free(cus_function *f)
-{
-    free(f->name);
-    free(f->param_offsets);
-    free(f->param_sizes);
-    free(f);
-}
-
-static void function_free_cleanup(cus_function **f)
-{
-    if (*f)
-        function_free(*f);
-}
-
-CUS_API cus_status cus_module_get_function(cus_module *mod, const char *name, cus_function **out)
-{
-    CUS_API_ENTER();
-    CUS_CHECK_ARG(mod && name && out);
-    CUS_CHECK_POISON(mod->ctx);
-    CUS_LOCK_SCOPE(&mod->lock);
-    cus_function *f = cache_find_locked(mod, name);
-    if (f) {
-        *out = cus_function_ref(f);
-        return CUS_SUCCESS;
-    }
-    /* Looked up under the lock: two threads asking for one name get one object. */
-    __attribute__((cleanup(function_free_cleanup))) cus_function *nf = cus_calloc_(1, sizeof *nf);
-    if (nf)
-        nf->name = cus_strdup_(name);
-    if (!nf || !nf->name)
-        return CUS_FAIL(CUS_ERROR_OUT_OF_HOST_MEMORY, NULL, "allocating function %s", name);
-    nf->module = mod;
-    nf->ctx_handle = mod->ctx->handle;
-    CUresult r = cus_drv_.cuModuleGetFunction_(&nf->handle, mod->handle, name);
-    if (r == CUDA_ERROR_NOT_FOUND)
-        return CUS_FAIL((cus_status)r, "cuModuleGetFunction",
-                        "no kernel named \"%s\" in the module", name);
-    if (r)
-        return cus_context_driver_fail_(mod->ctx, r, __func__, "cuModuleGetFunction");
-    CUS_TRY(read_layout(nf));
-    if (mod->nfunctions == mod->capacity) {
-        size_t want = mod->capacity ? mod->capacity * 2 : 4;
-        cus_function **grown = cus_realloc_(mod->functions, want * sizeof *grown);
-        if (!grown)
-            return CUS_FAIL(CUS_ERROR_OUT_OF_HOST_MEMORY, NULL, "caching function %s", name);
-        mod->functions = grown;
-        mod->capacity = want;
-    }
-    mod->functions[mod->nfunctions++] = nf;
-    *out = cus_function_ref(cus_steal(&nf));
-    return CUS_SUCCESS;
-}
-
 /* --- globals ---------------------------------------------------------------- */
 
 static cus_status global_lookup(cus_module *mod, const char *name, CUdeviceptr *ptr,
@@ -653,4 +547,15 @@ CUS_API cus_status cus_module_function_names(cus_module *mod, const char **names
     }
     pthread_mutex_unlock(&mod->lock);
     return st;
+}
+
+/* Keeps this module alive with the graph being captured on stream, if stream is
+ * in a cuscope capture (capture.c keeps it; this file knows how to hold it). */
+static void *ref_module(void *p) { return cus_module_ref(p); }
+static void release_module(void *p) { cus_module_unref(p); }
+
+void cus_capture_keep_module_(cus_stream *stream, cus_module *mod)
+{
+    if (CUS_UNLIKELY(atomic_load_explicit(&cus_captures_active_, memory_order_relaxed)))
+        cus_capture_keep_slow_(stream, mod, ref_module, release_module);
 }

@@ -98,7 +98,7 @@ CUS_API bool cus_in_host_fn(void)
     return cus_in_host_fn_;
 }
 
-/* fork.c: a parent thread may have held the lock at fork time. In a forked
+/* fork.c's child hook (fork.c registers it): a parent thread may have held the lock at fork time. In a forked
  * child the destructions deferred in the parent are dropped, not run: the
  * list may be mid-update, and its objects stay reachable from it. */
 void cus_object_atfork_child_(bool forked)

@@ -24,6 +24,18 @@ extern struct cus_driver_table cus_drv_;
 extern atomic_bool cus_driver_ready_;
 extern int cus_driver_version_;
 
+/* Hooks the layer above sets (fork.c, from its constructor), so that the
+ * loader calls nothing above it by name. Either may be NULL. */
+typedef struct cus_driver_hooks_ {
+    /* Under the load lock, before anything is loaded: a cus_status; a failure
+     * (recorded by the hook) fails the load. */
+    int (*before_load)(void);
+    /* Right before cuscope's first call into a driver (the resolver). */
+    void (*before_first_call)(void);
+} cus_driver_hooks_;
+/* Sets the hooks; *hooks must outlive the library. */
+__attribute__((visibility("hidden"))) void cus_driver_set_hooks_(const cus_driver_hooks_ *hooks);
+
 /* Cheap check used by every entry that needs the driver: one acquire load on
  * the fast path, cus_init() otherwise. */
 __attribute__((visibility("hidden"))) int cus_driver_ensure_slow_(void);

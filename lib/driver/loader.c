@@ -19,6 +19,12 @@ static cus_driver_resolver installed_resolver; /* NULL: libcuda */
 static char *library_override;                 /* cus_driver_set_library() */
 static void *libcuda_handle;                   /* never dlclose()d: the driver keeps threads */
 static char source_desc[256];                  /* where the table came from, for messages */
+static const cus_driver_hooks_ *hooks;          /* fork.c's, set from its constructor */
+
+void cus_driver_set_hooks_(const cus_driver_hooks_ *h)
+{
+    hooks = h;
+}
 
 enum { REQUIRED = 1, OPTIONAL = 0 };
 
@@ -92,12 +98,14 @@ static cus_status open_source_locked(cus_driver_resolver *out)
 
 static cus_status load_locked(void)
 {
-    CUS_TRY(cus_fork_ensure_handler_());
+    if (hooks && hooks->before_load)
+        CUS_TRY((cus_status)hooks->before_load());
     cus_driver_resolver resolve = NULL;
     CUS_TRY(open_source_locked(&resolve));
     /* From the first call into it on, a fork() child must keep off the
-     * driver (fork.c). Set before the call: a fork during it counts. */
-    cus_fork_note_driver_used_();
+     * driver (fork.c). Told before the call: a fork during it counts. */
+    if (hooks && hooks->before_first_call)
+        hooks->before_first_call();
 
     /* The version first: it bounds which ABI versions may be asked for. */
     void *pfn = NULL;
@@ -245,7 +253,7 @@ CUS_API bool cus_driver_has(const char *entry)
     return false;
 }
 
-/* The fork() child's share (fork.c): the lock may have been held by a parent
+/* The fork() child's hook (fork.c registers it): the lock may have been held by a parent
  * thread mid-load; and in a forked child the table is marked unloaded, so
  * that cus_driver_ensure_() falls through to cus_init(), which refuses,
  * cus_driver_has() says false, and cus_status_name() asks no driver. The
