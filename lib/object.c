@@ -86,9 +86,14 @@ CUS_API unsigned int cus_release_deferred(void)
     unsigned int n = 0;
     while (list) {
         cus_refcount *next = list->deferred_next;
-        cus_run_destroy_(list->deferred_obj, list->deferred_destroy);
+        /* A reference taken while the destruction waited parked the count
+         * (cus_refcount_bad_, reported then): whoever took it may use the
+         * object, so it is kept, and leaks, rather than freed under them. */
+        if (CUS_LIKELY(atomic_load_explicit(&list->count, memory_order_relaxed) == 0)) {
+            cus_run_destroy_(list->deferred_obj, list->deferred_destroy);
+            n++;
+        }
         list = next;
-        n++;
     }
     return n;
 }
