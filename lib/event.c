@@ -100,13 +100,4 @@ CUS_API cus_status cus_event_elapsed_ms(cus_event *start, cus_event *end, float 
     return CUS_SUCCESS;
 }
 
-/* Keeps this event alive with the graph being captured on stream, if stream is
- * in a cuscope capture (capture.c keeps it; this file knows how to hold it). */
-static void *ref_event(void *p) { return cus_event_ref(p); }
-static void release_event(void *p) { cus_event_unref(p); }
-
-void cus_capture_keep_event_(cus_stream *stream, cus_event *ev)
-{
-    if (CUS_UNLIKELY(atomic_load_explicit(&cus_captures_active_, memory_order_relaxed)))
-        cus_capture_keep_slow_(stream, ev, ref_event, release_event);
-}
+CUS_DEFINE_CAPTURE_KEEP(event, cus_event)

@@ -160,29 +160,29 @@ static cus_status exec_upload_locked(cus_graph_exec *exec, CUstream hs, const ch
     return CUS_SUCCESS;
 }
 
+/* A launch or an upload: the same checks and lock, and one driver call. */
+static cus_status exec_submit(cus_graph_exec *exec, cus_stream *stream, bool upload,
+                              const char *function)
+{
+    CUS_CHECK_ARG(exec);
+    CUstream hs = NULL;
+    CUS_TRY(exec_stream(exec, stream, &hs, function));
+    if (!upload)
+        cus_release_deferred_if_any_();
+    CUS_LOCK_SCOPE(&exec->lock);
+    return upload ? exec_upload_locked(exec, hs, function) : exec_launch_locked(exec, hs, function);
+}
+
 CUS_API cus_status cus_graph_exec_launch(cus_graph_exec *exec, cus_stream *stream)
 {
     CUS_API_ENTER();
-    CUS_CHECK_ARG(exec);
-    CUstream hs = NULL;
-    CUS_TRY(exec_stream(exec, stream, &hs, __func__));
-    cus_release_deferred_if_any_();
-    pthread_mutex_lock(&exec->lock);
-    cus_status st = exec_launch_locked(exec, hs, __func__);
-    pthread_mutex_unlock(&exec->lock);
-    return st;
+    return exec_submit(exec, stream, false, __func__);
 }
 
 CUS_API cus_status cus_graph_exec_upload(cus_graph_exec *exec, cus_stream *stream)
 {
     CUS_API_ENTER();
-    CUS_CHECK_ARG(exec);
-    CUstream hs = NULL;
-    CUS_TRY(exec_stream(exec, stream, &hs, __func__));
-    pthread_mutex_lock(&exec->lock);
-    cus_status st = exec_upload_locked(exec, hs, __func__);
-    pthread_mutex_unlock(&exec->lock);
-    return st;
+    return exec_submit(exec, stream, true, __func__);
 }
 
 static cus_status exec_update_locked(cus_graph_exec *exec, cus_graph *graph,

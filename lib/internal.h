@@ -456,6 +456,19 @@ CUS_HIDDEN void cus_keep_list_release_(keep_list *k);
  * the graph being captured on stream, if stream is in a cuscope capture. */
 CUS_HIDDEN bool cus_capture_keep_slow_(cus_stream *stream, void *obj, void *(*ref)(void *),
                                        cus_release_fn_ release);
+/* Defines cus_capture_keep_<name>_(stream, obj) for an object type T with
+ * T_ref/T_unref: keeps obj alive with the graph being captured on stream, if
+ * stream is in a cuscope capture. One relaxed load while no capture is open.
+ * Each object's file defines its own (capture.c keeps; the object's file
+ * knows how to hold one). */
+#define CUS_DEFINE_CAPTURE_KEEP(name, T)                                       \
+    static void *T##_keep_ref_(void *p) { return T##_ref((T *)p); }           \
+    static void T##_keep_release_(void *p) { (void)T##_unref((T *)p); }       \
+    void cus_capture_keep_##name##_(cus_stream *stream, T *obj)                \
+    {                                                                          \
+        if (CUS_UNLIKELY(cus_captures_open_()))                                \
+            (void)cus_capture_keep_slow_(stream, obj, T##_keep_ref_, T##_keep_release_); \
+    }
 /* The same for each kind of object, defined beside it (memory.c, module.c,
  * event.c: the file that knows how to hold one), so that capture.c calls no
  * object file above it but stream.c. */

@@ -455,13 +455,4 @@ CUS_API cus_status cus_context_enable_peer_access(cus_context *ctx, cus_context 
     return CUS_SUCCESS;
 }
 
-/* Keeps this buffer alive with the graph being captured on stream, if stream is
- * in a cuscope capture (capture.c keeps it; this file knows how to hold it). */
-static void *ref_buffer(void *p) { return cus_buffer_ref(p); }
-static void release_buffer(void *p) { cus_buffer_unref(p); }
-
-void cus_capture_keep_buffer_(cus_stream *stream, cus_buffer *buf)
-{
-    if (CUS_UNLIKELY(atomic_load_explicit(&cus_captures_active_, memory_order_relaxed)))
-        cus_capture_keep_slow_(stream, buf, ref_buffer, release_buffer);
-}
+CUS_DEFINE_CAPTURE_KEEP(buffer, cus_buffer)

@@ -549,13 +549,4 @@ CUS_API cus_status cus_module_function_names(cus_module *mod, const char **names
     return st;
 }
 
-/* Keeps this module alive with the graph being captured on stream, if stream is
- * in a cuscope capture (capture.c keeps it; this file knows how to hold it). */
-static void *ref_module(void *p) { return cus_module_ref(p); }
-static void release_module(void *p) { cus_module_unref(p); }
-
-void cus_capture_keep_module_(cus_stream *stream, cus_module *mod)
-{
-    if (CUS_UNLIKELY(atomic_load_explicit(&cus_captures_active_, memory_order_relaxed)))
-        cus_capture_keep_slow_(stream, mod, ref_module, release_module);
-}
+CUS_DEFINE_CAPTURE_KEEP(module, cus_module)
