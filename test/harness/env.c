@@ -29,7 +29,28 @@ static void record_destroy_error(const cus_error *e, void *data)
     env_destroyed.count++;
     env_destroyed.last_status = e->status;
     snprintf(env_destroyed.last_message, sizeof env_destroyed.last_message, "%s", e->message);
+    snprintf(env_destroyed.last_function, sizeof env_destroyed.last_function, "%s", e->function);
+    snprintf(env_destroyed.last_driver_call, sizeof env_destroyed.last_driver_call, "%s",
+             e->driver_call);
 }
+
+#ifdef CUS_TEST_FAKE
+int env_reconcile_fake_stack(void)
+{
+    void *pfn = NULL;
+    CUdriverProcAddressQueryResult qs;
+    assert_int_equal(cus_fake_get_proc_address("cuCtxPopCurrent", &pfn, 4000, 0, &qs), 0);
+    CUresult (*raw_pop)(CUcontext *) = NULL;
+    memcpy(&raw_pop, &pfn, sizeof pfn);
+    int popped = 0;
+    while (cus_fake_thread_stack_depth() > (int)cus_context_stack_depth()) {
+        CUcontext h;
+        assert_int_equal(raw_pop(&h), 0);
+        popped++;
+    }
+    return popped;
+}
+#endif
 
 int env_setup_with(const void *fake_cfg)
 {
