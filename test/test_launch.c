@@ -103,22 +103,30 @@ static void raw_pop(void)
     assert_int_equal(pop(&got), CUDA_SUCCESS);
 }
 
-/* cuCtxPopCurrent failing for good after the call was made (it and its
- * retry): the error names it, the context stays pushed on the driver's
- * stack, and the test pops it. */
-#define assert_pop_fault_named(expr)                                           \
+/* cuCtxPopCurrent failing for good after the launch was made (it and its
+ * retry): the launch is queued, so the call returns CUS_SUCCESS (the last
+ * error untouched); the pop goes to the destroy handler, naming `function`
+ * and cuCtxPopCurrent; the context stays pushed on the driver's stack, one
+ * above cuscope's mirror, and the test pops it. */
+#define assert_pop_fault_reported(function, expr)                              \
     do {                                                                       \
         leak_snap before_ = leak_snap_now();                                   \
         unsigned long pops_ = cus_fake_calls_of("cuCtxPopCurrent");            \
+        unsigned long launches_ = cus_fake_launch_count();                     \
+        unsigned long reports_ = env_destroyed.count;                          \
+        cus_clear_last_error();                                                \
         assert_ok(cus_fake_fail_entry("cuCtxPopCurrent", 1, FAULT, true));     \
         cus_status got_ = (expr);                                              \
         cus_fake_clear_faults();                                               \
-        if (got_ != CU(FAULT))                                                 \
+        if (got_ != CUS_SUCCESS)                                               \
             fail_msg("%s with cuCtxPopCurrent failing -> %s (%s)", #expr,      \
                      cus_status_name(got_), cus_last_error_message());         \
-        assert_int_equal(cus_last_status(), CU(FAULT));                        \
-        assert_string_equal(cus_last_error()->driver_call, "cuCtxPopCurrent"); \
+        assert_int_equal(cus_last_status(), CUS_SUCCESS);                      \
+        assert_int_equal(cus_fake_launch_count(), launches_ + 1);              \
+        env_assert_one_pop_report(reports_, (function));                       \
+        assert_int_equal(env_destroyed.last_status, FAULT);                    \
         assert_int_equal(cus_fake_calls_of("cuCtxPopCurrent"), pops_ + 2);     \
+        assert_int_equal(cus_context_stack_depth(), before_.stack.depth);      \
         assert_int_equal(cus_fake_thread_stack_depth(), before_.stack.fake_depth + 1); \
         raw_pop();                                                             \
         assert_nothing_changed(before_);                                       \
@@ -988,7 +996,7 @@ static void test_launch_faults(void **state)
     assert_fault_named("cuCtxPushCurrent", cus_launch(fx.one, 1, 1, 0, NULL, 1));
     assert_fault_named("cuLaunchKernel", cus_launch(fx.one, 1, 1, 0, NULL, 1));
     unsigned long launches = cus_fake_launch_count();
-    assert_pop_fault_named(cus_launch(fx.one, 1, 1, 0, NULL, 1));
+    assert_pop_fault_reported("cus_launch", cus_launch(fx.one, 1, 1, 0, NULL, 1));
     assert_int_equal(cus_fake_launch_count(), launches + 1); /* launched, then the pop failed */
     /* a pop that fails once: its retry restores the stack, the launch succeeds */
     stack_snap before = snap();
@@ -1014,8 +1022,9 @@ static void test_launch_faults(void **state)
     assert_fault_named("cuLaunchKernel",
                        cus_function_launch(fx.one, CUS_DIM3(1, 1, 1), CUS_DIM3(1, 1, 1), 0, NULL, 1,
                                            args, NULL));
-    assert_pop_fault_named(cus_function_launch(fx.one, CUS_DIM3(1, 1, 1), CUS_DIM3(1, 1, 1), 0, NULL,
-                                               1, args, NULL));
+    assert_pop_fault_reported("cus_function_launch",
+                              cus_function_launch(fx.one, CUS_DIM3(1, 1, 1), CUS_DIM3(1, 1, 1), 0,
+                                                  NULL, 1, args, NULL));
     assert_int_equal(cus_context_poisoned(c), CUS_SUCCESS);
     close_fixture(&fx);
     c = cus_context_unref(c);
@@ -1466,7 +1475,7 @@ static void test_launch_ex_faults(void **state)
     assert_fault_named("cuCtxPushCurrent", cus_launch_ex(fx.one, &cfg, 1));
     assert_fault_named("cuLaunchKernelEx", cus_launch_ex(fx.one, &cfg, 1));
     assert_string_equal(cus_last_error()->function, "cus_launch_ex");
-    assert_pop_fault_named(cus_launch_ex(fx.one, &cfg, 1));
+    assert_pop_fault_reported("cus_launch_ex", cus_launch_ex(fx.one, &cfg, 1));
     assert_ok(cus_context_push(c));
     assert_fault_named("cuLaunchKernelEx", cus_launch_ex(fx.one, &cfg, 1));
     assert_ok(cus_context_pop(NULL));
