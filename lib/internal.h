@@ -227,12 +227,12 @@ static inline void cus_api_frame_leave_(cus_api_frame_ *f)
 #define CUS_API_ENTER() CUS_API_ENTER_AS(__func__)
 #define CUS_API_ENTER_AS(function)                                             \
     CUS_CHECK_NOT_IN_HOST_FN_AS(function);                                     \
-    __attribute__((cleanup(cus_api_frame_leave_))) cus_api_frame_ cus_api_frame_var_ = \
+    __attribute__((cleanup(cus_api_frame_leave_), unused)) cus_api_frame_ cus_api_frame_var_ = \
         cus_api_frame_enter_(function)
 /* The same for an entry point that may run inside a host function. */
 #define CUS_API_ENTER_IN_HOST_FN()                                             \
     CUS_CHECK_NOT_FORKED();                                                    \
-    __attribute__((cleanup(cus_api_frame_leave_))) cus_api_frame_ cus_api_frame_var_ = \
+    __attribute__((cleanup(cus_api_frame_leave_), unused)) cus_api_frame_ cus_api_frame_var_ = \
         cus_api_frame_enter_(__func__)
 
 /* Generates T_ref and T_unref for a struct with a `cus_refcount refs` member
