@@ -197,8 +197,8 @@ static void check_creation(const creation *k)
     if (!made)
         fail_msg("%s: succeeded with no object", k->name);
     if (cus_fake_calls_of(k->create_entry) != creates + 1)
-        fail_msg("%s: %lu %s call(s), want 1", k->name, cus_fake_calls_of(k->create_entry) - creates,
-                 k->create_entry);
+        fail_msg("%s: %lu %s call(s), want 1", k->name,
+                 cus_fake_calls_of(k->create_entry) - creates, k->create_entry);
     if (cus_fake_calls_of(k->destroy_entry) != destroys)
         fail_msg("%s: %lu %s call(s) during the creation: a rollback", k->name,
                  cus_fake_calls_of(k->destroy_entry) - destroys, k->destroy_entry);

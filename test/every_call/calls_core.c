@@ -75,7 +75,8 @@ static cus_status c_device_total_memory(world *w)
 static cus_status c_device_attribute(world *w)
 {
     int v = 0;
-    EC_RETURN_OUT(cus_device_attribute(w->dev, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, &v), v > 0);
+    EC_RETURN_OUT(cus_device_attribute(w->dev, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, &v),
+                  v > 0);
 }
 
 static cus_status c_device_compute_capability(world *w)
@@ -446,7 +447,8 @@ const every_call every_calls_core[] = {
      "driver pushed it on, and when that pop fails the context is destroyed (which pops it) and "
      "the pop's status returned, recorded (lib/context.c: not a temporary switch)",
      NULL},
-    {"cus_context_create (pushed)", c_context_create_pushed, EC_NOT_POISONED | EC_POPS_ITSELF, NEW_CTX_NOTE, NULL},
+    {"cus_context_create (pushed)", c_context_create_pushed, EC_NOT_POISONED | EC_POPS_ITSELF,
+     NEW_CTX_NOTE "; EC_POPS_ITSELF: the entry pops the new context (cus_context_pop)", NULL},
     {"cus_context_retain_primary", c_context_retain_primary, EC_NOT_POISONED,
      "EC_NOT_POISONED: a new object for the device's primary context; touches no object of "
      "ctx", NULL},

@@ -412,7 +412,8 @@ static cus_status c_function_param_info(world *w)
 static cus_status c_function_attribute(world *w)
 {
     int v = 0;
-    EC_CHECK_OUT(cus_function_attribute(w->add, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, &v), v > 0);
+    EC_CHECK_OUT(cus_function_attribute(w->add, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, &v),
+                 v > 0);
     v = -1;
     EC_RETURN_OUT(cus_function_attribute(w->add, CU_FUNC_ATTRIBUTE_NUM_REGS, &v), v >= 0);
 }
@@ -769,8 +770,9 @@ static cus_status c_graph_instantiate(world *w)
 static cus_status c_graph_instantiate_auto_free(world *w)
 {
     cus_autoptr(cus_graph_exec) e = NULL;
-    EC_RETURN_OUT(cus_graph_instantiate(w->graph, CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH, &e),
-                  e != NULL);
+    EC_RETURN_OUT(
+        cus_graph_instantiate(w->graph, CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH, &e),
+        e != NULL);
 }
 
 static cus_status c_graph_exec_launch(world *w)
@@ -891,7 +893,8 @@ const every_call every_calls_data[] = {
     {"cus_function_max_active_blocks", c_function_max_active_blocks, 0, NULL, NULL},
     /* launch.h */
     {"cus_launch", c_launch, EC_QUEUES_WORK, NULL, NULL},
-    {"cus_launch (u64 address, dim3, legacy stream)", c_launch_raw_pointer, EC_QUEUES_WORK, NULL, NULL},
+    {"cus_launch (u64 address, dim3, legacy stream)", c_launch_raw_pointer, EC_QUEUES_WORK, NULL,
+     NULL},
     {"cus_launch (no arguments)", c_launch_no_args, EC_QUEUES_WORK, NULL, NULL},
     {"cus_launch (cus_grid_for)", c_launch_grid_for, EC_QUEUES_WORK, NULL, NULL},
     {"cus_launch (context current, checked site)", c_launch_fast_path,
@@ -901,7 +904,8 @@ const every_call every_calls_data[] = {
      NULL, NULL},
     {"cus_launch_ex", c_launch_ex, EC_QUEUES_WORK, NULL, NULL},
     {"cus_launch_ex (cluster)", c_launch_ex_cluster, EC_QUEUES_WORK, NULL, NULL},
-    {"cus_launch_ex (cooperative, no arguments)", c_launch_ex_cooperative, EC_QUEUES_WORK, NULL, NULL},
+    {"cus_launch_ex (cooperative, no arguments)", c_launch_ex_cooperative, EC_QUEUES_WORK, NULL,
+     NULL},
     {"cus_function_launch_ex", c_function_launch_ex, EC_QUEUES_WORK, NULL, NULL},
     /* graph.h */
     {"cus_capture_begin", c_capture_begin, 0, NULL, NULL},
@@ -913,7 +917,8 @@ const every_call every_calls_data[] = {
     {"cus_buffer_alloc_async (a capture open elsewhere)", c_buffer_alloc_async_capture_elsewhere,
      0, NULL, NULL},
     {"cus_capture_end (a stream forked and joined)", c_capture_end_fork_join, 0, NULL, NULL},
-    {"cus_capture_end (a release deferred to the end)", c_capture_end_deferred_release, 0, NULL, NULL},
+    {"cus_capture_end (a release deferred to the end)", c_capture_end_deferred_release, 0, NULL,
+     NULL},
     {"cus_capture_end (a host function)", c_capture_end_host_fn, EC_QUEUES_WORK, NULL,
      k_capture_end_host_fn},
     {"cus_capture_end (a host function on a joined stream)", c_capture_end_host_fn_joined,
@@ -923,9 +928,11 @@ const every_call every_calls_data[] = {
     {"cus_graph_instantiate", c_graph_instantiate, 0, NULL, NULL},
     {"cus_graph_instantiate (AUTO_FREE_ON_LAUNCH)", c_graph_instantiate_auto_free, 0, NULL, NULL},
     {"cus_graph_exec_launch", c_graph_exec_launch, EC_QUEUES_WORK, NULL, NULL},
-    {"cus_graph_exec_launch (legacy stream)", c_graph_exec_launch_legacy, EC_QUEUES_WORK, NULL, NULL},
+    {"cus_graph_exec_launch (legacy stream)", c_graph_exec_launch_legacy, EC_QUEUES_WORK, NULL,
+     NULL},
     {"cus_graph_exec_upload", c_graph_exec_upload, EC_QUEUES_WORK, NULL, NULL},
     {"cus_graph_exec_update", c_graph_exec_update, 0, NULL, NULL},
-    {"cus_graph_exec_update (new graph)", c_graph_exec_update_new_graph, EC_QUEUES_WORK, NULL, NULL},
+    {"cus_graph_exec_update (new graph)", c_graph_exec_update_new_graph, EC_QUEUES_WORK, NULL,
+     NULL},
     {NULL, NULL, 0, NULL, NULL},
 };
