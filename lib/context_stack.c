@@ -185,8 +185,15 @@ void cus_switch_leave_(cus_switch_ *sw)
     const char *failed_call = NULL;
     cus_status st = driver_pop_expect(pushed, true, &driver_top, &failed_call);
     if (CUS_UNLIKELY(st)) {
+        /* Named as the records are (cus_fail_): after the public function the
+         * user called, when this switch is a nested public function's (e.g.
+         * cus_stream_create's cus_context_stream_priority_range); a
+         * destruction keeps its own name (cus_*_unref). */
+        const char *function = sw->function;
+        if (cus_api_function_ && !cus_destroy_depth_)
+            function = cus_api_function_;
         if (st == CUS_ERROR_CONTEXT_MISMATCH)
-            cus_destroy_error_(st, sw->function, failed_call,
+            cus_destroy_error_(st, function, failed_call,
                                "restoring the stack after a temporary switch to context %p: the "
                                "driver's top was %p (raw cuCtx* calls on this thread?); %s",
                                (void *)pushed, (void *)driver_top,
@@ -194,7 +201,7 @@ void cus_switch_leave_(cus_switch_ *sw)
                                    ? "it was pushed back above the switch's context"
                                    : "pushing it back failed too");
         else
-            cus_destroy_error_(st, sw->function, failed_call,
+            cus_destroy_error_(st, function, failed_call,
                                "restoring the stack after a temporary switch: context %p stays "
                                "pushed on the driver's stack, above cuscope's mirror; the call "
                                "made under the switch stands",

@@ -347,4 +347,33 @@ static inline int setup_12000(void **state)
 
 #define TEST_WITH(f, setup) cmocka_unit_test_setup_teardown(f, setup, env_teardown)
 
+/* cuCtxPopCurrent failing for good after the launch was made (it and its
+ * retry): the launch is queued, so the call returns CUS_SUCCESS (the last
+ * error untouched); the pop goes to the destroy handler, naming `function`
+ * and cuCtxPopCurrent; the context stays pushed on the driver's stack, one
+ * above cuscope's mirror, and the test pops it. */
+#define assert_pop_fault_reported(function, expr)                              \
+    do {                                                                       \
+        leak_snap before_ = leak_snap_now();                                   \
+        unsigned long pops_ = cus_fake_calls_of("cuCtxPopCurrent");            \
+        unsigned long launches_ = cus_fake_launch_count();                     \
+        unsigned long reports_ = env_destroyed.count;                          \
+        cus_clear_last_error();                                                \
+        assert_ok(cus_fake_fail_entry("cuCtxPopCurrent", 1, FAULT, true));     \
+        cus_status got_ = (expr);                                              \
+        cus_fake_clear_faults();                                               \
+        if (got_ != CUS_SUCCESS)                                               \
+            fail_msg("%s with cuCtxPopCurrent failing -> %s (%s)", #expr,      \
+                     cus_status_name(got_), cus_last_error_message());         \
+        assert_int_equal(cus_last_status(), CUS_SUCCESS);                      \
+        assert_int_equal(cus_fake_launch_count(), launches_ + 1);              \
+        env_assert_one_pop_report(reports_, (function));                       \
+        assert_int_equal(env_destroyed.last_status, FAULT);                    \
+        assert_int_equal(cus_fake_calls_of("cuCtxPopCurrent"), pops_ + 2);     \
+        assert_int_equal(cus_context_stack_depth(), before_.stack.depth);      \
+        assert_int_equal(cus_fake_thread_stack_depth(), before_.stack.fake_depth + 1); \
+        raw_pop_current();                                                          \
+        assert_nothing_changed(before_);                                       \
+    } while (0)
+
 #endif

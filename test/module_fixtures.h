@@ -302,4 +302,32 @@ static inline void check_driver_refuses(cus_context *c, const void *image, size_
     assert_int_equal(cus_context_poisoned(c), CUS_SUCCESS);
 }
 
+/* cuCtxPopCurrent failing for good after the call's work: the library's pop
+ * and its one retry fail, so the context it pushed stays on the driver's
+ * stack, one above cuscope's mirror (nothing can take it off). The work was
+ * done, so the call returns CUS_SUCCESS (the last error untouched) and the pop
+ * goes to the destroy handler, naming `function` and cuCtxPopCurrent. The
+ * test pops it; the caller checks the work. */
+#define assert_pop_fault_reported(function, expr)                              \
+    do {                                                                       \
+        stack_snap before_ = snap();                                           \
+        unsigned long pops_ = cus_fake_calls_of("cuCtxPopCurrent");            \
+        unsigned long reports_ = env_destroyed.count;                          \
+        cus_clear_last_error();                                                \
+        assert_ok(cus_fake_fail_entry("cuCtxPopCurrent", 1, FAULT, true));     \
+        cus_status got_ = (expr);                                              \
+        cus_fake_clear_faults();                                               \
+        if (got_ != CUS_SUCCESS)                                               \
+            fail_msg("%s with cuCtxPopCurrent failing -> %s (%s)", #expr,      \
+                     cus_status_name(got_), cus_last_error_message());         \
+        assert_int_equal(cus_last_status(), CUS_SUCCESS);                      \
+        env_assert_one_pop_report(reports_, (function));                       \
+        assert_int_equal(env_destroyed.last_status, FAULT);                    \
+        assert_int_equal(cus_fake_calls_of("cuCtxPopCurrent"), pops_ + 2);     \
+        assert_int_equal(cus_context_stack_depth(), before_.depth);            \
+        assert_int_equal(cus_fake_thread_stack_depth(), before_.fake_depth + 1); \
+        raw_pop_current();                                                          \
+        assert_stack_unchanged(before_);                                       \
+    } while (0)
+
 #endif

@@ -129,26 +129,5 @@ static inline leak_snap leak_snap_now(void)
         assert_nothing_changed(before_);                                       \
     } while (0)
 
-/* cuCtxPopCurrent failing for good after the call was made (the library's
- * pop and its one retry fail): expr fails naming it, the context it pushed
- * stays on the driver's stack (nothing can take it off), and the test pops
- * it; then nothing has changed. */
-#define assert_pop_fault_named(expr)                                           \
-    do {                                                                       \
-        leak_snap before_ = leak_snap_now();                                   \
-        unsigned long pops_ = cus_fake_calls_of("cuCtxPopCurrent");            \
-        assert_ok(cus_fake_fail_entry("cuCtxPopCurrent", 1, FAULT, true));     \
-        cus_status got_ = (expr);                                              \
-        cus_fake_clear_faults();                                               \
-        if (got_ != CU(FAULT))                                                 \
-            fail_msg("%s with cuCtxPopCurrent failing -> %s (%s)", #expr,      \
-                     cus_status_name(got_), cus_last_error_message());         \
-        assert_int_equal(cus_last_status(), CU(FAULT));                        \
-        assert_string_equal(cus_last_error()->driver_call, "cuCtxPopCurrent"); \
-        assert_int_equal(cus_fake_calls_of("cuCtxPopCurrent"), pops_ + 2);     \
-        assert_int_equal(cus_fake_thread_stack_depth(), before_.stack.fake_depth + 1); \
-        raw_pop_current();                                                     \
-        assert_nothing_changed(before_);                                       \
-    } while (0)
 
 #endif

@@ -490,16 +490,28 @@ static void test_wrap_retries_a_failed_pop_and_restores_the_stack(void **state)
     assert_int_equal(cus_fake_calls_of("cuCtxPopCurrent"), pops + 2);
     assert_true(snap_equal(before, snap()));
     w = cus_context_unref(w);
-    /* A pop that keeps failing is returned, and the driver keeps the entry. */
+    /* A pop that keeps failing: the wrap was made, so it is returned with
+     * CUS_SUCCESS; the pop goes to the destroy handler, and the driver keeps
+     * the entry, one above cuscope's mirror. */
+    unsigned long reports = env_destroyed.count;
     assert_ok(cus_fake_fail_entry("cuCtxPopCurrent", 1, CUDA_ERROR_UNKNOWN, true));
-    assert_status(cus_context_wrap(cus_context_handle(o), &w), CUDA_ERROR_UNKNOWN);
+    assert_ok(cus_context_wrap(cus_context_handle(o), &w));
     cus_fake_clear_faults();
-    assert_null(w);
+    assert_non_null(w);
+    assert_ptr_equal(cus_context_handle(w), cus_context_handle(o));
+    env_assert_one_pop_report(reports, "cus_context_wrap");
+    assert_int_equal(env_destroyed.last_status, CUDA_ERROR_UNKNOWN);
+    stack_snap pushed = snap();
+    assert_int_equal(pushed.depth, before.depth);
+    assert_int_equal(pushed.fake_depth, before.fake_depth + 1);
     PFN_cuCtxPopCurrent_v4000 raw_pop = RAW_FN(PFN_cuCtxPopCurrent_v4000, "cuCtxPopCurrent", 4000);
     CUcontext h = NULL;
     assert_int_equal(raw_pop(&h), CUDA_SUCCESS);
     assert_ptr_equal(h, cus_context_handle(o));
     assert_true(snap_equal(before, snap()));
+    /* The wrap is usable, and released normally. */
+    assert_ok(cus_context_synchronize(w));
+    w = cus_context_unref(w);
     o = cus_context_unref(o);
     assert_ok(cus_context_pop(NULL));
     a = cus_context_unref(a);

@@ -16,7 +16,15 @@
  *                 in turn (cus_debug_fail_host_alloc): the call returns
  *                 CUS_ERROR_OUT_OF_HOST_MEMORY, recorded, nothing leaks;
  *   failing pops  every cuCtxPopCurrent fails (cuscope retries one once):
- *                 a call that switched contexts fails, recorded;
+ *                 the switch contract (docs/design.md, "Temporary
+ *                 switches"): a call whose driver calls worked returns
+ *                 CUS_SUCCESS with its out parameters set, its work done or
+ *                 queued (EC_QUEUES_WORK: a queuing driver call was made,
+ *                 and what it queued ran), and each switch's failed pop
+ *                 reported once to the destroy handler, naming the public
+ *                 function; the driver keeps one context pushed per report;
+ *                 a pop the entry makes itself (EC_POPS_ITSELF) fails as
+ *                 the user's pop does;
  *   fork() child  in the child of the process that built the world, each call
  *                 fails with CUS_ERROR_FORKED, recorded, and makes no driver
  *                 call (but for the documented exceptions).
@@ -53,6 +61,21 @@ const char every_call_ptx[] = ".version 8.0\n"
                               "}\n";
 const size_t every_call_ptx_size = sizeof every_call_ptx;
 
+char ec_out_failure[256];
+
+cus_status ec_out_not_set(const char *entry_function, const char *what)
+{
+    snprintf(ec_out_failure, sizeof ec_out_failure, "%s: the call succeeded, but not (%s)",
+             entry_function, what);
+    return EC_OUT_NOT_SET;
+}
+
+/* A status for messages: EC_OUT_NOT_SET names the failed check. */
+static const char *describe(cus_status st)
+{
+    return st == EC_OUT_NOT_SET ? ec_out_failure : cus_status_name(st);
+}
+
 /* The world's objects that cus_debug_live_objects counts (functions are
  * their module's: 13). */
 #define WORLD_OBJECTS 13
@@ -86,6 +109,19 @@ static void world_build(world *w)
     assert_ok(cus_stream_synchronize(w->stream));
     for (size_t i = 0; i < sizeof w->bytes; i++)
         w->bytes[i] = (unsigned char)i;
+    /* Distinct contents, so that the copies' checks see bytes move. */
+    unsigned char *host = cus_host_buffer_data(w->host);
+    for (size_t i = 0; i < 4096; i++)
+        host[i] = (unsigned char)(i * 7 + 3);
+    {
+        unsigned char seed[4096];
+        for (size_t i = 0; i < sizeof seed; i++)
+            seed[i] = (unsigned char)(i * 13 + 5);
+        assert_ok(cus_copy_to_device(w->buf, 0, seed, sizeof seed));
+        for (size_t i = 0; i < sizeof seed; i++)
+            seed[i] = (unsigned char)(i * 11 + 1);
+        assert_ok(cus_copy_to_device(w->other_buf, 0, seed, sizeof seed));
+    }
     assert_int_equal(cus_debug_live_objects(), WORLD_OBJECTS);
     assert_int_equal(cus_context_stack_depth(), 0);
 }
@@ -165,7 +201,7 @@ static void test_every_call_succeeds(void **state)
         cus_clear_last_error();
         cus_status st = e->call(&w);
         if (st != CUS_SUCCESS)
-            fail_msg("plain: %s -> %s: %s", e->name, cus_status_name(st), cus_last_error_message());
+            fail_msg("plain: %s -> %s: %s", e->name, describe(st), cus_last_error_message());
         settle("plain", e, 0);
         world_free(&w);
         check_empty("plain", e, 0);
@@ -235,7 +271,7 @@ static void test_every_call_refused_in_a_host_function(void **state)
         }
         i++;
     }
-    settle("host function", &(every_call){"(the table)", NULL, 0, NULL}, 0);
+    settle("host function", &(every_call){"(the table)", NULL, 0, NULL, NULL}, 0);
     world_free(&w);
     printf("every call in a host function: %u refused, %u allowed by their documentation\n",
            refused, allowed);
@@ -351,13 +387,75 @@ static void test_every_call_survives_each_driver_failure(void **state)
 
 /* --- the pop that ends a switch failing, and its retry -------------------------------------- */
 
+/* The failing-pops mode's view of the destroy handler: every report, and
+ * those of a failed pop naming the entry's public function. (It keeps the
+ * harness's log up to date too: check_empty reads its count.) */
+static struct {
+    char expect[64];       /* the entry's public function */
+    unsigned long total;   /* reports */
+    unsigned long pops;    /* reports of a failed cuCtxPopCurrent */
+    unsigned long named;   /* ... naming `expect` */
+    char other[512];       /* the first report that is not a pop's */
+    char misnamed[128];    /* the first pop report naming no cus_ function */
+} pop_log;
+
+static void record_pop_report(const cus_error *e, void *data)
+{
+    (void)data;
+    env_destroyed.count++;
+    env_destroyed.last_status = e->status;
+    snprintf(env_destroyed.last_message, sizeof env_destroyed.last_message, "%s", e->message);
+    snprintf(env_destroyed.last_function, sizeof env_destroyed.last_function, "%s", e->function);
+    snprintf(env_destroyed.last_driver_call, sizeof env_destroyed.last_driver_call, "%s",
+             e->driver_call);
+    pop_log.total++;
+    if (strcmp(e->driver_call, "cuCtxPopCurrent") != 0) {
+        if (!pop_log.other[0])
+            snprintf(pop_log.other, sizeof pop_log.other, "%s", e->message);
+        return;
+    }
+    pop_log.pops++;
+    if (strcmp(e->function, pop_log.expect) == 0)
+        pop_log.named++;
+    else if (strncmp(e->function, "cus_", 4) != 0 && !pop_log.misnamed[0])
+        snprintf(pop_log.misnamed, sizeof pop_log.misnamed, "%s", e->function);
+}
+
+/* The public function an entry calls: its name up to " (". */
+static void entry_function(const every_call *e, char *out, size_t size)
+{
+    size_t n = strcspn(e->name, " ");
+    if (n >= size)
+        n = size - 1;
+    memcpy(out, e->name, n);
+    out[n] = '\0';
+}
+
+/* Driver calls that queue work on a stream. */
+static bool queues_work(const char *call)
+{
+    static const char *const prefixes[] = {"cuLaunch",      "cuGraphLaunch", "cuGraphUpload",
+                                           "cuEventRecord", "cuStreamWaitEvent"};
+    if (!call)
+        return false;
+    for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++)
+        if (strncmp(call, prefixes[i], strlen(prefixes[i])) == 0)
+            return true;
+    return strstr(call, "Async") != NULL; /* copies, fills, prefetches */
+}
+
 /* cuscope retries a failed pop once, so the single faults above never make
- * a switch fail to end: here every pop fails. A call that switched must then
- * fail (or report to the destroy handler from a release), recorded. */
+ * a switch fail to end: here every pop fails. The switch contract: a call
+ * whose driver calls worked succeeds, with its out parameters set (the
+ * entries check them: EC_OUT_NOT_SET) and its work done or queued; each
+ * switch's pop, tried twice, is reported once to the destroy handler, naming
+ * the public function, and leaves its context on the driver's stack, one
+ * above cuscope's mirror per report. An entry that pops itself
+ * (EC_POPS_ITSELF) sees that pop fail as the user's does. */
 static void test_every_call_reports_a_pop_that_keeps_failing(void **state)
 {
     (void)state;
-    unsigned long switching = 0;
+    unsigned long switching = 0, queuing = 0, checked = 0, popping = 0, bad = 0;
     FOR_EACH_CALL(e)
     {
         if (e->flags & EC_NO_DRIVER)
@@ -365,32 +463,93 @@ static void test_every_call_reports_a_pop_that_keeps_failing(void **state)
         assert_int_equal(env_setup_with(NULL), 0);
         world w;
         world_build(&w);
+        memset(&pop_log, 0, sizeof pop_log);
+        entry_function(e, pop_log.expect, sizeof pop_log.expect);
+        cus_set_destroy_error_handler(record_pop_report, NULL);
         cus_clear_last_error();
+        ec_out_failure[0] = '\0';
         unsigned long pops = cus_fake_calls_of("cuCtxPopCurrent");
+        unsigned long base = cus_fake_call_count();
         assert_ok(cus_fake_fail_entry("cuCtxPopCurrent", 1, INJECTED, true));
         cus_status st = e->call(&w);
         cus_fake_clear_faults();
-        bool popped = cus_fake_calls_of("cuCtxPopCurrent") != pops;
-        if (!popped && st != CUS_SUCCESS)
-            fail_msg("failing pops: %s, which popped nothing, -> %s: %s", e->name,
-                     cus_status_name(st), cus_last_error_message());
-        if (popped) {
+        unsigned long end = cus_fake_call_count();
+        unsigned long popped = cus_fake_calls_of("cuCtxPopCurrent") - pops;
+        int left = cus_fake_thread_stack_depth() - (int)cus_context_stack_depth();
+        const cus_error *last = cus_last_error();
+        char why[1024] = "";
+#define POP_BAD(...) (why[0] ? (void)0 : (void)snprintf(why, sizeof why, __VA_ARGS__))
+        if (!popped) {
+            if (st != CUS_SUCCESS)
+                POP_BAD("popped nothing, -> %s: %s", describe(st), cus_last_error_message());
+            if (pop_log.total)
+                POP_BAD("popped nothing, and reported: %s", env_destroyed.last_message);
+        } else if (e->flags & EC_POPS_ITSELF) {
+            /* Its own pop (cus_context_pop: no retry) fails, recorded; a
+             * guard's exit (retried) goes to the destroy handler. */
+            popping++;
+            if (st != CUS_SUCCESS &&
+                (last->status != st || strcmp(last->driver_call, "cuCtxPopCurrent") != 0))
+                POP_BAD("-> %s, the last error records %s from %s", describe(st),
+                        cus_status_name(last->status), last->driver_call);
+            if (st == CUS_SUCCESS && !pop_log.pops)
+                POP_BAD("succeeded with its pops failing, and reported nothing");
+            if (pop_log.other[0])
+                POP_BAD("a report that is not a pop's: %s", pop_log.other);
+        } else {
             switching++;
-            if (st == CUS_SUCCESS && !env_destroyed.count)
-                fail_msg("failing pops: %s succeeded with its pops failing, and reported "
-                         "nothing",
-                         e->name);
-            if (st != CUS_SUCCESS && cus_last_status() != st)
-                fail_msg("failing pops: %s returned %s, the last error records %s", e->name,
-                         cus_status_name(st), cus_status_name(cus_last_status()));
+            if (st != CUS_SUCCESS)
+                POP_BAD("-> %s (last error: %s); want CUS_SUCCESS: its driver calls worked",
+                        describe(st), cus_last_error_message());
+            if (last->status != CUS_SUCCESS && strcmp(last->driver_call, "cuCtxPopCurrent") == 0)
+                POP_BAD("the failed pop went to the last error: %s", cus_last_error_message());
+            if (pop_log.other[0])
+                POP_BAD("a report that is not a pop's: %s", pop_log.other);
+            if (popped != 2 * pop_log.pops)
+                POP_BAD("%lu pop(s) made, %lu report(s): want each switch's pop tried twice and "
+                        "reported once",
+                        popped, pop_log.pops);
+            if (!pop_log.named && !(e->flags & EC_NO_OWN_SWITCH))
+                POP_BAD("no report names %s (last: %s)", pop_log.expect,
+                        env_destroyed.last_message);
+            if (pop_log.misnamed[0])
+                POP_BAD("a report names \"%s\", not a public function", pop_log.misnamed);
+            if (left != (int)pop_log.pops)
+                POP_BAD("the driver's stack is %d above cuscope's mirror, want one per report "
+                        "(%lu)",
+                        left, pop_log.pops);
         }
+        if (!why[0] && st == CUS_SUCCESS && (e->flags & EC_QUEUES_WORK)) {
+            queuing++;
+            bool made = false;
+            for (unsigned long c = base; c < end && !made; c++)
+                made = queues_work(cus_fake_call_name(c));
+            if (!made)
+                POP_BAD("queues work, but made no queuing driver call");
+        }
+        cus_set_destroy_error_handler(NULL, NULL);
         reconcile_fake_stack();
+        cus_set_destroy_error_handler(record_pop_report, NULL);
+        if (!why[0] && st == CUS_SUCCESS && (e->flags & EC_QUEUES_WORK) && e->check) {
+            /* What it queued runs (and a host function finds its user_data). */
+            checked++;
+            cus_fake_run_streams();
+            if (!e->check(&w))
+                POP_BAD("the work it queued was not done (%s)", cus_last_error_message());
+        }
+#undef POP_BAD
+        if (why[0]) {
+            print_error("failing pops: %s: %s\n", e->name, why);
+            bad++;
+        }
         settle("failing pops", e, 0);
         world_free(&w);
         check_empty("failing pops", e, 0);
     }
-    printf("every call with every pop failing: %lu calls switch contexts, each reports it\n",
-           switching);
+    printf("every call with every pop failing: %lu calls switch contexts and succeed, each pop "
+           "reported; %lu queue work (%lu checked for it done); %lu pop the stack themselves\n",
+           switching, queuing, checked, popping);
+    assert_int_equal(bad, 0);
 }
 
 /* --- every host allocation failed in turn --------------------------------------------------- */
@@ -476,6 +635,7 @@ static int run_table_in_child(world *w)
     }
     return bad > 100 ? 100 : bad;
 }
+
 
 static void test_every_call_refused_in_a_fork_child(void **state)
 {

@@ -329,21 +329,33 @@ static void test_capture_begin_faults(void **state)
         assert_true(capturing(s));
     }
     assert_false(capturing(s));
-    /* Two: the begin fails and ends the capture it had begun. */
+    /* Two: the capture has begun, so the begin succeeds with it open; the
+     * pop goes to the destroy handler, naming cus_capture_begin. */
     leak_snap before = leak_snap_now();
+    cus_clear_last_error();
     assert_ok(cus_fake_fail_entry("cuCtxPopCurrent", 1, FAULT, false));
     assert_ok(cus_fake_fail_entry("cuCtxPopCurrent", 2, FAULT, false));
     cus_capture_guard g = cus_capture_begin(s, CU_STREAM_CAPTURE_MODE_GLOBAL);
     cus_fake_clear_faults();
-    assert_int_equal(g.status, CU(FAULT));
-    assert_false(g.open);
-    assert_int_equal(cus_last_status(), CU(FAULT));
+    assert_ok(g.status);
+    assert_true(g.open);
+    assert_ptr_equal(g.stream, s);
+    assert_true(capturing(s));
+    assert_int_equal(cus_last_status(), CUS_SUCCESS);
+    env_assert_one_pop_report(0, "cus_capture_begin");
     /* The driver kept the context the failed pops could not take off. */
     assert_int_equal(cus_fake_thread_stack_depth(), 1);
     assert_ptr_equal(cus_fake_thread_stack_at(0), cus_context_handle(c));
     reconcile_fake_stack();
+    /* The capture is usable: it ends normally, with a graph. */
+    cus_graph *graph = NULL;
+    assert_ok(cus_capture_end(&g, &graph));
+    assert_false(g.open);
+    assert_non_null(graph);
+    graph = cus_graph_unref(graph);
     assert_nothing_changed(before);
     assert_false(capturing(s));
+    assert_int_equal(env_destroyed.count, 1);
 }
 
 /* end: cuStreamEndCapture failing (the driver may still be capturing). */
@@ -378,19 +390,29 @@ static void test_capture_end_faults(void **state)
     assert_false(capturing(s));
 
     /* The end succeeds but restoring the stack fails (two pops): the graph
-     * is discarded, and its cuGraphDestroy failing reaches the handler. */
+     * was made, so it is returned (not discarded) and the pop is reported;
+     * the graph instantiates and goes at its last release. */
     size_t graphs = cus_fake_live_handles(CUS_FAKE_HANDLE_GRAPH);
     {
         cus_capture_scope(cap, s, CU_STREAM_CAPTURE_MODE_GLOBAL);
         assert_ok(cap.status);
         assert_ok(cus_copy_to_device_async(buf, 0, cus_host_buffer_data(h), 16, s));
-        assert_double_pop_fault(cus_capture_end(&cap, &g));
-        assert_ptr_equal(g, SENTINEL_PTR(h));
+        assert_double_pop_reported("cus_capture_end", cus_capture_end(&cap, &g));
+        assert_ptr_not_equal(g, SENTINEL_PTR(h));
+        assert_non_null(g);
         assert_false(cap.open);
     }
     assert_false(capturing(s));
+    assert_int_equal(cus_fake_live_handles(CUS_FAKE_HANDLE_GRAPH), graphs + 1);
+    {
+        size_t nodes = 0;
+        assert_ok(cus_graph_node_count(g, &nodes));
+        assert_int_equal(nodes, 1);
+    }
+    g = cus_graph_unref(g);
     assert_int_equal(cus_fake_live_handles(CUS_FAKE_HANDLE_GRAPH), graphs);
-    assert_int_equal(env_destroyed.count, 0);
+    assert_int_equal(env_destroyed.count, 1); /* the pop's report only */
+    g = SENTINEL_PTR(h);
     assert_ok(cus_context_push(c)); /* so that the end makes no push or pop */
     {
         cus_capture_scope(cap, s, CU_STREAM_CAPTURE_MODE_GLOBAL);

@@ -207,14 +207,16 @@ static void test_globals_faults(void **state)
     assert_fault_named("cuModuleGetGlobal", cus_module_copy_to_global(m, "counter", 0, &v, 4));
     assert_fault_named("cuCtxPushCurrent", cus_module_copy_to_global(m, "counter", 0, &v, 4));
     assert_fault_named("cuMemcpyHtoD", cus_module_copy_to_global(m, "counter", 0, &v, 4));
-    assert_pop_fault_named(cus_module_copy_to_global(m, "counter", 0, &v, 4));
+    assert_pop_fault_reported("cus_module_copy_to_global",
+                              cus_module_copy_to_global(m, "counter", 0, &v, 4));
     v = 0;
     /* "counter" is known to the module by now; "table" is not */
     assert_fault_named("cuModuleGetGlobal", cus_module_copy_from_global(&v, m, "table", 0, 4));
     assert_fault_named("cuCtxPushCurrent", cus_module_copy_from_global(&v, m, "counter", 0, 4));
     assert_fault_named("cuMemcpyDtoH", cus_module_copy_from_global(&v, m, "counter", 0, 4));
     assert_int_equal(v, 0);
-    assert_pop_fault_named(cus_module_copy_from_global(&v, m, "counter", 0, 4));
+    assert_pop_fault_reported("cus_module_copy_from_global",
+                              cus_module_copy_from_global(&v, m, "counter", 0, 4));
     assert_int_equal(v, 1); /* the pop failed after the copy: it was made */
     assert_int_equal(cus_context_poisoned(c), CUS_SUCCESS);
     /* a sticky failure of the copy poisons the context */

@@ -18,7 +18,8 @@
  *   cus_context_set_current   replaces the top; NULL pops only the top (a
  *                             no-op on an empty stack)
  *   primary contexts          retain/release never push or pop
- * Every failure leaves the thread's stack exactly as it was. A thread that
+ * Every failure leaves the thread's stack exactly as it was (a pop that keeps
+ * failing excepted: see "Temporary switches" below). A thread that
  * exits with contexts still pushed releases its references (the driver's
  * stack of the thread ends with it: nothing is popped) and reports that once
  * to the destroy handler (CUS_ERROR_CONTEXTS_LEFT_PUSHED).
@@ -26,9 +27,23 @@
  * function), not at process exit: pop what the main thread pushed before
  * main returns.
  *
+ * Temporary switches. A call on an object whose context is not on top of the
+ * calling thread's stack pushes that context for its driver calls and pops it
+ * after (docs/design.md, "Temporary switches"). What a caller sees: a failed
+ * push, or a failed driver call, is the call's status, recorded, with the
+ * stack restored. When the driver call succeeded but the closing pop fails
+ * (it is retried once), the call still returns CUS_SUCCESS: its work was done
+ * or queued (a launch, a copy, a host function, a created object) and its out
+ * parameters are valid, so do not undo it. The pop's failure goes to the
+ * destroy handler, naming the public function you called and cuCtxPopCurrent,
+ * and the context stays pushed on the driver's stack, one above
+ * cus_context_current(). Pops you make yourself are not retried:
+ * cus_context_pop fails with the driver's status.
+ *
  * Mixing raw cuCtxPushCurrent/cuCtxPopCurrent with cuscope's stack calls on the
- * same thread is not supported: cuscope detects it at the next pop (returning
- * CUS_ERROR_CONTEXT_MISMATCH and restoring the driver's stack), not earlier.
+ * same thread is not supported: cuscope detects it at the next pop (restoring
+ * the driver's stack; cus_context_pop returns CUS_ERROR_CONTEXT_MISMATCH, a
+ * temporary switch reports it to the destroy handler), not earlier.
  *
  * Unless said otherwise, functions are thread-safe, return a cus_status, record
  * the thread's last error on failure and leave out parameters untouched. A

@@ -93,7 +93,9 @@ CUS_API void cus_clear_last_error(void);
 
 /* Errors raised while an object is destroyed (a failing cuCtxDestroy, a guard
  * that finds someone else's context on top, a thread that exits with contexts
- * pushed) cannot be returned to anyone. Each goes, exactly once, to the
+ * pushed) cannot be returned to anyone, nor can the failed closing pop of a
+ * temporary switch after a call that succeeded (the call returns CUS_SUCCESS:
+ * cuscope/context.h, "Temporary switches"). Each goes, exactly once, to the
  * destroy handler. The record passed is valid only during the call. The
  * default handler (fn == NULL) prints one line to stderr. The handler may be
  * called from any thread that drops a last reference; it must not call back

@@ -83,7 +83,10 @@ CUS_API cus_status cus_stream_wait_event(cus_stream *stream, cus_event *event);
 
 /* Queues fn(user_data) on the stream (cuLaunchHostFunc). fn runs on a driver
  * thread, after the work before it and before the work after it; it must not
- * call CUDA or cuscope (see above). cuscope queues a small record with fn
+ * call CUDA or cuscope (see above). CUS_SUCCESS means fn will run (even when
+ * restoring the caller's context stack failed afterwards: that goes to the
+ * destroy handler); on failure fn was not queued, and user_data is still
+ * the caller's to free. cuscope queues a small record with fn
  * (freed after the run). Captured into a graph (cuscope/graph.h), the record
  * runs at every replay and lives as long as the graph; when the capture
  * cannot keep it (out of host memory, or the capture query fails) the call

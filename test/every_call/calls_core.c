@@ -1,6 +1,11 @@
 /* The table of every_call.h for the driver, status, device, context, stream,
  * event, object and version headers; what has no entry is listed above the
  * table. */
+#include <limits.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "every_call.h"
 
 /* --- driver.h ----------------------------------------------------------------------------- */
@@ -15,7 +20,7 @@ static cus_status c_driver_version(world *w)
 {
     (void)w;
     int v = 0;
-    return cus_driver_version(&v);
+    EC_RETURN_OUT(cus_driver_version(&v), v > 0);
 }
 
 /* --- status.h ----------------------------------------------------------------------------- */
@@ -34,19 +39,19 @@ static cus_status c_device_count(world *w)
 {
     (void)w;
     int n = 0;
-    return cus_device_count(&n);
+    EC_RETURN_OUT(cus_device_count(&n), n >= 1);
 }
 
 static cus_status c_device_get(world *w)
 {
-    cus_device d;
-    return cus_device_get((int)w->dev.handle, &d);
+    cus_device d = {-1};
+    EC_RETURN_OUT(cus_device_get((int)w->dev.handle, &d), d.handle == w->dev.handle);
 }
 
 static cus_status c_device_name(world *w)
 {
-    char name[64];
-    return cus_device_name(w->dev, name, sizeof name);
+    char name[64] = "";
+    EC_RETURN_OUT(cus_device_name(w->dev, name, sizeof name), name[0] != '\0');
 }
 
 static cus_status c_device_uuid(world *w)
@@ -57,26 +62,27 @@ static cus_status c_device_uuid(world *w)
 
 static cus_status c_device_uuid_string(world *w)
 {
-    char s[CUS_DEVICE_UUID_STRING_LEN];
-    return cus_device_uuid_string(w->dev, s);
+    char s[CUS_DEVICE_UUID_STRING_LEN] = "";
+    EC_RETURN_OUT(cus_device_uuid_string(w->dev, s), strlen(s) == CUS_DEVICE_UUID_STRING_LEN - 1);
 }
 
 static cus_status c_device_total_memory(world *w)
 {
     size_t n = 0;
-    return cus_device_total_memory(w->dev, &n);
+    EC_RETURN_OUT(cus_device_total_memory(w->dev, &n), n > 0);
 }
 
 static cus_status c_device_attribute(world *w)
 {
     int v = 0;
-    return cus_device_attribute(w->dev, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, &v);
+    EC_RETURN_OUT(cus_device_attribute(w->dev, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, &v),
+                  v > 0);
 }
 
 static cus_status c_device_compute_capability(world *w)
 {
-    int major = 0, minor = 0;
-    return cus_device_compute_capability(w->dev, &major, &minor);
+    int major = 0, minor = -1;
+    EC_RETURN_OUT(cus_device_compute_capability(w->dev, &major, &minor), major > 0 && minor >= 0);
 }
 
 /* --- context.h: objects ------------------------------------------------------------------- */
@@ -84,28 +90,29 @@ static cus_status c_device_compute_capability(world *w)
 static cus_status c_context_create(world *w)
 {
     cus_autoptr(cus_context) c = NULL;
-    return cus_context_create(w->dev, CUS_CTX_NO_PUSH, &c);
+    EC_RETURN_OUT(cus_context_create(w->dev, CUS_CTX_NO_PUSH, &c), c != NULL);
 }
 
 /* Created pushed, as cuCtxCreate does, then popped. */
 static cus_status c_context_create_pushed(world *w)
 {
     cus_autoptr(cus_context) c = NULL;
-    CUS_TRY(cus_context_create(w->dev, 0, &c));
+    EC_CHECK_OUT(cus_context_create(w->dev, 0, &c), c != NULL && cus_context_current() == c);
     return cus_context_pop(NULL);
 }
 
 static cus_status c_context_retain_primary(world *w)
 {
     cus_autoptr(cus_context) c = NULL;
-    return cus_context_retain_primary(w->dev, &c);
+    EC_RETURN_OUT(cus_context_retain_primary(w->dev, &c), c != NULL);
 }
 
 /* The handle of w->other: a foreign object over a live context. */
 static cus_status c_context_wrap(world *w)
 {
     cus_autoptr(cus_context) c = NULL;
-    return cus_context_wrap(cus_context_handle(w->other), &c);
+    EC_RETURN_OUT(cus_context_wrap(cus_context_handle(w->other), &c),
+                  c != NULL && cus_context_handle(c) == cus_context_handle(w->other));
 }
 
 /* Returns a status, but reports rather than fails: none, or the sticky
@@ -126,19 +133,19 @@ static cus_status c_context_synchronize(world *w)
 static cus_status c_context_api_version(world *w)
 {
     unsigned int v = 0;
-    return cus_context_api_version(w->ctx, &v);
+    EC_RETURN_OUT(cus_context_api_version(w->ctx, &v), v != 0);
 }
 
 static cus_status c_context_flags(world *w)
 {
-    unsigned int f = 0;
-    return cus_context_flags(w->ctx, &f);
+    unsigned int f = UINT_MAX;
+    EC_RETURN_OUT(cus_context_flags(w->ctx, &f), f != UINT_MAX);
 }
 
 static cus_status c_context_get_limit(world *w)
 {
     size_t v = 0;
-    return cus_context_get_limit(w->ctx, CU_LIMIT_STACK_SIZE, &v);
+    EC_RETURN_OUT(cus_context_get_limit(w->ctx, CU_LIMIT_STACK_SIZE, &v), v > 0);
 }
 
 /* Another stack size, then the old one back. */
@@ -152,8 +159,8 @@ static cus_status c_context_set_limit(world *w)
 
 static cus_status c_context_get_cache_config(world *w)
 {
-    CUfunc_cache c = CU_FUNC_CACHE_PREFER_NONE;
-    return cus_context_get_cache_config(w->ctx, &c);
+    CUfunc_cache c = (CUfunc_cache)-1;
+    EC_RETURN_OUT(cus_context_get_cache_config(w->ctx, &c), c != (CUfunc_cache)-1);
 }
 
 static cus_status c_context_set_cache_config(world *w)
@@ -168,8 +175,8 @@ static cus_status c_context_set_cache_config(world *w)
 
 static cus_status c_context_get_shared_mem_config(world *w)
 {
-    CUsharedconfig c = CU_SHARED_MEM_CONFIG_DEFAULT_BANK_SIZE;
-    return cus_context_get_shared_mem_config(w->ctx, &c);
+    CUsharedconfig c = (CUsharedconfig)-1;
+    EC_RETURN_OUT(cus_context_get_shared_mem_config(w->ctx, &c), c != (CUsharedconfig)-1);
 }
 
 static cus_status c_context_set_shared_mem_config(world *w)
@@ -185,8 +192,9 @@ static cus_status c_context_set_shared_mem_config(world *w)
 
 static cus_status c_context_stream_priority_range(world *w)
 {
-    int least = 0, greatest = 0;
-    return cus_context_stream_priority_range(w->ctx, &least, &greatest);
+    int least = INT_MIN, greatest = INT_MIN;
+    EC_RETURN_OUT(cus_context_stream_priority_range(w->ctx, &least, &greatest),
+                  least != INT_MIN && greatest != INT_MIN && greatest <= least);
 }
 
 /* memory.h. ctx and other share the fake's one device, which
@@ -238,8 +246,8 @@ static cus_status c_context_scope(world *w)
     cus_context_scope(g, w->ctx);
     if (g.status)
         return g.status;
-    unsigned int f = 0;
-    return cus_context_flags(w->ctx, &f);
+    unsigned int f = UINT_MAX;
+    EC_RETURN_OUT(cus_context_flags(w->ctx, &f), f != UINT_MAX);
 }
 
 /* --- stream.h ----------------------------------------------------------------------------- */
@@ -247,25 +255,26 @@ static cus_status c_context_scope(world *w)
 static cus_status c_stream_create(world *w)
 {
     cus_autoptr(cus_stream) s = NULL;
-    return cus_stream_create(w->ctx, CU_STREAM_NON_BLOCKING, 0, &s);
+    EC_RETURN_OUT(cus_stream_create(w->ctx, CU_STREAM_NON_BLOCKING, 0, &s), s != NULL);
 }
 
 static cus_status c_stream_legacy(world *w)
 {
     cus_autoptr(cus_stream) s = NULL;
-    return cus_stream_legacy(w->ctx, &s);
+    EC_RETURN_OUT(cus_stream_legacy(w->ctx, &s), s != NULL);
 }
 
 static cus_status c_stream_per_thread(world *w)
 {
     cus_autoptr(cus_stream) s = NULL;
-    return cus_stream_per_thread(w->ctx, &s);
+    EC_RETURN_OUT(cus_stream_per_thread(w->ctx, &s), s != NULL);
 }
 
 static cus_status c_stream_wrap(world *w)
 {
     cus_autoptr(cus_stream) s = NULL;
-    return cus_stream_wrap(w->ctx, cus_stream_handle(w->stream), &s);
+    EC_RETURN_OUT(cus_stream_wrap(w->ctx, cus_stream_handle(w->stream), &s),
+                  s != NULL && cus_stream_handle(s) == cus_stream_handle(w->stream));
 }
 
 static cus_status c_stream_synchronize(world *w)
@@ -275,8 +284,8 @@ static cus_status c_stream_synchronize(world *w)
 
 static cus_status c_stream_query(world *w)
 {
-    bool done = false;
-    return cus_stream_query(w->stream, &done);
+    bool done = false; /* the world's stream is idle */
+    EC_RETURN_OUT(cus_stream_query(w->stream, &done), done);
 }
 
 static cus_status c_stream_wait_event(world *w)
@@ -284,27 +293,55 @@ static cus_status c_stream_wait_event(world *w)
     return cus_stream_wait_event(w->stream, w->event);
 }
 
-static void host_nop(void *data)
+/* The host function owns its user_data once queued, and frees it; the
+ * caller frees it only when the call fails (stream.h): what a caller does.
+ * Were a call to fail with the function queued (a closing pop failing, before
+ * the switch contract), the entry would free what the function then reads:
+ * a use-after-free under ASan, and a run count that is off. */
+static atomic_ulong host_fn_runs;
+static unsigned long host_fn_runs_before;
+enum { HOST_FN_MAGIC = 0x600d };
+
+static void host_fn_owning(void *data)
 {
-    (void)data;
+    int *p = data;
+    if (*p == HOST_FN_MAGIC)
+        atomic_fetch_add(&host_fn_runs, 1);
+    free(p);
 }
 
 static cus_status c_stream_launch_host_fn(world *w)
 {
-    CUS_TRY(cus_stream_launch_host_fn(w->stream, host_nop, NULL));
+    int *data = malloc(sizeof *data);
+    if (!data)
+        return CUS_ERROR_OUT_OF_HOST_MEMORY;
+    *data = HOST_FN_MAGIC;
+    host_fn_runs_before = atomic_load(&host_fn_runs);
+    cus_status st = cus_stream_launch_host_fn(w->stream, host_fn_owning, data);
+    if (st) {
+        free(data);
+        return st;
+    }
     return cus_stream_synchronize(w->stream);
+}
+
+/* It ran, once, with its user_data. */
+static bool k_stream_launch_host_fn(world *w)
+{
+    (void)w;
+    return atomic_load(&host_fn_runs) == host_fn_runs_before + 1;
 }
 
 static cus_status c_stream_priority(world *w)
 {
-    int p = 0;
-    return cus_stream_priority(w->stream, &p);
+    int p = INT_MIN;
+    EC_RETURN_OUT(cus_stream_priority(w->stream, &p), p != INT_MIN);
 }
 
 static cus_status c_stream_flags(world *w)
 {
-    unsigned int f = 0;
-    return cus_stream_flags(w->stream, &f);
+    unsigned int f = UINT_MAX;
+    EC_RETURN_OUT(cus_stream_flags(w->stream, &f), f != UINT_MAX);
 }
 
 /* --- event.h ------------------------------------------------------------------------------ */
@@ -312,12 +349,19 @@ static cus_status c_stream_flags(world *w)
 static cus_status c_event_create(world *w)
 {
     cus_autoptr(cus_event) e = NULL;
-    return cus_event_create(w->ctx, CU_EVENT_DISABLE_TIMING, &e);
+    EC_RETURN_OUT(cus_event_create(w->ctx, CU_EVENT_DISABLE_TIMING, &e), e != NULL);
 }
 
 static cus_status c_event_record(world *w)
 {
     return cus_event_record(w->event, w->stream);
+}
+
+/* Recorded: once the streams finished, the event is complete. */
+static bool k_event_record(world *w)
+{
+    bool done = false;
+    return cus_event_query(w->event, &done) == CUS_SUCCESS && done;
 }
 
 static cus_status c_event_synchronize(world *w)
@@ -327,14 +371,14 @@ static cus_status c_event_synchronize(world *w)
 
 static cus_status c_event_query(world *w)
 {
-    bool done = false;
-    return cus_event_query(w->event, &done);
+    bool done = false; /* the world's events are complete */
+    EC_RETURN_OUT(cus_event_query(w->event, &done), done);
 }
 
 static cus_status c_event_elapsed_ms(world *w)
 {
-    float ms = 0;
-    return cus_event_elapsed_ms(w->event, w->event2, &ms);
+    float ms = -1.0f;
+    EC_RETURN_OUT(cus_event_elapsed_ms(w->event, w->event2, &ms), ms >= 0.0f);
 }
 
 /* --- the table ---------------------------------------------------------------------------- */
@@ -378,71 +422,77 @@ const every_call every_calls_core[] = {
      "with the world's driver loaded it is one atomic load (driver.h: 'later calls cost one "
      "atomic load'), so it is not among the calls 'that could reach the driver' that a host "
      "function refuses (docs/design.md; lib/driver/loader.c:172 checks fork() only); no context "
-     "object; no driver call"},
+     "object; no driver call", NULL},
     {"cus_driver_version", c_driver_version, EC_HOST_FN_OK | EC_NOT_POISONED | EC_NO_DRIVER,
      "the version read at load: no driver call once loaded, so allowed in a host function as "
-     "cus_init is (lib/driver/loader.c:188 checks fork() only); no context object"},
+     "cus_init is (lib/driver/loader.c:188 checks fork() only); no context object", NULL},
     /* status.h */
     {"cus_last_status", c_last_status,
      EC_HOST_FN_OK | EC_NOT_POISONED | EC_NO_DRIVER | EC_FORK_OK,
      "reads the calling thread's error record: no driver call, no context; a report, not a "
-     "failure"},
+     "failure", NULL},
     /* device.h */
-    {"cus_device_count", c_device_count, EC_NOT_POISONED, DEVICE_NOTE},
-    {"cus_device_get", c_device_get, EC_NOT_POISONED, DEVICE_NOTE},
-    {"cus_device_name", c_device_name, EC_NOT_POISONED, DEVICE_NOTE},
-    {"cus_device_uuid", c_device_uuid, EC_NOT_POISONED, DEVICE_NOTE},
-    {"cus_device_uuid_string", c_device_uuid_string, EC_NOT_POISONED, DEVICE_NOTE},
-    {"cus_device_total_memory", c_device_total_memory, EC_NOT_POISONED, DEVICE_NOTE},
-    {"cus_device_attribute", c_device_attribute, EC_NOT_POISONED, DEVICE_NOTE},
+    {"cus_device_count", c_device_count, EC_NOT_POISONED, DEVICE_NOTE, NULL},
+    {"cus_device_get", c_device_get, EC_NOT_POISONED, DEVICE_NOTE, NULL},
+    {"cus_device_name", c_device_name, EC_NOT_POISONED, DEVICE_NOTE, NULL},
+    {"cus_device_uuid", c_device_uuid, EC_NOT_POISONED, DEVICE_NOTE, NULL},
+    {"cus_device_uuid_string", c_device_uuid_string, EC_NOT_POISONED, DEVICE_NOTE, NULL},
+    {"cus_device_total_memory", c_device_total_memory, EC_NOT_POISONED, DEVICE_NOTE, NULL},
+    {"cus_device_attribute", c_device_attribute, EC_NOT_POISONED, DEVICE_NOTE, NULL},
     {"cus_device_compute_capability", c_device_compute_capability, EC_NOT_POISONED,
-     DEVICE_NOTE},
+     DEVICE_NOTE, NULL},
     /* context.h: objects */
-    {"cus_context_create", c_context_create, EC_NOT_POISONED, NEW_CTX_NOTE},
-    {"cus_context_create (pushed)", c_context_create_pushed, EC_NOT_POISONED, NEW_CTX_NOTE},
+    {"cus_context_create", c_context_create, EC_NOT_POISONED | EC_POPS_ITSELF,
+     NEW_CTX_NOTE "; EC_POPS_ITSELF: CUS_CTX_NO_PUSH takes the new context off the stack the "
+     "driver pushed it on, and when that pop fails the context is destroyed (which pops it) and "
+     "the pop's status returned, recorded (lib/context.c: not a temporary switch)",
+     NULL},
+    {"cus_context_create (pushed)", c_context_create_pushed, EC_NOT_POISONED | EC_POPS_ITSELF,
+     NEW_CTX_NOTE "; EC_POPS_ITSELF: the entry pops the new context (cus_context_pop)", NULL},
     {"cus_context_retain_primary", c_context_retain_primary, EC_NOT_POISONED,
      "EC_NOT_POISONED: a new object for the device's primary context; touches no object of "
-     "ctx"},
+     "ctx", NULL},
     {"cus_context_wrap", c_context_wrap, EC_NOT_POISONED,
      "EC_NOT_POISONED: wraps w->other's handle into a new object (the latch is per object, "
-     "docs/design.md); touches no object of ctx"},
+     "docs/design.md); touches no object of ctx", NULL},
     {"cus_context_poisoned", c_context_poisoned,
      EC_HOST_FN_OK | EC_NOT_POISONED | EC_NO_DRIVER | EC_FORK_OK,
      "documented to report the poison of a poisoned ctx (context.h), not to refuse; reads an "
-     "atomic: no driver call, so allowed in a host function"},
+     "atomic: no driver call, so allowed in a host function", NULL},
     /* context.h: calls on a context */
-    {"cus_context_synchronize", c_context_synchronize, 0, NULL},
-    {"cus_context_api_version", c_context_api_version, 0, NULL},
-    {"cus_context_flags", c_context_flags, 0, NULL},
-    {"cus_context_get_limit", c_context_get_limit, 0, NULL},
-    {"cus_context_set_limit", c_context_set_limit, 0, NULL},
-    {"cus_context_get_cache_config", c_context_get_cache_config, 0, NULL},
-    {"cus_context_set_cache_config", c_context_set_cache_config, 0, NULL},
-    {"cus_context_get_shared_mem_config", c_context_get_shared_mem_config, 0, NULL},
-    {"cus_context_set_shared_mem_config", c_context_set_shared_mem_config, 0, NULL},
-    {"cus_context_stream_priority_range", c_context_stream_priority_range, 0, NULL},
+    {"cus_context_synchronize", c_context_synchronize, 0, NULL, NULL},
+    {"cus_context_api_version", c_context_api_version, 0, NULL, NULL},
+    {"cus_context_flags", c_context_flags, 0, NULL, NULL},
+    {"cus_context_get_limit", c_context_get_limit, 0, NULL, NULL},
+    {"cus_context_set_limit", c_context_set_limit, 0, NULL, NULL},
+    {"cus_context_get_cache_config", c_context_get_cache_config, 0, NULL, NULL},
+    {"cus_context_set_cache_config", c_context_set_cache_config, 0, NULL, NULL},
+    {"cus_context_get_shared_mem_config", c_context_get_shared_mem_config, 0, NULL, NULL},
+    {"cus_context_set_shared_mem_config", c_context_set_shared_mem_config, 0, NULL, NULL},
+    {"cus_context_stream_priority_range", c_context_stream_priority_range, 0, NULL, NULL},
     /* context.h: the stack */
-    {"cus_context_push", c_context_push, 0, NULL},
-    {"cus_context_pop", c_context_pop, 0, NULL},
-    {"cus_context_set_current", c_context_set_current, 0, NULL},
-    {"cus_context_guard_enter", c_context_guard_enter, 0, NULL},
-    {"cus_context_scope", c_context_scope, 0, NULL},
+    {"cus_context_push", c_context_push, EC_POPS_ITSELF, NULL, NULL},
+    {"cus_context_pop", c_context_pop, EC_POPS_ITSELF, NULL, NULL},
+    {"cus_context_set_current", c_context_set_current, 0, NULL, NULL},
+    {"cus_context_guard_enter", c_context_guard_enter, EC_POPS_ITSELF, NULL, NULL},
+    {"cus_context_scope", c_context_scope, EC_POPS_ITSELF, NULL, NULL},
     /* stream.h */
-    {"cus_stream_create", c_stream_create, 0, NULL},
-    {"cus_stream_legacy", c_stream_legacy, EC_NO_DRIVER, NULL},
-    {"cus_stream_per_thread", c_stream_per_thread, EC_NO_DRIVER, NULL},
-    {"cus_stream_wrap", c_stream_wrap, EC_NO_DRIVER, NULL},
-    {"cus_stream_synchronize", c_stream_synchronize, 0, NULL},
-    {"cus_stream_query", c_stream_query, 0, NULL},
-    {"cus_stream_wait_event", c_stream_wait_event, 0, NULL},
-    {"cus_stream_launch_host_fn", c_stream_launch_host_fn, 0, NULL},
-    {"cus_stream_priority", c_stream_priority, 0, NULL},
-    {"cus_stream_flags", c_stream_flags, 0, NULL},
+    {"cus_stream_create", c_stream_create, 0, NULL, NULL},
+    {"cus_stream_legacy", c_stream_legacy, EC_NO_DRIVER, NULL, NULL},
+    {"cus_stream_per_thread", c_stream_per_thread, EC_NO_DRIVER, NULL, NULL},
+    {"cus_stream_wrap", c_stream_wrap, EC_NO_DRIVER, NULL, NULL},
+    {"cus_stream_synchronize", c_stream_synchronize, 0, NULL, NULL},
+    {"cus_stream_query", c_stream_query, 0, NULL, NULL},
+    {"cus_stream_wait_event", c_stream_wait_event, EC_QUEUES_WORK, NULL, NULL},
+    {"cus_stream_launch_host_fn", c_stream_launch_host_fn, EC_QUEUES_WORK, NULL,
+     k_stream_launch_host_fn},
+    {"cus_stream_priority", c_stream_priority, 0, NULL, NULL},
+    {"cus_stream_flags", c_stream_flags, 0, NULL, NULL},
     /* event.h */
-    {"cus_event_create", c_event_create, 0, NULL},
-    {"cus_event_record", c_event_record, 0, NULL},
-    {"cus_event_synchronize", c_event_synchronize, 0, NULL},
-    {"cus_event_query", c_event_query, 0, NULL},
-    {"cus_event_elapsed_ms", c_event_elapsed_ms, 0, NULL},
-    {NULL, NULL, 0, NULL},
+    {"cus_event_create", c_event_create, 0, NULL, NULL},
+    {"cus_event_record", c_event_record, EC_QUEUES_WORK, NULL, k_event_record},
+    {"cus_event_synchronize", c_event_synchronize, 0, NULL, NULL},
+    {"cus_event_query", c_event_query, 0, NULL, NULL},
+    {"cus_event_elapsed_ms", c_event_elapsed_ms, 0, NULL, NULL},
+    {NULL, NULL, 0, NULL, NULL},
 };

@@ -1,5 +1,6 @@
 /* The table of every_call.h for the memory, module, function, launch and
  * graph headers. */
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -11,43 +12,43 @@
 static cus_status c_buffer_alloc(world *w)
 {
     cus_autoptr(cus_buffer) b = NULL;
-    return cus_buffer_alloc(w->ctx, 256, &b);
+    EC_RETURN_OUT(cus_buffer_alloc(w->ctx, 256, &b), b != NULL);
 }
 
 static cus_status c_buffer_alloc_array(world *w)
 {
     cus_autoptr(cus_buffer) b = NULL;
-    return cus_buffer_alloc_array(w->ctx, 64, 4, &b);
+    EC_RETURN_OUT(cus_buffer_alloc_array(w->ctx, 64, 4, &b), b != NULL);
 }
 
 static cus_status c_buffer_alloc_n(world *w)
 {
     cus_autoptr(cus_buffer) b = NULL;
-    return cus_buffer_alloc_n(w->ctx, uint32_t, 64, &b);
+    EC_RETURN_OUT(cus_buffer_alloc_n(w->ctx, uint32_t, 64, &b), b != NULL);
 }
 
 static cus_status c_buffer_alloc_async(world *w)
 {
     cus_autoptr(cus_buffer) b = NULL;
-    return cus_buffer_alloc_async(w->stream, 256, &b);
+    EC_RETURN_OUT(cus_buffer_alloc_async(w->stream, 256, &b), b != NULL);
 }
 
 static cus_status c_buffer_alloc_managed(world *w)
 {
     cus_autoptr(cus_buffer) b = NULL;
-    return cus_buffer_alloc_managed(w->ctx, 256, CU_MEM_ATTACH_GLOBAL, &b);
+    EC_RETURN_OUT(cus_buffer_alloc_managed(w->ctx, 256, CU_MEM_ATTACH_GLOBAL, &b), b != NULL);
 }
 
 static cus_status c_buffer_alloc_managed_host(world *w)
 {
     cus_autoptr(cus_buffer) b = NULL;
-    return cus_buffer_alloc_managed(w->ctx, 256, CU_MEM_ATTACH_HOST, &b);
+    EC_RETURN_OUT(cus_buffer_alloc_managed(w->ctx, 256, CU_MEM_ATTACH_HOST, &b), b != NULL);
 }
 
 static cus_status c_host_buffer_alloc(world *w)
 {
     cus_autoptr(cus_host_buffer) h = NULL;
-    return cus_host_buffer_alloc(w->ctx, 256, CU_MEMHOSTALLOC_PORTABLE, &h);
+    EC_RETURN_OUT(cus_host_buffer_alloc(w->ctx, 256, CU_MEMHOSTALLOC_PORTABLE, &h), h != NULL);
 }
 
 static cus_status c_host_buffer_register(world *w)
@@ -55,7 +56,7 @@ static cus_status c_host_buffer_register(world *w)
     /* The caller's memory, alive until the registration is dropped. */
     static unsigned char mem[4096] __attribute__((aligned(4096)));
     cus_autoptr(cus_host_buffer) h = NULL;
-    return cus_host_buffer_register(w->ctx, mem, sizeof mem, 0, &h);
+    EC_RETURN_OUT(cus_host_buffer_register(w->ctx, mem, sizeof mem, 0, &h), h != NULL);
 }
 
 /* --- memory.h: managed memory, info, peers ---------------------------------------------------- */
@@ -79,14 +80,15 @@ static cus_status c_buffer_advise(world *w)
 
 static cus_status c_memory_info(world *w)
 {
-    size_t free_bytes = 0, total_bytes = 0;
-    return cus_memory_info(w->ctx, &free_bytes, &total_bytes);
+    size_t free_bytes = SIZE_MAX, total_bytes = 0;
+    EC_RETURN_OUT(cus_memory_info(w->ctx, &free_bytes, &total_bytes),
+                  total_bytes > 0 && free_bytes <= total_bytes);
 }
 
 static cus_status c_context_can_access_peer(world *w)
 {
-    bool can = true;
-    return cus_context_can_access_peer(w->ctx, w->other, &can);
+    bool can = true; /* one device: cuDeviceCanAccessPeer says 0 */
+    EC_RETURN_OUT(cus_context_can_access_peer(w->ctx, w->other, &can), !can);
 }
 
 /* ctx and other share the fake's one device, so the driver refuses peer
@@ -176,6 +178,59 @@ static cus_status c_copy_to_host_async_legacy(world *w)
     return cus_copy_to_host_async(cus_host_buffer_data(w->host), w->buf, 0, 4096, legacy);
 }
 
+/* Whether bytes [a_off, a_off + n) of a equal bytes [b_off, b_off + n) of b
+ * (device buffers read back through cus_copy_to_host). */
+static bool same_bytes(cus_buffer *a, size_t a_off, const unsigned char *host_b, cus_buffer *b,
+                       size_t b_off, size_t n)
+{
+    static unsigned char x[4096], y[4096];
+    if (n > sizeof x || cus_copy_to_host(x, a, a_off, n) != CUS_SUCCESS)
+        return false;
+    if (!host_b) {
+        if (cus_copy_to_host(y, b, b_off, n) != CUS_SUCCESS)
+            return false;
+        host_b = y;
+    } else {
+        host_b += b_off;
+    }
+    return memcmp(x, host_b, n) == 0;
+}
+
+static bool k_copy_to_device_async(world *w)
+{
+    return same_bytes(w->buf, 64, cus_host_buffer_data(w->host), NULL, 0, 256);
+}
+
+static bool k_copy_to_device_async_pageable(world *w)
+{
+    return same_bytes(w->buf2, 0, w->bytes, NULL, 0, sizeof w->bytes);
+}
+
+static bool k_copy_to_host_async(world *w)
+{
+    return same_bytes(w->buf, 0, cus_host_buffer_data(w->host), NULL, 0, 256);
+}
+
+static bool k_copy_device_async(world *w)
+{
+    return same_bytes(w->buf2, 512, NULL, w->buf, 0, 512);
+}
+
+static bool k_copy_device_async_peer(world *w)
+{
+    return same_bytes(w->buf, 0, NULL, w->other_buf, 0, 512);
+}
+
+static bool k_copy_device_async_peer_other(world *w)
+{
+    return same_bytes(w->other_buf, 256, NULL, w->buf, 0, 256);
+}
+
+static bool k_copy_to_host_async_legacy(world *w)
+{
+    return same_bytes(w->buf, 0, cus_host_buffer_data(w->host), NULL, 0, 4096);
+}
+
 /* --- memory.h: fills -------------------------------------------------------------------------- */
 
 static cus_status c_buffer_fill_u8(world *w)
@@ -208,12 +263,43 @@ static cus_status c_buffer_fill_u32_async(world *w)
     return cus_buffer_fill_u32_async(w->buf2, 0, 0x01020304u, 1024, w->stream);
 }
 
+/* count elements of `size` bytes at byte offset `off` of buf all hold v. */
+static bool filled(cus_buffer *buf, size_t off, size_t size, uint32_t v, size_t count)
+{
+    static unsigned char x[4096];
+    if (count * size > sizeof x || cus_copy_to_host(x, buf, off, count * size) != CUS_SUCCESS)
+        return false;
+    for (size_t i = 0; i < count; i++) {
+        uint32_t e = 0;
+        memcpy(&e, x + i * size, size); /* little-endian */
+        if (e != v)
+            return false;
+    }
+    return true;
+}
+
+static bool k_buffer_fill_u8_async(world *w)
+{
+    return filled(w->buf, 1, 1, 0x5a, 200);
+}
+
+static bool k_buffer_fill_u16_async(world *w)
+{
+    return filled(w->buf, 8, 2, 0x1234, 200);
+}
+
+static bool k_buffer_fill_u32_async(world *w)
+{
+    return filled(w->buf2, 0, 4, 0x01020304u, 1024);
+}
+
 /* --- module.h --------------------------------------------------------------------------------- */
 
 static cus_status c_module_load_data(world *w)
 {
     cus_autoptr(cus_module) m = NULL;
-    return cus_module_load_data(w->ctx, every_call_ptx, every_call_ptx_size, NULL, &m);
+    EC_RETURN_OUT(cus_module_load_data(w->ctx, every_call_ptx, every_call_ptx_size, NULL, &m),
+                  m != NULL);
 }
 
 static cus_status c_module_load_data_jit(world *w)
@@ -225,7 +311,7 @@ static cus_status c_module_load_data_jit(world *w)
         .line_info = true,
     };
     cus_autoptr(cus_module) m = NULL;
-    return cus_module_load_data(w->ctx, every_call_ptx, 0, &jit, &m);
+    EC_RETURN_OUT(cus_module_load_data(w->ctx, every_call_ptx, 0, &jit, &m), m != NULL);
 }
 
 /* The PTX, without its NUL, in a file of its own, removed on every path. */
@@ -246,7 +332,7 @@ static cus_status c_module_load_file(world *w)
     cus_autoptr(cus_module) m = NULL;
     cus_status st = cus_module_load_file(w->ctx, path, NULL, &m);
     unlink(path);
-    return st;
+    EC_RETURN_OUT(st, m != NULL);
 }
 
 /* A first lookup (cuModuleGetFunction, the layout): in a module of its own,
@@ -258,22 +344,22 @@ static cus_status c_module_get_function(world *w)
     cus_autoptr(cus_function) f = NULL;
     CUS_TRY(cus_module_get_function(m, "add", &f));
     cus_autoptr(cus_function) g = NULL;
-    return cus_module_get_function(m, "noargs", &g);
+    EC_RETURN_OUT(cus_module_get_function(m, "noargs", &g), f != NULL && g != NULL && f != g);
 }
 
 /* A repeated lookup: the world's cache answers. */
 static cus_status c_module_get_function_cached(world *w)
 {
     cus_autoptr(cus_function) f = NULL;
-    return cus_module_get_function(w->mod, "add", &f);
+    EC_RETURN_OUT(cus_module_get_function(w->mod, "add", &f), f != NULL);
 }
 
 static cus_status c_module_get_global(world *w)
 {
     CUdeviceptr p = 0;
     size_t n = 0;
-    CUS_TRY(cus_module_get_global(w->mod, "counter", &p, &n));
-    return cus_module_get_global(w->mod, "table", NULL, &n);
+    EC_CHECK_OUT(cus_module_get_global(w->mod, "counter", &p, &n), p != 0 && n == 4);
+    EC_RETURN_OUT(cus_module_get_global(w->mod, "table", NULL, &n), n == 64);
 }
 
 /* counter's initial value written back: the world's module is unchanged. */
@@ -292,7 +378,7 @@ static cus_status c_module_copy_to_global_const(world *w)
 static cus_status c_module_copy_from_global(world *w)
 {
     uint32_t v = 0;
-    return cus_module_copy_from_global(&v, w->mod, "counter", 0, sizeof v);
+    EC_RETURN_OUT(cus_module_copy_from_global(&v, w->mod, "counter", 0, sizeof v), v == 7);
 }
 
 static cus_status c_module_copy_from_global_const(world *w)
@@ -304,14 +390,15 @@ static cus_status c_module_copy_from_global_const(world *w)
 static cus_status c_module_function_count(world *w)
 {
     unsigned int n = 0;
-    return cus_module_function_count(w->mod, &n);
+    EC_RETURN_OUT(cus_module_function_count(w->mod, &n), n == 2);
 }
 
 static cus_status c_module_function_names(world *w)
 {
     const char *names[4] = {NULL};
     unsigned int n = 0;
-    return cus_module_function_names(w->mod, names, 4, &n);
+    EC_RETURN_OUT(cus_module_function_names(w->mod, names, 4, &n),
+                  n == 2 && names[0] != NULL && names[1] != NULL);
 }
 
 /* --- function.h ------------------------------------------------------------------------------- */
@@ -319,14 +406,16 @@ static cus_status c_module_function_names(world *w)
 static cus_status c_function_param_info(world *w)
 {
     size_t off = 0, size = 0;
-    return cus_function_param_info(w->add, 1, &off, &size);
+    EC_RETURN_OUT(cus_function_param_info(w->add, 1, &off, &size), off == 8 && size == 4);
 }
 
 static cus_status c_function_attribute(world *w)
 {
     int v = 0;
-    CUS_TRY(cus_function_attribute(w->add, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, &v));
-    return cus_function_attribute(w->add, CU_FUNC_ATTRIBUTE_NUM_REGS, &v);
+    EC_CHECK_OUT(cus_function_attribute(w->add, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, &v),
+                 v > 0);
+    v = -1;
+    EC_RETURN_OUT(cus_function_attribute(w->add, CU_FUNC_ATTRIBUTE_NUM_REGS, &v), v >= 0);
 }
 
 /* Writes back the value it reads: the world's function is unchanged. */
@@ -359,14 +448,17 @@ static cus_status c_function_set_shared_mem_config(world *w)
 static cus_status c_function_max_potential_block(world *w)
 {
     int min_grid = 0, block = 0;
-    CUS_TRY(cus_function_max_potential_block(w->add, 0, 0, &min_grid, &block));
-    return cus_function_max_potential_block(w->add, 1024, 256, NULL, &block);
+    EC_CHECK_OUT(cus_function_max_potential_block(w->add, 0, 0, &min_grid, &block),
+                 min_grid > 0 && block > 0);
+    block = 0;
+    EC_RETURN_OUT(cus_function_max_potential_block(w->add, 1024, 256, NULL, &block),
+                  block > 0 && block <= 256);
 }
 
 static cus_status c_function_max_active_blocks(world *w)
 {
-    int blocks = 0;
-    return cus_function_max_active_blocks(w->add, 128, 0, &blocks);
+    int blocks = -1;
+    EC_RETURN_OUT(cus_function_max_active_blocks(w->add, 128, 0, &blocks), blocks >= 0);
 }
 
 /* --- launch.h --------------------------------------------------------------------------------- */
@@ -587,9 +679,14 @@ static cus_status c_capture_end_deferred_release(world *w)
     return CUS_SUCCESS;
 }
 
+/* Counts its runs: the checks of the host-function captures. */
+static atomic_ulong captured_runs;
+static unsigned long captured_runs_before;
+
 static void noop_host_fn(void *data)
 {
     (void)data;
+    atomic_fetch_add(&captured_runs, 1);
 }
 
 /* A captured host function: its record goes with the graph, which is
@@ -597,6 +694,7 @@ static void noop_host_fn(void *data)
 static cus_status c_capture_end_host_fn(world *w)
 {
     cus_autoptr(cus_graph) graph = NULL;
+    captured_runs_before = atomic_load(&captured_runs);
     {
         cus_capture_scope(cap, w->stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
         CUS_TRY(cap.status);
@@ -619,6 +717,7 @@ static cus_status c_capture_end_host_fn_joined(world *w)
     CUS_TRY(cus_stream_create(w->ctx, CU_STREAM_NON_BLOCKING, 0, &s));
     CUS_TRY(cus_event_create(w->ctx, CU_EVENT_DISABLE_TIMING, &fork));
     CUS_TRY(cus_event_create(w->ctx, CU_EVENT_DISABLE_TIMING, &join));
+    captured_runs_before = atomic_load(&captured_runs);
     {
         cus_capture_scope(cap, w->stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
         CUS_TRY(cap.status);
@@ -635,10 +734,23 @@ static cus_status c_capture_end_host_fn_joined(world *w)
     return cus_graph_exec_launch(e, w->stream);
 }
 
+/* The replays ran the captured host function: once, twice. */
+static bool k_capture_end_host_fn(world *w)
+{
+    (void)w;
+    return atomic_load(&captured_runs) == captured_runs_before + 1;
+}
+
+static bool k_capture_end_host_fn_joined(world *w)
+{
+    (void)w;
+    return atomic_load(&captured_runs) == captured_runs_before + 2;
+}
+
 static cus_status c_stream_is_capturing(world *w)
 {
     bool capturing = true;
-    return cus_stream_is_capturing(w->stream, &capturing);
+    EC_RETURN_OUT(cus_stream_is_capturing(w->stream, &capturing), !capturing);
 }
 
 /* --- graph.h: graphs and executable graphs ---------------------------------------------------- */
@@ -646,19 +758,21 @@ static cus_status c_stream_is_capturing(world *w)
 static cus_status c_graph_node_count(world *w)
 {
     size_t n = 0;
-    return cus_graph_node_count(w->graph, &n);
+    EC_RETURN_OUT(cus_graph_node_count(w->graph, &n), n == 1);
 }
 
 static cus_status c_graph_instantiate(world *w)
 {
     cus_autoptr(cus_graph_exec) e = NULL;
-    return cus_graph_instantiate(w->graph, 0, &e);
+    EC_RETURN_OUT(cus_graph_instantiate(w->graph, 0, &e), e != NULL);
 }
 
 static cus_status c_graph_instantiate_auto_free(world *w)
 {
     cus_autoptr(cus_graph_exec) e = NULL;
-    return cus_graph_instantiate(w->graph, CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH, &e);
+    EC_RETURN_OUT(
+        cus_graph_instantiate(w->graph, CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH, &e),
+        e != NULL);
 }
 
 static cus_status c_graph_exec_launch(world *w)
@@ -680,7 +794,8 @@ static cus_status c_graph_exec_upload(world *w)
 static cus_status c_graph_exec_update(world *w)
 {
     CUgraphExecUpdateResult result = CU_GRAPH_EXEC_UPDATE_ERROR;
-    return cus_graph_exec_update(w->exec, w->graph, &result);
+    EC_RETURN_OUT(cus_graph_exec_update(w->exec, w->graph, &result),
+                  result == CU_GRAPH_EXEC_UPDATE_SUCCESS);
 }
 
 /* From a new capture of the same topology (another buffer), on an exec of
@@ -698,105 +813,126 @@ static cus_status c_graph_exec_update_new_graph(world *w)
         CUS_TRY(cus_capture_end(&cap, &graph));
     }
     CUgraphExecUpdateResult result = CU_GRAPH_EXEC_UPDATE_ERROR;
-    return cus_graph_exec_update(e, graph, &result);
+    EC_RETURN_OUT(cus_graph_exec_update(e, graph, &result), result == CU_GRAPH_EXEC_UPDATE_SUCCESS);
 }
 
 const every_call every_calls_data[] = {
     /* memory.h */
-    {"cus_buffer_alloc", c_buffer_alloc, 0, NULL},
-    {"cus_buffer_alloc_array", c_buffer_alloc_array, 0, NULL},
-    {"cus_buffer_alloc_array (cus_buffer_alloc_n)", c_buffer_alloc_n, 0, NULL},
-    {"cus_buffer_alloc_async", c_buffer_alloc_async, 0, NULL},
-    {"cus_buffer_alloc_managed", c_buffer_alloc_managed, 0, NULL},
-    {"cus_buffer_alloc_managed (CU_MEM_ATTACH_HOST)", c_buffer_alloc_managed_host, 0, NULL},
-    {"cus_host_buffer_alloc", c_host_buffer_alloc, 0, NULL},
-    {"cus_host_buffer_register", c_host_buffer_register, 0, NULL},
-    {"cus_buffer_prefetch", c_buffer_prefetch, 0, NULL},
-    {"cus_buffer_prefetch (CU_DEVICE_CPU)", c_buffer_prefetch_cpu, 0, NULL},
-    {"cus_buffer_advise", c_buffer_advise, 0, NULL},
-    {"cus_memory_info", c_memory_info, 0, NULL},
+    {"cus_buffer_alloc", c_buffer_alloc, 0, NULL, NULL},
+    {"cus_buffer_alloc_array", c_buffer_alloc_array, 0, NULL, NULL},
+    {"cus_buffer_alloc_array (cus_buffer_alloc_n)", c_buffer_alloc_n, 0, NULL, NULL},
+    {"cus_buffer_alloc_async", c_buffer_alloc_async, 0, NULL, NULL},
+    {"cus_buffer_alloc_managed", c_buffer_alloc_managed, 0, NULL, NULL},
+    {"cus_buffer_alloc_managed (CU_MEM_ATTACH_HOST)", c_buffer_alloc_managed_host, 0, NULL, NULL},
+    {"cus_host_buffer_alloc", c_host_buffer_alloc, 0, NULL, NULL},
+    {"cus_host_buffer_register", c_host_buffer_register, 0, NULL, NULL},
+    {"cus_buffer_prefetch", c_buffer_prefetch, EC_QUEUES_WORK, NULL, NULL},
+    {"cus_buffer_prefetch (CU_DEVICE_CPU)", c_buffer_prefetch_cpu, EC_QUEUES_WORK, NULL, NULL},
+    {"cus_buffer_advise", c_buffer_advise, 0, NULL, NULL},
+    {"cus_memory_info", c_memory_info, 0, NULL, NULL},
     {"cus_context_can_access_peer", c_context_can_access_peer, EC_NOT_POISONED,
      "asks cuDeviceCanAccessPeer about the two contexts' devices: no call on either context, "
-     "so no poison check (lib/memory.c)"},
-    {"cus_context_enable_peer_access", c_context_enable_peer_access, 0, NULL},
+     "so no poison check (lib/memory.c)", NULL},
+    {"cus_context_enable_peer_access", c_context_enable_peer_access, 0, NULL, NULL},
     {"cus_context_enable_peer_access (ctx as the peer)", c_context_enable_peer_access_reverse, 0,
-     NULL},
-    {"cus_copy_to_device", c_copy_to_device, 0, NULL},
-    {"cus_copy_to_host", c_copy_to_host, 0, NULL},
-    {"cus_copy_device", c_copy_device, 0, NULL},
-    {"cus_copy_device (peer)", c_copy_device_peer, 0, NULL},
-    {"cus_copy_to_device_async", c_copy_to_device_async, 0, NULL},
-    {"cus_copy_to_device_async (pageable memory)", c_copy_to_device_async_pageable, 0, NULL},
-    {"cus_copy_to_host_async", c_copy_to_host_async, 0, NULL},
-    {"cus_copy_device_async", c_copy_device_async, 0, NULL},
-    {"cus_copy_device_async (peer)", c_copy_device_async_peer, 0, NULL},
-    {"cus_copy_device_async (peer, other's legacy stream)", c_copy_device_async_peer_other, 0,
-     NULL},
-    {"cus_copy_to_host_async (legacy stream)", c_copy_to_host_async_legacy, 0, NULL},
-    {"cus_buffer_fill_u8", c_buffer_fill_u8, 0, NULL},
-    {"cus_buffer_fill_u16", c_buffer_fill_u16, 0, NULL},
-    {"cus_buffer_fill_u32", c_buffer_fill_u32, 0, NULL},
-    {"cus_buffer_fill_u8_async", c_buffer_fill_u8_async, 0, NULL},
-    {"cus_buffer_fill_u16_async", c_buffer_fill_u16_async, 0, NULL},
-    {"cus_buffer_fill_u32_async", c_buffer_fill_u32_async, 0, NULL},
+     NULL, NULL},
+    {"cus_copy_to_device", c_copy_to_device, 0, NULL, NULL},
+    {"cus_copy_to_host", c_copy_to_host, 0, NULL, NULL},
+    {"cus_copy_device", c_copy_device, 0, NULL, NULL},
+    {"cus_copy_device (peer)", c_copy_device_peer, 0, NULL, NULL},
+    {"cus_copy_to_device_async", c_copy_to_device_async, EC_QUEUES_WORK, NULL,
+     k_copy_to_device_async},
+    {"cus_copy_to_device_async (pageable memory)", c_copy_to_device_async_pageable,
+     EC_QUEUES_WORK, NULL, k_copy_to_device_async_pageable},
+    {"cus_copy_to_host_async", c_copy_to_host_async, EC_QUEUES_WORK, NULL, k_copy_to_host_async},
+    {"cus_copy_device_async", c_copy_device_async, EC_QUEUES_WORK, NULL, k_copy_device_async},
+    {"cus_copy_device_async (peer)", c_copy_device_async_peer, EC_QUEUES_WORK, NULL,
+     k_copy_device_async_peer},
+    {"cus_copy_device_async (peer, other's legacy stream)", c_copy_device_async_peer_other,
+     EC_QUEUES_WORK, NULL, k_copy_device_async_peer_other},
+    {"cus_copy_to_host_async (legacy stream)", c_copy_to_host_async_legacy, EC_QUEUES_WORK, NULL,
+     k_copy_to_host_async_legacy},
+    {"cus_buffer_fill_u8", c_buffer_fill_u8, 0, NULL, NULL},
+    {"cus_buffer_fill_u16", c_buffer_fill_u16, 0, NULL, NULL},
+    {"cus_buffer_fill_u32", c_buffer_fill_u32, 0, NULL, NULL},
+    {"cus_buffer_fill_u8_async", c_buffer_fill_u8_async, EC_QUEUES_WORK, NULL,
+     k_buffer_fill_u8_async},
+    {"cus_buffer_fill_u16_async", c_buffer_fill_u16_async, EC_QUEUES_WORK, NULL,
+     k_buffer_fill_u16_async},
+    {"cus_buffer_fill_u32_async", c_buffer_fill_u32_async, EC_QUEUES_WORK, NULL,
+     k_buffer_fill_u32_async},
     /* module.h */
-    {"cus_module_load_data", c_module_load_data, 0, NULL},
-    {"cus_module_load_data (JIT options, size 0)", c_module_load_data_jit, 0, NULL},
-    {"cus_module_load_file", c_module_load_file, 0, NULL},
-    {"cus_module_get_function", c_module_get_function, 0, NULL},
+    {"cus_module_load_data", c_module_load_data, 0, NULL, NULL},
+    {"cus_module_load_data (JIT options, size 0)", c_module_load_data_jit, 0, NULL, NULL},
+    {"cus_module_load_file", c_module_load_file, 0, NULL, NULL},
+    {"cus_module_get_function", c_module_get_function, EC_NO_OWN_SWITCH,
+     "EC_NO_OWN_SWITCH: the lookup's driver calls take the module and function handles, with no "
+     "context current (lib/module.c); the pops reported are the entry's load's and unload's",
+     NULL},
     {"cus_module_get_function (cached)", c_module_get_function_cached, EC_NO_DRIVER,
-     "a repeated lookup is answered by the module's cache without a driver call (module.h)"},
-    {"cus_module_get_global", c_module_get_global, 0, NULL},
-    {"cus_module_copy_to_global", c_module_copy_to_global, 0, NULL},
-    {"cus_module_copy_to_global (.const)", c_module_copy_to_global_const, 0, NULL},
-    {"cus_module_copy_from_global", c_module_copy_from_global, 0, NULL},
-    {"cus_module_copy_from_global (.const)", c_module_copy_from_global_const, 0, NULL},
-    {"cus_module_function_count", c_module_function_count, 0, NULL},
-    {"cus_module_function_names", c_module_function_names, 0, NULL},
+     "a repeated lookup is answered by the module's cache without a driver call (module.h)", NULL},
+    {"cus_module_get_global", c_module_get_global, 0, NULL, NULL},
+    {"cus_module_copy_to_global", c_module_copy_to_global, 0, NULL, NULL},
+    {"cus_module_copy_to_global (.const)", c_module_copy_to_global_const, 0, NULL, NULL},
+    {"cus_module_copy_from_global", c_module_copy_from_global, 0, NULL, NULL},
+    {"cus_module_copy_from_global (.const)", c_module_copy_from_global_const, 0, NULL, NULL},
+    {"cus_module_function_count", c_module_function_count, 0, NULL, NULL},
+    {"cus_module_function_names", c_module_function_names, 0, NULL, NULL},
     /* function.h */
     {"cus_function_param_info", c_function_param_info,
      EC_HOST_FN_OK | EC_NOT_POISONED | EC_NO_DRIVER | EC_FORK_OK,
      "reads the layout cached at the lookup: no driver call (function.h: getters need no "
      "driver), so outside the host-function refusal of the calls that may reach the driver "
-     "(docs/bad-input.md), and it touches no context"},
-    {"cus_function_attribute", c_function_attribute, 0, NULL},
-    {"cus_function_set_attribute", c_function_set_attribute, 0, NULL},
-    {"cus_function_set_max_dynamic_shared", c_function_set_max_dynamic_shared, 0, NULL},
-    {"cus_function_set_cache_config", c_function_set_cache_config, 0, NULL},
-    {"cus_function_set_shared_mem_config", c_function_set_shared_mem_config, 0, NULL},
-    {"cus_function_max_potential_block", c_function_max_potential_block, 0, NULL},
-    {"cus_function_max_active_blocks", c_function_max_active_blocks, 0, NULL},
+     "(docs/bad-input.md), and it touches no context", NULL},
+    {"cus_function_attribute", c_function_attribute, 0, NULL, NULL},
+    {"cus_function_set_attribute", c_function_set_attribute, 0, NULL, NULL},
+    {"cus_function_set_max_dynamic_shared", c_function_set_max_dynamic_shared, 0, NULL, NULL},
+    {"cus_function_set_cache_config", c_function_set_cache_config, 0, NULL, NULL},
+    {"cus_function_set_shared_mem_config", c_function_set_shared_mem_config, 0, NULL, NULL},
+    {"cus_function_max_potential_block", c_function_max_potential_block, 0, NULL, NULL},
+    {"cus_function_max_active_blocks", c_function_max_active_blocks, 0, NULL, NULL},
     /* launch.h */
-    {"cus_launch", c_launch, 0, NULL},
-    {"cus_launch (u64 address, dim3, legacy stream)", c_launch_raw_pointer, 0, NULL},
-    {"cus_launch (no arguments)", c_launch_no_args, 0, NULL},
-    {"cus_launch (cus_grid_for)", c_launch_grid_for, 0, NULL},
-    {"cus_launch (context current, checked site)", c_launch_fast_path, 0, NULL},
-    {"cus_function_launch", c_function_launch, 0, NULL},
-    {"cus_function_launch (sizes NULL, no arguments)", c_function_launch_unchecked, 0, NULL},
-    {"cus_launch_ex", c_launch_ex, 0, NULL},
-    {"cus_launch_ex (cluster)", c_launch_ex_cluster, 0, NULL},
-    {"cus_launch_ex (cooperative, no arguments)", c_launch_ex_cooperative, 0, NULL},
-    {"cus_function_launch_ex", c_function_launch_ex, 0, NULL},
-    /* graph.h */
-    {"cus_capture_begin", c_capture_begin, 0, NULL},
-    {"cus_capture_end", c_capture_end, 0, NULL},
-    {"cus_capture_scope", c_capture_scope, 0, NULL},
-    {"cus_buffer_alloc_async (a capture open elsewhere)", c_buffer_alloc_async_capture_elsewhere,
-     0, NULL},
-    {"cus_capture_end (a stream forked and joined)", c_capture_end_fork_join, 0, NULL},
-    {"cus_capture_end (a release deferred to the end)", c_capture_end_deferred_release, 0, NULL},
-    {"cus_capture_end (a host function)", c_capture_end_host_fn, 0, NULL},
-    {"cus_capture_end (a host function on a joined stream)", c_capture_end_host_fn_joined, 0,
+    {"cus_launch", c_launch, EC_QUEUES_WORK, NULL, NULL},
+    {"cus_launch (u64 address, dim3, legacy stream)", c_launch_raw_pointer, EC_QUEUES_WORK, NULL,
      NULL},
-    {"cus_stream_is_capturing", c_stream_is_capturing, 0, NULL},
-    {"cus_graph_node_count", c_graph_node_count, 0, NULL},
-    {"cus_graph_instantiate", c_graph_instantiate, 0, NULL},
-    {"cus_graph_instantiate (AUTO_FREE_ON_LAUNCH)", c_graph_instantiate_auto_free, 0, NULL},
-    {"cus_graph_exec_launch", c_graph_exec_launch, 0, NULL},
-    {"cus_graph_exec_launch (legacy stream)", c_graph_exec_launch_legacy, 0, NULL},
-    {"cus_graph_exec_upload", c_graph_exec_upload, 0, NULL},
-    {"cus_graph_exec_update", c_graph_exec_update, 0, NULL},
-    {"cus_graph_exec_update (new graph)", c_graph_exec_update_new_graph, 0, NULL},
-    {NULL, NULL, 0, NULL},
+    {"cus_launch (no arguments)", c_launch_no_args, EC_QUEUES_WORK, NULL, NULL},
+    {"cus_launch (cus_grid_for)", c_launch_grid_for, EC_QUEUES_WORK, NULL, NULL},
+    {"cus_launch (context current, checked site)", c_launch_fast_path,
+     EC_QUEUES_WORK | EC_POPS_ITSELF, "the scope's exit pops ctx off the stack", NULL},
+    {"cus_function_launch", c_function_launch, EC_QUEUES_WORK, NULL, NULL},
+    {"cus_function_launch (sizes NULL, no arguments)", c_function_launch_unchecked, EC_QUEUES_WORK,
+     NULL, NULL},
+    {"cus_launch_ex", c_launch_ex, EC_QUEUES_WORK, NULL, NULL},
+    {"cus_launch_ex (cluster)", c_launch_ex_cluster, EC_QUEUES_WORK, NULL, NULL},
+    {"cus_launch_ex (cooperative, no arguments)", c_launch_ex_cooperative, EC_QUEUES_WORK, NULL,
+     NULL},
+    {"cus_function_launch_ex", c_function_launch_ex, EC_QUEUES_WORK, NULL, NULL},
+    /* graph.h */
+    {"cus_capture_begin", c_capture_begin, 0, NULL, NULL},
+    {"cus_capture_end", c_capture_end, 0, NULL, NULL},
+    {"cus_capture_scope", c_capture_scope, EC_NO_OWN_SWITCH,
+     "EC_NO_OWN_SWITCH: the macro over cus_capture_begin and cus_capture_end, which the reports "
+     "name",
+     NULL},
+    {"cus_buffer_alloc_async (a capture open elsewhere)", c_buffer_alloc_async_capture_elsewhere,
+     0, NULL, NULL},
+    {"cus_capture_end (a stream forked and joined)", c_capture_end_fork_join, 0, NULL, NULL},
+    {"cus_capture_end (a release deferred to the end)", c_capture_end_deferred_release, 0, NULL,
+     NULL},
+    {"cus_capture_end (a host function)", c_capture_end_host_fn, EC_QUEUES_WORK, NULL,
+     k_capture_end_host_fn},
+    {"cus_capture_end (a host function on a joined stream)", c_capture_end_host_fn_joined,
+     EC_QUEUES_WORK, NULL, k_capture_end_host_fn_joined},
+    {"cus_stream_is_capturing", c_stream_is_capturing, 0, NULL, NULL},
+    {"cus_graph_node_count", c_graph_node_count, 0, NULL, NULL},
+    {"cus_graph_instantiate", c_graph_instantiate, 0, NULL, NULL},
+    {"cus_graph_instantiate (AUTO_FREE_ON_LAUNCH)", c_graph_instantiate_auto_free, 0, NULL, NULL},
+    {"cus_graph_exec_launch", c_graph_exec_launch, EC_QUEUES_WORK, NULL, NULL},
+    {"cus_graph_exec_launch (legacy stream)", c_graph_exec_launch_legacy, EC_QUEUES_WORK, NULL,
+     NULL},
+    {"cus_graph_exec_upload", c_graph_exec_upload, EC_QUEUES_WORK, NULL, NULL},
+    {"cus_graph_exec_update", c_graph_exec_update, 0, NULL, NULL},
+    {"cus_graph_exec_update (new graph)", c_graph_exec_update_new_graph, EC_QUEUES_WORK, NULL,
+     NULL},
+    {NULL, NULL, 0, NULL, NULL},
 };

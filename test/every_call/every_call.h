@@ -7,6 +7,8 @@
 #ifndef CUSCOPE_TEST_EVERY_CALL_H
 #define CUSCOPE_TEST_EVERY_CALL_H
 
+#include <stdbool.h>
+
 #include "../harness/env.h"
 
 /* What every entry may use. world_build() makes it with nothing pushed on
@@ -57,6 +59,23 @@ enum {
     /* Not refused in a fork() child: it makes no driver call and reads only
      * what this process holds (driver.h's fork rule). */
     EC_FORK_OK = 1u << 5,
+    /* Queues work on a stream (a launch, an async copy or fill, a prefetch,
+     * an event record, a host function, a graph launch or upload, a stream
+     * wait): with every pop failing, the work must still be queued and run
+     * (the call returns CUS_SUCCESS, so the caller will not undo it). The
+     * failing-pops mode checks that a queuing driver call was made, and runs
+     * the entry's `check` after letting the streams finish. */
+    EC_QUEUES_WORK = 1u << 6,
+    /* Pops the thread's stack other than to end a temporary switch
+     * (cus_context_pop, a guard's exit, cus_context_create taking a
+     * CUS_CTX_NO_PUSH context off): with every pop failing, that pop fails as
+     * a pop the user asked for does (its status, recorded; a guard's exit:
+     * the destroy handler), rather than as the closing pop of a switch. */
+    EC_POPS_ITSELF = 1u << 7,
+    /* The function the entry is named after makes no temporary switch of
+     * its own (or is a macro over others): the failing-pops mode does not
+     * look for a report naming it; the reports name the calls around it. */
+    EC_NO_OWN_SWITCH = 1u << 8,
 };
 
 typedef struct every_call {
@@ -64,7 +83,30 @@ typedef struct every_call {
     cus_status (*call)(world *w); /* CUS_SUCCESS, or the first failing status */
     unsigned flags;
     const char *note;             /* why a flag is set */
+    /* EC_QUEUES_WORK: after a successful call and the streams' finishing,
+     * whether the work it queued was done (NULL: the queuing driver call
+     * is the check). */
+    bool (*check)(world *w);
 } every_call;
+
+/* An entry's check of what a successful call returned (its out parameters
+ * set): a failed check returns EC_OUT_NOT_SET, which every mode reports as a
+ * failure, naming the check (ec_out_failure). */
+#define EC_OUT_NOT_SET ((cus_status)19999)
+extern char ec_out_failure[256];
+cus_status ec_out_not_set(const char *entry_function, const char *what);
+#define EC_CHECK_OUT(call, cond)                                               \
+    do {                                                                       \
+        CUS_TRY(call);                                                         \
+        if (!(cond))                                                           \
+            return ec_out_not_set(__func__, #cond);                            \
+    } while (0)
+/* The same as the entry's last statement. */
+#define EC_RETURN_OUT(call, cond)                                              \
+    do {                                                                       \
+        EC_CHECK_OUT(call, cond);                                              \
+        return CUS_SUCCESS;                                                    \
+    } while (0)
 
 /* NULL-name terminated. */
 extern const every_call every_calls_core[];

@@ -62,14 +62,17 @@ void raw_pop_current(void)
     assert_int_equal(pop(&got), CUDA_SUCCESS);
 }
 
-void reconcile_fake_stack(void)
+int reconcile_fake_stack(void)
 {
     PFN_cuCtxPopCurrent_v4000 pop = RAW_FN(PFN_cuCtxPopCurrent_v4000, "cuCtxPopCurrent", 4000);
+    int popped = 0;
     while (cus_fake_thread_stack_depth() > (int)cus_context_stack_depth()) {
         CUcontext h;
         if (pop(&h) != CUDA_SUCCESS)
             fail_msg("cannot pop the fake's stack (%d deep, cuscope's %u)",
                      cus_fake_thread_stack_depth(), cus_context_stack_depth());
+        popped++;
     }
+    return popped;
 }
 #endif

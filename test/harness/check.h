@@ -82,7 +82,7 @@ void *raw_lookup(const char *symbol, int version);
 void raw_pop_current(void);
 /* Raw pops of what failed pops left on the fake's stack, above cuscope's
  * mirror, until the two are as deep again. */
-void reconcile_fake_stack(void);
+int reconcile_fake_stack(void); /* returns how many it popped */
 #endif
 
 #endif

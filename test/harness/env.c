@@ -29,7 +29,13 @@ static void record_destroy_error(const cus_error *e, void *data)
     env_destroyed.count++;
     env_destroyed.last_status = e->status;
     snprintf(env_destroyed.last_message, sizeof env_destroyed.last_message, "%s", e->message);
+    snprintf(env_destroyed.last_function, sizeof env_destroyed.last_function, "%s", e->function);
+    snprintf(env_destroyed.last_driver_call, sizeof env_destroyed.last_driver_call, "%s",
+             e->driver_call);
 }
+
+#ifdef CUS_TEST_FAKE
+#endif
 
 int env_setup_with(const void *fake_cfg)
 {

@@ -22,8 +22,23 @@ typedef struct env_destroy_log {
     unsigned long count;
     cus_status last_status;
     char last_message[512];
+    char last_function[64];    /* the last report's cus_error.function */
+    char last_driver_call[64]; /* the last report's cus_error.driver_call */
 } env_destroy_log;
 extern env_destroy_log env_destroyed;
+
+/* Asserts that the destroy handler got exactly one report since it counted
+ * `before`, and that it names `function` (the public function the user
+ * called) and the driver call cuCtxPopCurrent: what a temporary switch whose
+ * closing pop keeps failing reports (docs/design.md, "Temporary switches"). */
+#define env_assert_one_pop_report(before, function)                            \
+    do {                                                                       \
+        if (env_destroyed.count != (before) + 1)                               \
+            fail_msg("%lu destroy report(s), want 1 (last: %s)",               \
+                     env_destroyed.count - (before), env_destroyed.last_message); \
+        assert_string_equal(env_destroyed.last_function, (function));          \
+        assert_string_equal(env_destroyed.last_driver_call, "cuCtxPopCurrent"); \
+    } while (0)
 
 /* Installs the fake with cfg (NULL: defaults) or, for the gpu suite, checks
  * the real driver; resets the destroy log. Returns 0 or -1 (cmocka setup). */
