@@ -1,0 +1,124 @@
+/* What the graph area's files share (fake_graph.c: bodies, graph and
+ * executable graph records, graphs; fake_graph_capture.c: stream capture;
+ * fake_graph_exec.c: executable graphs, their launches and updates). Private
+ * to the area. */
+#ifndef CUSCOPE_LIB_FAKE_GRAPH_RECORDS_H
+#define CUSCOPE_LIB_FAKE_GRAPH_RECORDS_H
+
+#include <pthread.h>
+
+#include "fake_event.h"
+#include "fake_module.h"
+
+
+/* --- records ------------------------------------------------------------------------------ */
+
+typedef struct fake_graph_body fake_graph_body;
+
+struct CUgraphNode_st {
+    fake_op_kind kind;
+    union fake_op_payload u;      /* the operation, as its call would have queued it */
+    const char *call;             /* the entry point that captured it */
+    size_t index;                 /* in its body */
+    size_t ndeps;
+    struct CUgraphNode_st **deps; /* earlier nodes of the same body */
+    bool released;                /* its body was freed: a tombstone */
+};
+
+struct fake_graph_body {
+    unsigned long refs; /* the graph, and each executable graph that uses it */
+    size_t nnodes, capacity;
+    struct CUgraphNode_st **nodes; /* capture order: dependencies first */
+    bool has_memory_nodes;
+};
+
+struct CUgraph_st {
+    fake_handle h; /* kind GRAPH */
+    struct CUctx_st *ctx;
+    fake_graph_body *body;        /* NULL once destroyed */
+    struct fake_capture *capture; /* being captured: neither instantiable nor destroyable */
+    unsigned long execs_live;     /* executable graphs made from it, still alive */
+    bool ctx_destroyed;
+    unsigned long doomed;
+};
+
+struct CUgraphExec_st {
+    fake_handle h; /* kind GRAPH_EXEC */
+    struct CUctx_st *ctx;
+    fake_graph_body *body;
+    struct CUgraph_st *origin; /* the graph it was made from (records are never freed) */
+    unsigned long long flags;
+    bool ctx_destroyed;
+    unsigned long doomed;
+};
+
+typedef struct capture_member {
+    struct CUstream_st *stream;
+    struct CUgraphNode_st **deps; /* what the next node captured on it depends on */
+    size_t ndeps, capacity;
+#ifdef FAKE_HAVE_12030_ENTRIES
+    CUgraphEdgeData *edges; /* zeros, parallel to deps (cuStreamGetCaptureInfo_v3) */
+    size_t edges_capacity;
+#endif
+} capture_member;
+
+typedef struct capture_record {
+    struct CUevent_st *event;
+    struct CUgraphNode_st **deps; /* the recording stream's set at the record */
+    size_t ndeps;
+} capture_record;
+
+struct fake_capture {
+    struct fake_capture *next;
+    unsigned long long id;
+    CUstreamCaptureMode mode;
+    pthread_t thread; /* that began it */
+    struct CUstream_st *origin;
+    struct CUgraph_st *graph;
+    bool invalidated;
+    unsigned long doomed;
+    capture_member *members; /* [0] is the origin */
+    size_t nmembers, members_capacity;
+    capture_record *records;
+    size_t nrecords, records_capacity;
+};
+
+/* --- state of fake_graph.c ---------------------------------------------------------------- */
+
+/* Every graph since install, for teardown. */
+FAKE_HIDDEN extern struct CUgraph_st **fake_graph_graphs;
+FAKE_HIDDEN extern size_t fake_graph_graph_count, fake_graph_graph_capacity;
+FAKE_HIDDEN extern struct CUgraphExec_st **fake_graph_execs;
+FAKE_HIDDEN extern size_t fake_graph_exec_count, fake_graph_exec_capacity;
+/* Every node since install: lookup and reset. */
+FAKE_HIDDEN extern struct CUgraphNode_st **fake_graph_nodes_all;
+FAKE_HIDDEN extern size_t fake_graph_node_count, fake_graph_node_capacity;
+
+/* --- helpers of fake_graph.c that the other graph files use ----------------------------- */
+
+/* Grows *array (of elem-byte entries) to hold one more than count. */
+FAKE_HIDDEN bool fake_graph_reserve(void **array, size_t count, size_t *capacity, size_t elem);
+
+#define RESERVE(arr, count, cap) fake_graph_reserve((void **)&(arr), (count), &(cap), sizeof *(arr))
+
+FAKE_HIDDEN fake_graph_body *fake_graph_body_new_locked(void);
+FAKE_HIDDEN fake_graph_body *fake_graph_body_ref(fake_graph_body *b);
+FAKE_HIDDEN void fake_graph_body_unref_locked(fake_graph_body *b);
+/* Whether the body has a free node of m; an allocation node of m. */
+FAKE_HIDDEN bool fake_graph_body_frees(const fake_graph_body *b, const fake_mem *m);
+FAKE_HIDDEN bool fake_graph_body_allocates(const fake_graph_body *b, const fake_mem *m);
+/* Destroys a graph record: its handle dies, its body loses a reference. */
+FAKE_HIDDEN void fake_graph_graph_release_locked(struct CUgraph_st *g);
+FAKE_HIDDEN void fake_graph_exec_release_locked(struct CUgraphExec_st *x);
+/* A graph argument: NULL is CUDA_ERROR_INVALID_VALUE; unknown and destroyed
+ * graphs are misuse too; `healthy`: a poisoned context answers its error. */
+FAKE_HIDDEN CUresult fake_graph_graph_arg_locked(CUgraph hg, bool healthy, struct CUgraph_st **out);
+FAKE_HIDDEN CUresult fake_graph_exec_arg_locked(CUgraphExec he, bool healthy,
+                                                struct CUgraphExec_st **out);
+
+/* --- helpers of fake_graph_capture.c that fake_graph_exec.c uses ------------------------- */
+
+/* A use of c's legacy stream: the captures that block it are invalidated. */
+FAKE_HIDDEN CUresult fake_graph_legacy_use_locked(const struct CUctx_st *c);
+
+#endif

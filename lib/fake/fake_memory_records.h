@@ -1,0 +1,84 @@
+/* What the memory area's files share (fake_memory.c: the records, blocks,
+ * range checks, graph allocations, host registrations and module globals;
+ * fake_memory_alloc.c: the allocation entry points; fake_memory_copy.c:
+ * copies, memsets, prefetch and advice, and their execution;
+ * fake_memory_peer.c: pointer attributes and peer access). Private to the
+ * area: other areas include fake_memory.h. */
+#ifndef CUSCOPE_LIB_FAKE_MEMORY_RECORDS_H
+#define CUSCOPE_LIB_FAKE_MEMORY_RECORDS_H
+
+#include "fake_memory.h"
+
+/* --- records ---------------------------------------------------------------------------- */
+
+
+struct fake_mem {
+    fake_handle h; /* DEVICE_MEMORY, HOST_MEMORY, MANAGED_MEMORY or HOST_REGISTRATION */
+    uintptr_t base;
+    size_t size;           /* as requested */
+    struct CUctx_st *ctx;  /* the owner (allocating or registering context) */
+    CUdevice device;
+    unsigned int flags;    /* cuMemHostAlloc, cuMemHostRegister or attach flags */
+    bool async;            /* cuMemAllocAsync */
+    bool valid;            /* async: its allocation executed */
+    bool free_queued;      /* a cuMemFreeAsync of it is queued */
+    bool ctx_destroyed;    /* freed by its context's destruction */
+    bool mapped;           /* the block is mmap()ed */
+    bool global;           /* a module global: unregistered, uncounted, freed with its module */
+    size_t length;         /* of the block */
+    unsigned long doomed;
+    /* A graph allocation (async too): the bodies holding it, whether a launch
+     * left it allocated with no free queued since, and its queued ALLOC and
+     * FREE operations. */
+    bool graph;
+    bool outstanding;
+    unsigned long holds, pending;
+};
+
+typedef enum side {
+    SIDE_DEVICE, /* must be fake memory: allocated, or registered */
+    SIDE_HOST,   /* host memory: checked if pinned, managed or registered */
+    SIDE_ANY,    /* cuMemcpy: either */
+} side;
+
+/* --- helpers for the entry points ------------------------------------------------------------ */
+
+/* --- helpers for the entry points ------------------------------------------------------------ */
+
+#define GET_CURRENT(c)                                                         \
+    struct CUctx_st *c = NULL;                                                 \
+    do {                                                                       \
+        CUresult cur_r_ = fake_current_context_locked(&c);                     \
+        if (cur_r_ != CUDA_SUCCESS)                                            \
+            return fake_leave(cur_r_);                                         \
+    } while (0)
+
+/* For the frees, which work on a poisoned context too. */
+#define NEED_CURRENT()                                                         \
+    do {                                                                       \
+        struct CUctx_st *cur_c_ = NULL;                                        \
+        CUresult cur_r_ = fake_current_context_any_locked(&cur_c_);            \
+        if (cur_r_ != CUDA_SUCCESS)                                            \
+            return fake_leave(cur_r_);                                         \
+    } while (0)
+
+/* --- helpers of fake_memory.c that the other memory files use --------------------------- */
+
+FAKE_HIDDEN const char *fake_memory_noun(const fake_mem *m);
+/* The allocation holding addr, in any state; the live registration holding it. */
+FAKE_HIDDEN fake_mem *fake_memory_allocation_containing_locked(uintptr_t addr);
+FAKE_HIDDEN fake_mem *fake_memory_registration_containing_locked(uintptr_t addr);
+FAKE_HIDDEN CUresult fake_memory_allocate_locked(cus_fake_handle_kind kind, size_t size,
+                                                 struct CUctx_st *c, unsigned int flags,
+                                                 fake_mem **out);
+FAKE_HIDDEN void fake_memory_release_locked(fake_mem *m);
+FAKE_HIDDEN bool fake_memory_fits_locked(const struct CUctx_st *c, size_t size);
+FAKE_HIDDEN void fake_memory_report_dead_locked(const fake_mem *m, uintptr_t addr,
+                                                const char *what, const char *by);
+FAKE_HIDDEN CUresult fake_memory_range_locked(uintptr_t addr, size_t n, side sd, const char *what,
+                                              fake_mem **ref, fake_mem **owner);
+FAKE_HIDDEN bool fake_memory_usable_locked(const fake_mem *m, uintptr_t addr, const char *what,
+                                           const fake_op *op);
+FAKE_HIDDEN void fake_memory_graph_retire_locked(fake_mem *m);
+
+#endif
