@@ -210,12 +210,14 @@ fi
     echo "sanitizer:    $sanitized"
     echo "benchmarks:   $bench_summary"
     echo "baseline:     $baseline"
-    # The headline figures of each benchmark's JSON: its medians and ratios.
+    # The headline figures of each benchmark's JSON: every row's ratio of
+    # the medians (cuscope/raw), labelled.
     for j in "$LOGS"/*.json; do
         [ -f "$j" ] || continue
-        printf '  %-28s %s\n' "$(basename "$j" .json)" \
-            "$(grep -o '"[a-z0-9_]*":{"median":[0-9.]*' "$j" | sed 's/":{"median":/=/; s/^"//' |
-                paste -sd' ')"
+        echo "  $(basename "$j" .json):"
+        grep -o '"label":"[^"]*","median":[0-9.]*[^}]*"ratio":{"of_medians":[0-9.]*' "$j" |
+            sed 's/"label":"\([^"]*\)","median":\([0-9.]*\).*"of_medians":\([0-9.]*\)/    \1: \2 ns, ratio \3/' |
+            head -12
     done
 } | tee "$LOGS/summary.txt"
 # The device tool brings back at most 8 files: everything in one archive, and
