@@ -114,11 +114,6 @@ void cus_context_mirror_push_(cus_context *ctx)
     cus_tls_top_ = ctx->handle;
 }
 
-CUcontext cus_context_mirror_top_(void)
-{
-    return cus_tls_top_;
-}
-
 /* The driver's pop, expecting `expected` on top: the one place that undoes a
  * push. With `retry`, a failed pop is tried once more (a failed undo would
  * leave the caller's context switched). When the driver's top was another
@@ -185,13 +180,10 @@ void cus_switch_leave_(cus_switch_ *sw)
     const char *failed_call = NULL;
     cus_status st = driver_pop_expect(pushed, true, &driver_top, &failed_call);
     if (CUS_UNLIKELY(st)) {
-        /* Named as the records are (cus_fail_): after the public function the
-         * user called, when this switch is a nested public function's (e.g.
-         * cus_stream_create's cus_context_stream_priority_range); a
-         * destruction keeps its own name (cus_*_unref). */
-        const char *function = sw->function;
-        if (cus_api_function_ && !cus_destroy_depth_)
-            function = cus_api_function_;
+        /* Named as the records are: after the public function the user
+         * called, also when this switch is a nested one's (cus_stream_create's
+         * cus_context_stream_priority_range). */
+        const char *function = cus_api_name_(sw->function);
         if (st == CUS_ERROR_CONTEXT_MISMATCH)
             cus_destroy_error_(st, function, failed_call,
                                "restoring the stack after a temporary switch to context %p: the "

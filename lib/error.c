@@ -49,8 +49,7 @@ cus_status cus_fail_(cus_status status, const char *function, const char *driver
 {
     if (cus_destroy_depth_)
         return status; /* inside a destruction: see cus_run_destroy_ */
-    if (cus_api_function_)
-        function = cus_api_function_;
+    function = cus_api_name_(function);
     va_list ap;
     va_start(ap, fmt);
     format_record(&last_error, status, function, driver_call, fmt, ap);

@@ -225,6 +225,13 @@ CUS_HIDDEN extern _Thread_local const char *cus_api_function_
 typedef struct cus_api_frame_ {
     bool outer;
 } cus_api_frame_;
+/* The name a record or a switch's report gives: the public function the user
+ * called while one runs, else `function`. A destruction keeps its own name
+ * (cus_*_unref): it reports as itself, whoever released the last reference. */
+static inline const char *cus_api_name_(const char *function)
+{
+    return cus_api_function_ && !cus_destroy_depth_ ? cus_api_function_ : function;
+}
 static inline cus_api_frame_ cus_api_frame_enter_(const char *function)
 {
     if (cus_api_function_)
@@ -362,8 +369,6 @@ static inline cus_status cus_switch_check_(const cus_switch_ *sw, CUresult r,
 /* The handle on top of the calling thread's mirror (NULL when empty): the
  * launch path's "already current" test reads it inline. */
 CUS_HIDDEN extern _Thread_local CUcontext cus_tls_top_ __attribute__((tls_model("initial-exec")));
-/* The handle on top of the calling thread's mirror, or NULL. */
-CUS_HIDDEN CUcontext cus_context_mirror_top_(void);
 /* Makes room for one more entry on the calling thread's mirror, so that the
  * push after a successful driver call cannot fail. */
 CUS_HIDDEN cus_status cus_context_mirror_reserve_(const char *function);
