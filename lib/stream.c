@@ -172,8 +172,8 @@ static host_call *foreign_records;
 
 /* A stream captured outside cuscope (cuStreamBeginCapture, or joined to such
  * a capture) would free the record at its first replay: ask the driver, and
- * keep the record forever when it captures. */
-static cus_status check_foreign_capture(cus_stream *stream, host_call *call)
+ * keep the record forever when it captures (*kept is set then). */
+static cus_status check_foreign_capture(cus_stream *stream, host_call *call, bool *kept)
 {
     CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
     CUresult r = cus_drv_.cuStreamIsCapturing_(stream->handle, &status);
@@ -182,7 +182,7 @@ static cus_status check_foreign_capture(cus_stream *stream, host_call *call)
                                         "cuStreamIsCapturing");
     if (status == CU_STREAM_CAPTURE_STATUS_NONE)
         return CUS_SUCCESS;
-    call->in_graph = true;
+    *kept = true;
     pthread_mutex_lock(&foreign_lock);
     call->foreign_next = foreign_records;
     foreign_records = call;
@@ -204,18 +204,17 @@ CUS_API cus_status cus_stream_launch_host_fn(cus_stream *stream, cus_host_fn fn,
     CUS_SWITCH(sw, stream->ctx);
     if (sw_status)
         return sw_status;
-    /* Captured, the record must outlive every replay: the graph owns it. */
-    bool adopted = false;
-    CUS_TRY(cus_capture_adopt_memory_(stream, call, &adopted, __func__));
-    if (!adopted)
-        CUS_TRY(check_foreign_capture(stream, call));
-    call->in_graph = call->in_graph || adopted;
+    /* Captured, the record must outlive every replay: a cuscope capture's
+     * graph owns it, or, captured outside cuscope, the process keeps it. */
+    bool kept = false;
+    CUS_TRY(cus_capture_adopt_memory_(stream, call, &kept, __func__));
+    if (!kept)
+        CUS_TRY(check_foreign_capture(stream, call, &kept));
+    call->in_graph = kept;
     CUresult r = cus_drv_.cuLaunchHostFunc_(stream->handle, host_trampoline, call);
-    if (r && call->in_graph)
-        call = NULL; /* the graph owns it */
-    CUS_TRY(cus_switch_check_(&sw, r, "cuLaunchHostFunc"));
-    call = NULL; /* queued: the trampoline frees it */
-    return CUS_SUCCESS;
+    if (!r || kept)
+        call = NULL; /* queued (the trampoline frees it), or kept as above */
+    return cus_switch_check_(&sw, r, "cuLaunchHostFunc");
 }
 
 CUS_API cus_status cus_stream_priority(cus_stream *stream, int *priority)
