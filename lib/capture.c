@@ -256,7 +256,7 @@ CUS_API cus_capture_guard cus_capture_begin(cus_stream *stream, CUstreamCaptureM
  * or an end that failed with the stream still capturing leave it open. The
  * record is taken out when the capture is over, or with `always`. */
 static CUresult end_capture(cus_capture_guard *g, CUgraph *graph, capture_record **rec,
-                            const char **call, bool always, bool *over)
+                            const char **call, bool always, bool *over, const char *function)
 {
     cus_context *ctx = g->stream->ctx;
     *over = false;
@@ -265,7 +265,7 @@ static CUresult end_capture(cus_capture_guard *g, CUgraph *graph, capture_record
     {
         /* No poison check: a capture must be able to end on a dead context,
          * or it would count as open for ever. */
-        CUS_SWITCH_HANDLE_AS(sw, ctx->handle, "cus_capture_end");
+        CUS_SWITCH_HANDLE_AS(sw, ctx->handle, function);
         *call = "cuCtxPushCurrent";
         r = (CUresult)sw_status;
         if (!r) {
@@ -297,6 +297,16 @@ static void guard_close(cus_capture_guard *g)
     g->stream = cus_stream_unref(g->stream);
 }
 
+/* A record taken off the list, at the end of cus_capture_end's scope: the
+ * references it kept are released, unless they moved to the graph. */
+static void record_discard(capture_record **rec)
+{
+    if (*rec) {
+        cus_keep_list_release_(&(*rec)->keep);
+        free(*rec);
+    }
+}
+
 CUS_API cus_status cus_capture_end(cus_capture_guard *guard, cus_graph **out)
 {
     CUS_API_ENTER();
@@ -304,12 +314,12 @@ CUS_API cus_status cus_capture_end(cus_capture_guard *guard, cus_graph **out)
     if (!guard->open)
         return CUS_FAIL(CUS_ERROR_INVALID_ARGUMENT, NULL, "the capture is not open");
     cus_context *ctx = guard->stream->ctx;
-    cus_graph *g = cus_calloc_(1, sizeof *g);
+    cus_autofree cus_graph *g = cus_calloc_(1, sizeof *g);
     CUgraph h = NULL;
-    capture_record *rec = NULL;
+    __attribute__((cleanup(record_discard))) capture_record *rec = NULL;
     const char *call;
     bool over;
-    CUresult r = end_capture(guard, &h, &rec, &call, false, &over);
+    CUresult r = end_capture(guard, &h, &rec, &call, false, &over, __func__);
     cus_status st = CUS_SUCCESS;
     if (r)
         st = cus_context_driver_fail_(ctx, r, __func__, call);
@@ -329,10 +339,6 @@ CUS_API cus_status cus_capture_end(cus_capture_guard *guard, cus_graph **out)
                 cus_destroy_error_((cus_status)rd, __func__, "cuGraphDestroy",
                                    "discarding a captured graph");
         }
-        if (rec)
-            cus_keep_list_release_(&rec->keep);
-        free(rec);
-        free(g);
         if (over)
             guard_close(guard); /* else still open: the scope's exit tries again */
         return st;
@@ -343,10 +349,10 @@ CUS_API cus_status cus_capture_end(cus_capture_guard *guard, cus_graph **out)
     g->ctx = cus_context_ref(ctx);
     if (rec) {
         g->keep = rec->keep; /* the references move to the graph */
-        free(rec);
+        rec->keep = (keep_list){0};
     }
     guard_close(guard);
-    *out = g;
+    *out = cus_steal(&g);
     return CUS_SUCCESS;
 }
 
@@ -366,14 +372,14 @@ CUS_API void cus_capture_abandon(cus_capture_guard *guard)
     capture_record *rec = NULL;
     const char *call;
     bool over;
-    CUresult r = end_capture(guard, &h, &rec, &call, false, &over);
+    CUresult r = end_capture(guard, &h, &rec, &call, false, &over, __func__);
     /* An invalidated capture is what error paths usually leave: not news. */
     if (r && r != CUDA_ERROR_STREAM_CAPTURE_INVALIDATED)
         cus_destroy_error_((cus_status)r, "cus_capture_abandon", call, "%s",
                            over ? "ending an abandoned capture"
                                 : "ending an abandoned capture (trying once more)");
     if (!over) { /* once more, then give up on it */
-        r = end_capture(guard, &h, &rec, &call, true, &over);
+        r = end_capture(guard, &h, &rec, &call, true, &over, __func__);
         if (r && r != CUDA_ERROR_STREAM_CAPTURE_INVALIDATED)
             cus_destroy_error_((cus_status)r, "cus_capture_abandon", call, "%s",
                                over ? "ending an abandoned capture"
