@@ -51,16 +51,24 @@ cus_status cus_context_poisoned_fail_(const cus_context *ctx, const char *functi
                      (void *)ctx->handle, cus_status_name(st));
 }
 
+/* A context record, not yet counted as alive: the constructors free it with
+ * plain free() (cus_autofree) until the driver has made the context, then
+ * publish it (context_publish). */
 static cus_context *context_new(CUcontext handle, cus_device dev, cus_context_kind kind)
 {
     cus_context *c = cus_calloc_(1, sizeof *c);
     if (c) {
-        cus_refcount_init_(&c->refs);
         c->handle = handle;
         c->device = dev;
         c->kind = kind;
         atomic_init(&c->poison, 0);
     }
+    return c;
+}
+
+static cus_context *context_publish(cus_context *c)
+{
+    cus_refcount_init_(&c->refs);
     return c;
 }
 
@@ -73,7 +81,7 @@ CUS_API cus_status cus_context_create(cus_device dev, unsigned int flags, cus_co
     unsigned int cu_flags = flags & ~CUS_CTX_NO_PUSH;
     if (push)
         CUS_TRY(cus_context_mirror_reserve_(__func__));
-    cus_context *c = context_new(NULL, dev, CUS_CONTEXT_OWNED);
+    cus_autofree cus_context *c = context_new(NULL, dev, CUS_CONTEXT_OWNED);
     if (!c)
         return CUS_FAIL(CUS_ERROR_OUT_OF_HOST_MEMORY, NULL, "allocating a context");
 
@@ -88,16 +96,11 @@ CUS_API cus_status cus_context_create(cus_device dev, unsigned int flags, cus_co
         call = "cuCtxCreate";
         r = cus_drv_.cuCtxCreate_(&h, cu_flags, dev.handle);
     }
-    if (r) {
-        free(c);
-        cus_object_freed_();
+    if (r)
         return CUS_FAIL((cus_status)r, call, "device %d, flags 0x%x", (int)dev.handle, cu_flags);
-    }
     c->handle = h;
 
-    if (push) {
-        cus_context_mirror_push_(c); /* the driver pushed it already */
-    } else {
+    if (!push) {
         CUcontext got = NULL;
         r = cus_drv_.cuCtxPopCurrent_(&got);
         if (r || got != h) {
@@ -108,15 +111,16 @@ CUS_API cus_status cus_context_create(cus_device dev, unsigned int flags, cus_co
                 cus_destroy_error_((cus_status)rd, __func__, "cuCtxDestroy",
                                    "destroying the new context %p after its pop failed",
                                    (void *)h);
-            free(c);
-            cus_object_freed_();
             return CUS_FAIL(r ? (cus_status)r : CUS_ERROR_CONTEXT_MISMATCH, "cuCtxPopCurrent",
                             "taking the new context %p off the stack (CUS_CTX_NO_PUSH); it was "
                             "destroyed",
                             (void *)h);
         }
     }
-    *out = c;
+    context_publish(c);
+    if (push)
+        cus_context_mirror_push_(c); /* the driver pushed it already */
+    *out = cus_steal(&c);
     return CUS_SUCCESS;
 }
 
@@ -125,18 +129,13 @@ CUS_API cus_status cus_context_retain_primary(cus_device dev, cus_context **out)
     CUS_API_ENTER();
     CUS_CHECK_ARG(out);
     CUS_TRY(cus_driver_ensure_());
-    cus_context *c = context_new(NULL, dev, CUS_CONTEXT_PRIMARY);
+    cus_autofree cus_context *c = context_new(NULL, dev, CUS_CONTEXT_PRIMARY);
     if (!c)
         return CUS_FAIL(CUS_ERROR_OUT_OF_HOST_MEMORY, NULL, "allocating a context");
-    CUcontext h = NULL;
-    CUresult r = cus_drv_.cuDevicePrimaryCtxRetain_(&h, dev.handle);
-    if (r) {
-        free(c);
-        cus_object_freed_();
+    CUresult r = cus_drv_.cuDevicePrimaryCtxRetain_(&c->handle, dev.handle);
+    if (r)
         return CUS_FAIL((cus_status)r, "cuDevicePrimaryCtxRetain", "device %d", (int)dev.handle);
-    }
-    c->handle = h;
-    *out = c;
+    *out = context_publish(cus_steal(&c));
     return CUS_SUCCESS;
 }
 
@@ -159,7 +158,7 @@ CUS_API cus_status cus_context_wrap(CUcontext handle, cus_context **out)
     cus_context *c = context_new(handle, (cus_device){d}, CUS_CONTEXT_FOREIGN);
     if (!c)
         return CUS_FAIL(CUS_ERROR_OUT_OF_HOST_MEMORY, NULL, "allocating a context");
-    *out = c;
+    *out = context_publish(c);
     return CUS_SUCCESS;
 }
 

@@ -313,47 +313,54 @@ CUS_API cus_status cus_module_load_data(cus_context *ctx, const void *image, siz
     return module_load(ctx, image, size, jit, out, __func__);
 }
 
+static void fclose_cleanup(FILE **f)
+{
+    if (*f)
+        fclose(*f);
+}
+
+/* The whole file at path, with room for a NUL after it, in *data (to free). */
+static cus_status read_file(const char *path, unsigned char **data, size_t *size)
+{
+    __attribute__((cleanup(fclose_cleanup))) FILE *f = fopen(path, "rb");
+    if (!f)
+        return CUS_FAIL(CUS_ERROR_INVALID_ARGUMENT, NULL, "opening %s: %s", path, strerror(errno));
+    cus_autofree unsigned char *buf = NULL;
+    size_t n = 0, capacity = 0;
+    for (;;) {
+        if (n + 1 >= capacity) {
+            size_t want = capacity ? capacity * 2 : 65536;
+            unsigned char *grown = cus_realloc_(buf, want);
+            if (!grown)
+                return CUS_FAIL(CUS_ERROR_OUT_OF_HOST_MEMORY, NULL, "reading %s", path);
+            buf = grown;
+            capacity = want;
+        }
+        size_t got = fread(buf + n, 1, capacity - n - 1, f);
+        n += got;
+        if (got == 0)
+            break;
+    }
+    if (ferror(f))
+        return CUS_FAIL(CUS_ERROR_INVALID_ARGUMENT, NULL, "reading %s: %s", path, strerror(errno));
+    *data = cus_steal(&buf);
+    *size = n;
+    return CUS_SUCCESS;
+}
+
 CUS_API cus_status cus_module_load_file(cus_context *ctx, const char *path,
                                         const cus_jit_options *jit, cus_module **out)
 {
     CUS_API_ENTER();
     CUS_CHECK_ARG(ctx && path && out);
     CUS_CHECK_POISON(ctx);
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return CUS_FAIL(CUS_ERROR_INVALID_ARGUMENT, NULL, "opening %s: %s", path, strerror(errno));
-    unsigned char *data = NULL;
-    size_t size = 0, capacity = 0;
-    for (;;) {
-        if (size + 1 >= capacity) {
-            size_t want = capacity ? capacity * 2 : 65536;
-            unsigned char *grown = cus_realloc_(data, want);
-            if (!grown) {
-                free(data);
-                fclose(f);
-                return CUS_FAIL(CUS_ERROR_OUT_OF_HOST_MEMORY, NULL, "reading %s", path);
-            }
-            data = grown;
-            capacity = want;
-        }
-        size_t n = fread(data + size, 1, capacity - size - 1, f);
-        size += n;
-        if (n == 0)
-            break;
-    }
-    bool failed = ferror(f);
-    int err = errno;
-    fclose(f);
-    if (failed) {
-        free(data);
-        return CUS_FAIL(CUS_ERROR_INVALID_ARGUMENT, NULL, "reading %s: %s", path, strerror(err));
-    }
+    cus_autofree unsigned char *data = NULL;
+    size_t size = 0;
+    CUS_TRY(read_file(path, &data, &size));
     data[size] = 0; /* PTX files need not end with a NUL */
     cus_image_format format = sniff(data, size);
-    cus_status st = module_load(ctx, data, format == CUS_IMAGE_PTX ? size + 1 : size, jit, out,
-                                __func__);
-    free(data); /* the driver copies the image */
-    return st;
+    /* The driver copies the image: data is freed at the end of the scope. */
+    return module_load(ctx, data, format == CUS_IMAGE_PTX ? size + 1 : size, jit, out, __func__);
 }
 
 CUS_API CUmodule cus_module_handle(const cus_module *mod)
