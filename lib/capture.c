@@ -43,7 +43,6 @@ typedef struct capture_record {
 
 static pthread_mutex_t captures_lock = PTHREAD_MUTEX_INITIALIZER;
 static capture_record *captures;
-atomic_int cus_captures_active_;
 
 static capture_record *record_take_locked(cus_stream *stream)
 {
@@ -131,14 +130,13 @@ static keep_outcome keep_in_capture(cus_stream *stream, void *obj, void *(*ref)(
     return outcome;
 }
 
-bool cus_capture_keep_slow_(cus_stream *stream, void *obj, void *(*ref)(void *),
-                            cus_release_fn_ release)
+static bool keep(cus_stream *stream, void *obj, void *(*ref)(void *), cus_release_fn_ release)
 {
     CUresult query;
     return keep_in_capture(stream, obj, ref, release, &query) == KEEP_DONE;
 }
 
-cus_status cus_capture_refuse_on_(cus_stream *stream, const char *function, const char *what)
+static cus_status refuse_on(cus_stream *stream, const char *function, const char *what)
 {
     bool origin = began_capture(stream);
     CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
@@ -157,12 +155,10 @@ cus_status cus_capture_refuse_on_(cus_stream *stream, const char *function, cons
 
 static void *ref_identity(void *p) { return p; }
 
-cus_status cus_capture_adopt_memory_(cus_stream *stream, void *mem, bool *adopted,
-                                     const char *function)
+static cus_status adopt_memory(cus_stream *stream, void *mem, bool *adopted,
+                               const char *function)
 {
     *adopted = false;
-    if (CUS_LIKELY(!atomic_load_explicit(&cus_captures_active_, memory_order_relaxed)))
-        return CUS_SUCCESS;
     CUresult query = CUDA_SUCCESS;
     switch (keep_in_capture(stream, mem, ref_identity, free, &query)) {
     case KEEP_DONE:
@@ -178,6 +174,11 @@ cus_status cus_capture_adopt_memory_(cus_stream *stream, void *mem, bool *adopte
         break;
     }
     return cus_context_driver_fail_(stream->ctx, query, function, "cuStreamGetCaptureInfo");
+}
+
+__attribute__((constructor)) static void register_capture_ops(void)
+{
+    cus_capture_ops = (cus_capture_ops_){keep, refuse_on, adopt_memory};
 }
 
 /* Ends a capture that cus_capture_begin could not track; what cannot be

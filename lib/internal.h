@@ -53,6 +53,11 @@ CUS_HIDDEN extern _Thread_local unsigned int cus_destroy_depth_
     __attribute__((tls_model("initial-exec")));
 CUS_HIDDEN void cus_error_restore_(const cus_error_save *s);
 
+/* --- statuses (status.c) ---------------------------------------------------
+ * Registers how to describe a code newer than cuscope's headers (the loader
+ * asks the loaded driver): status.c calls nothing above it. */
+CUS_HIDDEN void cus_status_set_describer_(const char *(*fn)(cus_status status, bool name));
+
 /* --- host allocations (host_alloc.c) ---------------------------------------
  * Every allocation cuscope makes goes through these, so that
  * cus_debug_fail_host_alloc() can fail it; memory is released with free(). */
@@ -149,8 +154,9 @@ static inline void cus_object_freed_(void)
     atomic_fetch_sub_explicit(&cus_live_objects_, 1, memory_order_relaxed);
 }
 
-/* Captures begun through cuscope and not yet ended (capture.c). While one is
- * open, destructions are deferred to its end: a release's driver call
+/* Captures begun through cuscope and not yet ended (counted by capture.c,
+ * defined in object.c, which defers by it). While one is open, destructions
+ * are deferred to its end: a release's driver call
  * (cuMemFree, cuModuleUnload, cuMemFreeAsync on a capturing stream) would
  * invalidate the capture, or be captured into it. */
 CUS_HIDDEN extern atomic_int cus_captures_active_;
@@ -457,10 +463,35 @@ typedef struct keep_list {
 /* Releases every entry and empties the list. */
 CUS_HIDDEN void cus_keep_list_release_(keep_list *k);
 
-/* Keeps obj (a new reference taken here, released with `release`) alive with
- * the graph being captured on stream, if stream is in a cuscope capture. */
-CUS_HIDDEN bool cus_capture_keep_slow_(cus_stream *stream, void *obj, void *(*ref)(void *),
-                                       cus_release_fn_ release);
+/* What capture.c does for the objects below it. capture.c sits above every
+ * object (a capture holds its stream), and the objects (streams, events,
+ * buffers, modules) must tell it what their work uses: they call through
+ * this table, which object.c defines with do-nothing entries (right while no
+ * capture can be open) and capture.c fills from its constructor, so that no
+ * object file calls capture.c by name. Only ever called while a capture may
+ * be open, or on paths that already make a driver call. */
+typedef struct cus_capture_ops_ {
+    /* Keeps obj (a new reference taken with ref, released with `release`)
+     * alive with the graph being captured on stream, if stream is in a
+     * cuscope capture. */
+    bool (*keep)(cus_stream *stream, void *obj, void *(*ref)(void *), cus_release_fn_ release);
+    /* CUS_ERROR_NOT_SUPPORTED, naming `what`, when stream is being captured
+     * (or when that cannot be told: the driver's error); else CUS_SUCCESS. */
+    cus_status (*refuse_on)(cus_stream *stream, const char *function, const char *what);
+    /* When stream is in a cuscope capture, hands mem (malloc'd) to the
+     * graph, which frees it when it dies, and sets *adopted. Fails
+     * (recorded, naming `function`) when the capture could not keep it: out
+     * of host memory, or the capture query failed; the capture's end fails
+     * then too. */
+    cus_status (*adopt_memory)(cus_stream *stream, void *mem, bool *adopted,
+                               const char *function);
+} cus_capture_ops_;
+CUS_HIDDEN extern cus_capture_ops_ cus_capture_ops;
+static inline bool cus_capture_keep_slow_(cus_stream *stream, void *obj, void *(*ref)(void *),
+                                          cus_release_fn_ release)
+{
+    return cus_capture_ops.keep(stream, obj, ref, release);
+}
 /* Defines cus_capture_keep_<name>_(stream, obj) for an object type T with
  * T_ref/T_unref: keeps obj alive with the graph being captured on stream, if
  * stream is in a cuscope capture. One relaxed load while no capture is open.
@@ -480,16 +511,19 @@ CUS_HIDDEN bool cus_capture_keep_slow_(cus_stream *stream, void *obj, void *(*re
 CUS_HIDDEN void cus_capture_keep_buffer_(cus_stream *stream, cus_buffer *buf);
 CUS_HIDDEN void cus_capture_keep_module_(cus_stream *stream, cus_module *mod);
 CUS_HIDDEN void cus_capture_keep_event_(cus_stream *stream, cus_event *ev);
-/* CUS_ERROR_NOT_SUPPORTED, naming `what`, when stream is being captured
- * (or when that cannot be told: the driver's error); else CUS_SUCCESS. */
-CUS_HIDDEN cus_status cus_capture_refuse_on_(cus_stream *stream, const char *function,
-                                             const char *what);
-/* When stream is in a cuscope capture, hands mem (malloc'd) to the graph,
- * which frees it when it dies, and sets *adopted. Fails (recorded, naming
- * `function`) when the capture could not keep it: out of host memory, or the
- * capture query failed; the capture's end fails then too. */
-CUS_HIDDEN cus_status cus_capture_adopt_memory_(cus_stream *stream, void *mem, bool *adopted,
-                                                const char *function);
+static inline cus_status cus_capture_refuse_on_(cus_stream *stream, const char *function,
+                                                const char *what)
+{
+    return cus_capture_ops.refuse_on(stream, function, what);
+}
+static inline cus_status cus_capture_adopt_memory_(cus_stream *stream, void *mem, bool *adopted,
+                                                   const char *function)
+{
+    *adopted = false;
+    if (CUS_LIKELY(!cus_captures_open_()))
+        return CUS_SUCCESS;
+    return cus_capture_ops.adopt_memory(stream, mem, adopted, function);
+}
 /* The buffers that the cus_launch macro's arguments named on this thread,
  * for the launch that follows to keep (only filled while captures are
  * active; launch.c). */

@@ -8,6 +8,28 @@
 atomic_size_t cus_live_objects_;
 _Thread_local bool cus_in_host_fn_ __attribute__((tls_model("initial-exec")));
 atomic_bool cus_deferred_pending_;
+atomic_int cus_captures_active_;
+
+/* The do-nothing capture operations, right while no capture can be open:
+ * capture.c's constructor replaces them (internal.h, cus_capture_ops_). */
+static bool keep_none(cus_stream *stream, void *obj, void *(*ref)(void *),
+                      cus_release_fn_ release)
+{
+    (void)stream, (void)obj, (void)ref, (void)release;
+    return false;
+}
+static cus_status refuse_none(cus_stream *stream, const char *function, const char *what)
+{
+    (void)stream, (void)function, (void)what;
+    return CUS_SUCCESS;
+}
+static cus_status adopt_none(cus_stream *stream, void *mem, bool *adopted, const char *function)
+{
+    (void)stream, (void)mem, (void)function;
+    *adopted = false;
+    return CUS_SUCCESS;
+}
+cus_capture_ops_ cus_capture_ops = {keep_none, refuse_none, adopt_none};
 
 static pthread_mutex_t deferred_lock = PTHREAD_MUTEX_INITIALIZER;
 static cus_refcount *deferred_head;

@@ -33,17 +33,21 @@ static const status_entry *find_status(cus_status status)
     return NULL;
 }
 
-/* A code newer than the headers cuscope was built with: ask the loaded
- * driver, which knows its own codes. */
+/* A code newer than the headers cuscope was built with: the loaded driver
+ * knows its own codes. status.c sits below the driver table, so the loader
+ * registers the asking (cus_status_set_describer_, from its constructor). */
+static const char *(*describer)(cus_status status, bool name);
+
+void cus_status_set_describer_(const char *(*fn)(cus_status status, bool name))
+{
+    describer = fn;
+}
+
 static const char *ask_driver(cus_status status, bool name)
 {
-    if (status <= 0 || status >= 10000 || cus_is_forked_() ||
-        !atomic_load_explicit(&cus_driver_ready_, memory_order_acquire))
+    if (status <= 0 || status >= 10000 || !describer)
         return NULL;
-    const char *text = NULL;
-    CUresult r = name ? cus_drv_.cuGetErrorName_((CUresult)status, &text)
-                      : cus_drv_.cuGetErrorString_((CUresult)status, &text);
-    return r == CUDA_SUCCESS ? text : NULL;
+    return describer(status, name);
 }
 
 CUS_API const char *cus_status_name(cus_status status)

@@ -12,6 +12,24 @@
 
 struct cus_driver_table cus_drv_;
 atomic_bool cus_driver_ready_;
+
+/* cus_status_name and _string of a code newer than cuscope's headers: the
+ * loaded driver's own words, when one is loaded (and never in a fork()
+ * child, where the driver is the parent's). */
+static const char *describe_status(cus_status status, bool name)
+{
+    if (cus_is_forked_() || !atomic_load_explicit(&cus_driver_ready_, memory_order_acquire))
+        return NULL;
+    const char *text = NULL;
+    CUresult r = name ? cus_drv_.cuGetErrorName_((CUresult)status, &text)
+                      : cus_drv_.cuGetErrorString_((CUresult)status, &text);
+    return r == CUDA_SUCCESS ? text : NULL;
+}
+
+__attribute__((constructor)) static void register_status_describer(void)
+{
+    cus_status_set_describer_(describe_status);
+}
 int cus_driver_version_;
 
 static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER;
