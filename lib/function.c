@@ -171,8 +171,9 @@ CUS_API cus_status cus_function_param_info(const cus_function *fn, unsigned int 
     return CUS_SUCCESS;
 }
 
-/* The function calls below need no current context: the driver knows the
- * function's. Only the poison check stands between them and the driver. */
+/* The attribute and cache calls below need no current context: the driver
+ * knows the function's (the context-rule table, test/rules/expected.txt, says
+ * so for each). Only the poison check stands between them and the driver. */
 #define FN_PROLOGUE(fn)                                                        \
     CUS_API_ENTER();                                                           \
     CUS_CHECK_ARG(fn);                                                         \
@@ -184,6 +185,12 @@ CUS_API cus_status cus_function_param_info(const cus_function *fn, unsigned int 
         if (r_)                                                                \
             return cus_context_driver_fail_((fn)->module->ctx, r_, __func__, (name)); \
     } while (0)
+
+/* The occupancy calls do need it: with none current, or another context's,
+ * the driver answers CUDA_ERROR_INVALID_CONTEXT (measured on an H200,
+ * test/rules/expected.txt). So they switch, like the calls on other
+ * objects. */
+#define FN_CALL_IN(fn, name, call) CUS_IN_CONTEXT((fn)->module->ctx, (name), (call))
 
 CUS_API cus_status cus_function_attribute(cus_function *fn, CUfunction_attribute attr, int *value)
 {
@@ -237,7 +244,7 @@ CUS_API cus_status cus_function_max_potential_block(cus_function *fn, size_t dyn
     FN_PROLOGUE(fn);
     CUS_CHECK_ARG(block && block_limit >= 0);
     int g = 0, b = 0;
-    FN_CALL(fn, "cuOccupancyMaxPotentialBlockSize",
+    FN_CALL_IN(fn, "cuOccupancyMaxPotentialBlockSize",
             cus_drv_.cuOccupancyMaxPotentialBlockSize_(&g, &b, fn->handle, NULL, dynamic_shared,
                                                        block_limit));
     if (min_grid)
@@ -252,7 +259,7 @@ CUS_API cus_status cus_function_max_active_blocks(cus_function *fn, int block,
     FN_PROLOGUE(fn);
     CUS_CHECK_ARG(blocks && block > 0);
     int n = 0;
-    FN_CALL(fn, "cuOccupancyMaxActiveBlocksPerMultiprocessor",
+    FN_CALL_IN(fn, "cuOccupancyMaxActiveBlocksPerMultiprocessor",
             cus_drv_.cuOccupancyMaxActiveBlocksPerMultiprocessor_(&n, fn->handle, block,
                                                                   dynamic_shared));
     *blocks = n;

@@ -271,9 +271,13 @@ static void test_occupancy(void **state)
     /* 32 registers on a Hopper (132 SMs, 64 K registers, 2048 threads per
      * SM): 1024-thread blocks, two per SM */
     int min_grid = -1, block = -1;
+    /* with no context current: the driver needs one (INVALID_CONTEXT on an
+     * H200), so cuscope makes the function's current for the call */
+    assert_null(cus_context_current());
     unsigned long calls = cus_fake_call_count();
     assert_ok(cus_function_max_potential_block(fx.one, 0, 0, &min_grid, &block));
-    assert_calls_since(calls, "cuOccupancyMaxPotentialBlockSize");
+    assert_calls_since(calls, "cuCtxPushCurrent", "cuOccupancyMaxPotentialBlockSize",
+                       "cuCtxPopCurrent");
     assert_stack_unchanged(before);
     assert_int_equal(block, 1024);
     assert_int_equal(min_grid, 2 * 132);
@@ -289,8 +293,23 @@ static void test_occupancy(void **state)
     int n = -1;
     calls = cus_fake_call_count();
     assert_ok(cus_function_max_active_blocks(fx.one, 128, 0, &n));
-    assert_calls_since(calls, "cuOccupancyMaxActiveBlocksPerMultiprocessor");
+    assert_calls_since(calls, "cuCtxPushCurrent", "cuOccupancyMaxActiveBlocksPerMultiprocessor",
+                       "cuCtxPopCurrent");
+    assert_stack_unchanged(before);
     assert_int_equal(n, 16);
+    /* with it current already: no switch */
+    {
+        cus_context_scope(g, c);
+        assert_ok(g.status);
+        calls = cus_fake_call_count();
+        assert_ok(cus_function_max_active_blocks(fx.one, 128, 0, &n));
+        assert_calls_since(calls, "cuOccupancyMaxActiveBlocksPerMultiprocessor");
+    }
+    /* the driver itself refuses the call with no context current: what the
+     * switch is for */
+    PFN_cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050 raw_occ;
+    RAW(raw_occ, "cuOccupancyMaxActiveBlocksPerMultiprocessor", 6050);
+    assert_cu(raw_occ(&n, cus_function_handle(fx.one), 128, 0), CUDA_ERROR_INVALID_CONTEXT);
     assert_ok(cus_function_max_active_blocks(fx.one, 1024, 0, &n));
     assert_int_equal(n, 2);
     /* more dynamic shared memory than the function allows: none fit */

@@ -10,6 +10,12 @@
  * optional entry point, drivers from 12.4). Without it, the layout is
  * unknown and launches are not checked.
  *
+ * The calls that need the function's context current (the occupancy
+ * queries) make it current for the call and restore the caller's stack, as
+ * calls on other objects do (cuscope/context.h, "temporary switches"); the
+ * attribute and cache calls need no context current on the driver and make
+ * no switch. Either way the caller needs no guard.
+ *
  * Thread-safe; failures return a cus_status and record the thread's last
  * error; none may be called from a host function but the layout queries
  * (cus_function_layout_known, _param_count, _param_info), which read what

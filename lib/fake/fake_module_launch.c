@@ -260,13 +260,24 @@ CUresult CUDAAPI fake_cuFuncSetSharedMemConfig(CUfunction hfunc, CUsharedconfig 
 
 /* --- occupancy -------------------------------------------------------------------------------------- */
 
+/* Unlike the attribute calls, the occupancy calls need a current context,
+ * whichever it is: with none the H200 answers CUDA_ERROR_INVALID_CONTEXT
+ * (test/rules/expected.txt). */
+static CUresult occupancy_context_locked(void)
+{
+    struct CUctx_st *c = NULL;
+    return fake_current_context_locked(&c);
+}
+
 CUresult CUDAAPI fake_cuOccupancyMaxActiveBlocksPerMultiprocessor(int *numBlocks, CUfunction func,
                                                                   int blockSize,
                                                                   size_t dynamicSMemSize)
 {
     FAKE_ENTER(cuOccupancyMaxActiveBlocksPerMultiprocessor);
     struct CUfunc_st *f = NULL;
-    CUresult r = fake_module_function_arg_locked(func, CUDA_ERROR_INVALID_HANDLE, &f);
+    CUresult r = occupancy_context_locked();
+    if (r == CUDA_SUCCESS)
+        r = fake_module_function_arg_locked(func, CUDA_ERROR_INVALID_HANDLE, &f);
     if (r != CUDA_SUCCESS)
         return fake_leave(r);
     if (!numBlocks || blockSize <= 0)
@@ -283,7 +294,9 @@ CUresult CUDAAPI fake_cuOccupancyMaxPotentialBlockSize(int *minGridSize, int *bl
 {
     FAKE_ENTER(cuOccupancyMaxPotentialBlockSize);
     struct CUfunc_st *f = NULL;
-    CUresult r = fake_module_function_arg_locked(func, CUDA_ERROR_INVALID_HANDLE, &f);
+    CUresult r = occupancy_context_locked();
+    if (r == CUDA_SUCCESS)
+        r = fake_module_function_arg_locked(func, CUDA_ERROR_INVALID_HANDLE, &f);
     if (r != CUDA_SUCCESS)
         return fake_leave(r);
     if (!minGridSize || !blockSize || blockSizeLimit < 0)
