@@ -335,6 +335,43 @@ static void test_the_public_pop_does_not_retry_and_a_guard_exit_does(void **stat
     two_free(&t);
 }
 
+/* cus_fake_reset: after a run whose pops all failed, both leftovers (a
+ * switch's, above the mirror; a guard's, on both stacks) go, the references
+ * with them, and the fake can be installed again. */
+static void test_the_fake_reset_pops_what_failed_pops_left(void **state)
+{
+    (void)state;
+    cus_context *c = new_ctx(), *d = new_ctx();
+    cus_context_guard g = cus_context_guard_enter(c);
+    assert_ok(g.status);
+    assert_ok(cus_fake_fail_entry("cuCtxPopCurrent", 1, FAULT, true));
+    size_t limit = 0;
+    assert_ok(cus_context_get_limit(d, CU_LIMIT_STACK_SIZE, &limit)); /* its pop fails */
+    cus_context_guard_exit(&g);                                       /* and the guard's */
+    assert_int_equal(cus_context_stack_depth(), 1);                   /* c */
+    assert_int_equal(cus_fake_thread_stack_depth(), 2);               /* c, d */
+    c = cus_context_unref(c);
+    assert_int_equal(cus_debug_live_objects(), 2); /* c, held by the mirror; d */
+    unsigned int popped = 0;
+    assert_ok(cus_fake_reset(&popped));
+    assert_int_equal(popped, 2);
+    d = cus_context_unref(d);
+    assert_int_equal(cus_fake_faults_fired() > 0, true);
+    assert_int_equal(cus_context_stack_depth(), 0);
+    assert_int_equal(cus_fake_thread_stack_depth(), 0);
+    assert_int_equal(cus_debug_live_objects(), 0);
+    assert_int_equal(cus_fake_live_handles(CUS_FAKE_HANDLE_ANY), 0);
+    /* the faults are gone: calls work again */
+    cus_context *e = new_ctx();
+    assert_ok(cus_context_get_limit(e, CU_LIMIT_STACK_SIZE, &limit));
+    e = cus_context_unref(e);
+    /* and with nothing left, it pops nothing */
+    assert_ok(cus_fake_reset(&popped));
+    assert_int_equal(popped, 0);
+    assert_ok(cus_fake_reset(NULL));
+    env_destroyed.count = 0; /* the two reports were the point */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -347,6 +384,7 @@ int main(void)
         ENV_TEST(test_entering_fails_makes_no_call),
         ENV_TEST(test_a_failed_call_returns_its_own_status),
         ENV_TEST(test_the_public_pop_does_not_retry_and_a_guard_exit_does),
+        ENV_TEST(test_the_fake_reset_pops_what_failed_pops_left),
     };
     return cmocka_run_group_tests_name("switch", tests, NULL, NULL);
 }

@@ -330,13 +330,33 @@ static cus_status scenario(float data[100], bool *correct)
     return CUS_SUCCESS;
 }
 
-static void test_fault_sweep(void **state)
+/* The same work inside a guard, as code that calls raw driver functions or
+ * libraries needing a current context does. A persistent fault fails the
+ * guard's pop on the way out, and the context stays on the thread's stack:
+ * the loop's cus_fake_reset() takes it off before the checks. */
+static cus_status scenario_guarded(float data[100], bool *correct)
 {
-    (void)state;
+    cus_device dev;
+    CUS_TRY(cus_device_get(0, &dev));
+    cus_autoptr(cus_context) ctx = NULL;
+    CUS_TRY(cus_context_retain_primary(dev, &ctx));
+    cus_context_scope(guard, ctx);
+    if (guard.status)
+        return guard.status;
+    fill(data, 100);
+    CUS_TRY(scale_on_device(ctx, data, 100, 2.0f));
+    *correct = true;
+    for (int i = 0; i < 100; i++)
+        *correct = *correct && data[i] == 2.0f * (float)i;
+    return CUS_SUCCESS;
+}
+
+static void sweep(cus_status (*run)(float *, bool *))
+{
     bool correct = false;
     float data[100];
     install(NULL);
-    assert_int_equal(scenario(data, &correct), CUS_SUCCESS);
+    assert_int_equal(run(data, &correct), CUS_SUCCESS);
     assert_true(correct);
     unsigned long calls = cus_fake_call_count(); /* cuscope's loader included */
 
@@ -345,12 +365,14 @@ static void test_fault_sweep(void **state)
             install(NULL);
             cus_fake_fail_call(k, CUDA_ERROR_UNKNOWN, persistent);
             correct = false;
-            cus_status st = scenario(data, &correct);
+            cus_status st = run(data, &correct);
             const char *failed = cus_fake_call_name(k - 1);
             if (!failed)
                 failed = "?";
             assert_int_equal(cus_fake_faults_fired() > 0, true);
-            cus_fake_clear_faults();
+            /* Disarm the faults, pop what failed pops left pushed, let the
+             * "device" finish what was queued. */
+            assert_int_equal(cus_fake_reset(NULL), CUS_SUCCESS);
 
             if (st != CUS_SUCCESS) {
                 assert_int_equal(cus_last_status(), st); /* recorded, with a message */
@@ -361,7 +383,6 @@ static void test_fault_sweep(void **state)
                 if (destroy_errors == 0 && strcmp(failed, "cuCtxPopCurrent") != 0)
                     fail_msg("failure %lu of %lu (%s) was swallowed", k, calls, failed);
             }
-            cus_fake_run_streams(); /* let the "device" finish what was queued */
             if (cus_debug_live_objects())
                 fail_msg("failure %lu (%s): %zu objects leaked", k, failed,
                          cus_debug_live_objects());
@@ -375,6 +396,18 @@ static void test_fault_sweep(void **state)
     assert_int_equal(cus_fake_uninstall(), CUS_SUCCESS);
 }
 
+static void test_fault_sweep(void **state)
+{
+    (void)state;
+    sweep(scenario);
+}
+
+static void test_fault_sweep_with_a_guard(void **state)
+{
+    (void)state;
+    sweep(scenario_guarded);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -384,6 +417,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_streams_run_when_waited_for, setup, teardown),
         cmocka_unit_test_setup_teardown(test_kernel_fault_poisons_the_context, setup, teardown),
         cmocka_unit_test(test_fault_sweep),
+        cmocka_unit_test(test_fault_sweep_with_a_guard),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -71,6 +71,12 @@ typedef struct cus_fake_config {
     /* Per-device settings; NULL for defaults. Indexed by ordinal, at least
      * device_count entries when not NULL. */
     const cus_fake_device_config *devices;
+    /* A kernel that runs with no host implementation (cus_fake_register_kernel)
+     * fails as a faulting kernel does: the synchronization that ran it
+     * returns CUDA_ERROR_LAUNCH_FAILED, the context is poisoned, and
+     * cus_fake_last_misuse() names the kernel. Off (false), such a kernel
+     * does nothing, and is counted (cus_fake_kernels_without_twin). */
+    bool strict_kernels;
 } cus_fake_config;
 
 /* Resets the fake to a fresh state configured by cfg (NULL: one default
@@ -332,10 +338,18 @@ typedef CUresult (*cus_fake_kernel_fn)(const cus_fake_launch *launch, void **arg
 /* Registers fn as the host implementation of the kernels called name (in any
  * module, loaded before or after: the name is looked up when a launch
  * executes); NULL removes it (nothing to remove is fine). Registrations last
- * until the next install. A kernel without one does nothing when it runs. Up
+ * until the next install. A kernel without one does nothing when it runs
+ * (counted: cus_fake_kernels_without_twin; or a failure: strict_kernels). Up
  * to 64 names: CUS_ERROR_INVALID_ARGUMENT beyond, and for a NULL or empty
  * name. */
 CUS_API cus_status cus_fake_register_kernel(const char *name, cus_fake_kernel_fn fn, void *user);
+
+/* The kernel runs since install that found no host implementation (each
+ * launch, and each kernel node of each replay, that executed), and in *last
+ * (may be NULL) the name of the last such kernel (valid until the next such
+ * run or install; NULL when there was none). A test that expects every
+ * kernel to compute its results asserts 0, or installs with strict_kernels. */
+CUS_API unsigned long cus_fake_kernels_without_twin(const char **last);
 
 /* --- stream capture and graphs ---------------------------------------------
  * cuStreamBeginCapture makes a stream capture: what would be queued on it
@@ -479,6 +493,22 @@ CUS_API cus_status cus_fake_fail_entry(const char *name, unsigned long n, CUresu
 
 /* Disarms every fault. */
 CUS_API void cus_fake_clear_faults(void);
+
+/* Puts the calling thread back where a fault sweep's next run needs it:
+ * disarms every fault, pops what the run left pushed, and lets queued work
+ * finish. A persistent fault fails the pops that guards and temporary
+ * switches make on the way out (reported to the destroy handler), so a run
+ * can end with its context still on the thread's stack, holding a reference
+ * that keeps cuscope objects alive and makes the next cus_fake_install()
+ * CUS_ERROR_BUSY. This pops every entry of the fake's stack above cuscope's
+ * mirror (no call logged), then every entry of cuscope's own stack
+ * (cus_context_pop, dropping its references), then runs the streams
+ * (cus_fake_run_streams). Call it where the thread should hold nothing
+ * pushed: between runs, after the scenario returned. *popped (may be NULL)
+ * receives how many contexts were popped. CUS_ERROR_IN_HOST_FUNCTION inside
+ * a host function; otherwise the first failed cus_context_pop's status (none
+ * is expected with the faults gone). */
+CUS_API cus_status cus_fake_reset(unsigned int *popped);
 
 /* The number of injected failures that fired since install. */
 CUS_API unsigned long cus_fake_faults_fired(void);

@@ -117,6 +117,17 @@ CUS_API CUcontext cus_fake_thread_stack_at(int i)
     return c;
 }
 
+int fake_context_pop_thread_to_locked(int depth)
+{
+    int n = 0;
+    thread_stack *s = stack_locked();
+    while (s && s->depth > depth && s->depth > 0) {
+        s->depth--;
+        n++;
+    }
+    return n;
+}
+
 /* --- per-context state ----------------------------------------------------------------------- */
 
 /* CUlimit values by number, so the fake builds with older headers. */

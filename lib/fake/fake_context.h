@@ -44,6 +44,10 @@ FAKE_HIDDEN CUresult fake_current_context_any_locked(struct CUctx_st **out);
 FAKE_HIDDEN CUresult fake_context_arg_locked(CUcontext ctx, CUresult if_inactive,
                                              struct CUctx_st **out);
 
+/* Pops the calling thread's emulated stack down to depth entries, with no
+ * call logged (cus_fake_reset); returns how many it popped. */
+FAKE_HIDDEN int fake_context_pop_thread_to_locked(int depth);
+
 /* The two above, as the context area calls them (it lies below the stream
  * engine, which registers them from its constructor). */
 typedef struct fake_context_work_hooks {

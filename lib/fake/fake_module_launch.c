@@ -23,6 +23,11 @@ static struct {
     cus_fake_kernel_fn fn;
     void *user;
 } kernels[MAX_KERNELS];
+/* Runs of kernels without one, the last one's name, and the config's
+ * strict_kernels. */
+static unsigned long untwinned_runs;
+static char untwinned_last[128];
+static bool strict_kernels;
 
 /* --- lookups ------------------------------------------------------------------------------------ */
 
@@ -670,8 +675,22 @@ static CUresult execute_launch_locked(const fake_op *op)
             break;
         }
     }
-    if (!k.fn)
-        return CUDA_SUCCESS; /* a kernel without a host implementation does nothing */
+    if (!k.fn) {
+        /* A kernel without a host implementation does nothing: counted, and
+         * under strict_kernels a launch failure, so that a test cannot pass
+         * on results no kernel computed. */
+        untwinned_runs++;
+        snprintf(untwinned_last, sizeof untwinned_last, "%s", f->name);
+        if (!strict_kernels)
+            return CUDA_SUCCESS;
+        fake_misuse_locked("kernel '%s' ran with no host implementation (strict_kernels: register "
+                           "one with cus_fake_register_kernel)",
+                           f->name);
+        struct CUctx_st *c = op->stream->ctx;
+        if (c->sticky == CUDA_SUCCESS)
+            c->sticky = CUDA_ERROR_LAUNCH_FAILED;
+        return CUDA_ERROR_LAUNCH_FAILED;
+    }
     /* The record and the argument pointers, for the kernel only: the module
      * stays loaded while it runs (an unload synchronizes the context first). */
     k.rec = calloc(1, sizeof *k.rec + x->nargs * sizeof *k.argv);
@@ -780,6 +799,16 @@ CUS_API cus_status cus_fake_register_kernel(const char *name, cus_fake_kernel_fn
     return st;
 }
 
+CUS_API unsigned long cus_fake_kernels_without_twin(const char **last)
+{
+    fake_lock();
+    unsigned long n = untwinned_runs;
+    if (last)
+        *last = n ? untwinned_last : NULL;
+    fake_unlock();
+    return n;
+}
+
 /* --- the area -------------------------------------------------------------------------------- */
 
 static void launch_payload_free(fake_op *op)
@@ -795,7 +824,9 @@ static const fake_op_executor launch_executors[] = {
 /* The launch record and the kernel registrations (after the modules). */
 static void launch_reset_locked(const cus_fake_config *cfg)
 {
-    (void)cfg;
+    strict_kernels = cfg && cfg->strict_kernels;
+    untwinned_runs = 0;
+    untwinned_last[0] = '\0';
     launch_count = 0;
     memset(launch_ring, 0, sizeof launch_ring);
     for (int i = 0; i < MAX_KERNELS; i++)

@@ -404,6 +404,59 @@ static void test_a_non_sticky_kernel_result_is_misuse(void **state)
     assert_cu_ok(D.unload(m));
 }
 
+static void test_kernels_without_a_twin_are_counted(void **state)
+{
+    (void)state;
+    const char *last = "x";
+    assert_int_equal(cus_fake_kernels_without_twin(&last), 0);
+    assert_null(last);
+    CUmodule m = load_text(test_ptx);
+    assert_cu_ok(launch_add(function(m, "add"), NULL, 1, 2));
+    assert_int_equal(cus_fake_kernels_without_twin(NULL), 0); /* queued: not run yet */
+    assert_cu_ok(D.ctx_sync());
+    assert_int_equal(cus_fake_kernels_without_twin(&last), 1);
+    assert_string_equal(last, "add");
+    /* one with a twin is not counted */
+    add_probe pr;
+    memset(&pr, 0, sizeof pr);
+    assert_ok(cus_fake_register_kernel("add", add_twin, &pr));
+    assert_cu_ok(launch_add(function(m, "add"), NULL, 1, 2));
+    assert_cu_ok(D.ctx_sync());
+    assert_int_equal(cus_fake_kernels_without_twin(NULL), 1);
+    assert_int_equal(cus_fake_misuse_count(), 0);
+    assert_cu_ok(D.unload(m));
+}
+
+static int strict_setup(void **state)
+{
+    (void)state;
+    static const cus_fake_config cfg = {.strict_kernels = true};
+    return setup_with(&cfg);
+}
+
+static void test_strict_kernels_fail_a_kernel_without_a_twin(void **state)
+{
+    (void)state;
+    CUmodule m = load_text(test_ptx);
+    CUfunction add = function(m, "add");
+    add_probe pr;
+    memset(&pr, 0, sizeof pr);
+    assert_ok(cus_fake_register_kernel("add", add_twin, &pr));
+    assert_cu_ok(launch_add(add, NULL, 1, 2)); /* a twin: fine */
+    assert_cu_ok(D.ctx_sync());
+    /* noargs has none: the launch is accepted, its execution fails as a
+     * faulting kernel's does, and poisons the context */
+    assert_cu_ok(D.launch(function(m, "noargs"), 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL));
+    assert_cu(D.ctx_sync(), CUDA_ERROR_LAUNCH_FAILED);
+    assert_int_equal(cus_fake_misuse_count(), 1);
+    assert_contains(cus_fake_last_misuse(), "kernel 'noargs' ran with no host implementation");
+    const char *last = NULL;
+    assert_int_equal(cus_fake_kernels_without_twin(&last), 1);
+    assert_string_equal(last, "noargs");
+    assert_cu(launch_add(add, NULL, 1, 2), CUDA_ERROR_LAUNCH_FAILED);
+    (void)D.unload(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -418,6 +471,9 @@ int main(void)
         MOD_TEST(test_register_kernel_limits),
         MISUSE_TEST(test_host_kernel_calling_the_driver_is_refused),
         MISUSE_TEST(test_a_non_sticky_kernel_result_is_misuse),
+        MOD_TEST(test_kernels_without_a_twin_are_counted),
+        cmocka_unit_test_setup_teardown(test_strict_kernels_fail_a_kernel_without_a_twin,
+                                        strict_setup, mod_teardown_after_misuse),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
