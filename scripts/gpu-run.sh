@@ -13,8 +13,15 @@
 # $OUT/gpu-run.tar.gz and $OUT/summary.txt; ends with a summary. Every run is
 # under `timeout`. Exit status: 0 when the build, the gpu suite, the examples
 # and the sanitizer runs all succeeded.
+#
+# GPU_RUN_PARTS=suite runs only the build and the gpu suite (the tables the
+# differential tests write come back either way): for a quick run.
+# The gpu suite's differential tests write the real driver's tables where
+# CUS_RULES_WRITE and CUS_CORPUS_WRITE say: $OUT (or the logs) keeps them as
+# rules-<card>.txt and corpus-<card>.txt, to check in as the reference.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+PARTS=${GPU_RUN_PARTS:-all}
 
 BUILD=build-gpu
 PREFIX=/tmp/cmocka
@@ -76,6 +83,7 @@ save /tmp/gpu-run-setup.log
 counts="not run"
 if [ "$built" = yes ]; then
     say "meson test --suite gpu"
+    export CUS_RULES_WRITE="$LOGS/rules-gpu.txt" CUS_CORPUS_WRITE="$LOGS/corpus-gpu.txt"
     timeout -k 10 900 meson test -C "$BUILD" --suite gpu --print-errorlogs 2>&1 |
         tee /tmp/gpu-run-test.log
     rc=${PIPESTATUS[0]}
@@ -90,10 +98,18 @@ if [ "$built" = yes ]; then
     save "$BUILD/meson-logs/testlog.txt" /tmp/gpu-run-test.log
 fi
 
+if [ "$PARTS" = suite ]; then
+    say "GPU_RUN_PARTS=suite: no examples, sanitizer or benchmarks"
+    built_all=$built
+    built=suite-only
+fi
+
 # --- the main job and the other examples ------------------------------------------------
 main_rc="not run"
 examples=""
-for ex in sum saxpy device-query nccl-allreduce; do
+example_list="sum saxpy device-query nccl-allreduce"
+[ "$PARTS" = suite ] && example_list=""
+for ex in $example_list; do
     exe="$BUILD/docs/examples/$ex"
     if [ ! -x "$exe" ]; then
         examples+="${examples:+, }$ex not built"
@@ -107,7 +123,7 @@ for ex in sum saxpy device-query nccl-allreduce; do
     [ "$ex" = sum ] && main_rc=$rc
 done
 [ "$built" = yes ] && [ "$main_rc" = "not run" ] && { say "the sum example was not built"; status=1; }
-if [ -x "$BUILD/tools/cuscope-info" ]; then
+if [ "$PARTS" != suite ] && [ -x "$BUILD/tools/cuscope-info" ]; then
     say "cuscope-info"
     timeout -k 5 60 "$BUILD/tools/cuscope-info" 2>&1 | tee "$LOGS/cuscope-info.txt"
     rc=${PIPESTATUS[0]}
@@ -151,7 +167,7 @@ fi
 
 # --- benchmarks ---------------------------------------------------------------------
 benches=()
-if [ -d "$BUILD/bench" ]; then
+if [ "$PARTS" != suite ] && [ -d "$BUILD/bench" ]; then
     while IFS= read -r b; do benches+=("$b"); done < <(
         find "$BUILD/bench" -maxdepth 1 -type f -executable -name 'bench-*' ! -name '*.so*' | sort)
 fi
@@ -199,6 +215,8 @@ if [ -f .baseline/meson.build ] && [ "$built" = yes ]; then
     fi
 fi
 
+[ "$built" = suite-only ] && built=$built_all
+
 # --- summary ------------------------------------------------------------------------
 {
     echo "card:         $card"
@@ -224,6 +242,9 @@ fi
 # the summary beside it.
 if [ -n "$OUT" ]; then
     cp "$LOGS/summary.txt" "$OUT/summary.txt"
+    for t in rules corpus; do
+        [ -f "$LOGS/$t-gpu.txt" ] && cp "$LOGS/$t-gpu.txt" "$OUT/$t-gpu.txt"
+    done
     tar -C "$(dirname "$LOGS")" -czf "$OUT/gpu-run.tar.gz" "$(basename "$LOGS")"
 fi
 exit $status

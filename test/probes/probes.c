@@ -1,0 +1,265 @@
+/* Probes of driver behaviour that the context-rule table cannot show, because
+ * they are about what a call waits for or accepts rather than its status in
+ * a context state. Each prints one line "probe <name>: <answer>", the same
+ * on the real driver (gpu-probes, gpu suite) and on the fake (probes, unit
+ * suite), and the unit build holds the fake to the answers measured on an
+ * H200 (driver 580.159.04), kept in `h200` below.
+ *
+ *   free-waits-own-context     cuMemFree of a buffer of context A while a
+ *                              kernel runs on a stream of A: is the kernel
+ *                              done when cuMemFree returns?
+ *   free-waits-other-context   the same with the buffer in context B (same
+ *                              device): does B's free wait for A's kernel?
+ *   free-async-waits           cuMemFreeAsync on A's stream: the call itself
+ *                              does not wait (the control).
+ *   capture-per-thread-*       capture of the per-thread default stream
+ *                              (cuStreamBeginCapture(CU_STREAM_PER_THREAD)):
+ *                              begin, a launch into it, end, the node count.
+ *   capture-legacy-begin       the same on the legacy default stream.
+ *
+ * On the fake, "the kernel is done" is asked with cuStreamQuery in
+ * CUS_FAKE_QUERY_NONE mode, where queued work stays queued until
+ * something waits for it: a call that waits runs it, one that does not
+ * leaves it pending. */
+#include <dlfcn.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda.h>
+#include <cudaTypedefs.h>
+
+#include "cuscope/driver.h"
+#ifdef CUS_TEST_FAKE
+#include "cuscope/fake.h"
+#endif
+
+/* A kernel that spins for `cycles` clock cycles (0.25 s at 2 GHz for 5e8). */
+static const char spin_ptx[] = ".version 8.0\n.target sm_80\n.address_size 64\n"
+                               ".visible .entry spin(.param .u64 cycles)\n{\n"
+                               "\t.reg .u64 %rd<5>;\n\t.reg .pred %p;\n"
+                               "\tld.param.u64 %rd1, [cycles];\n"
+                               "\tmov.u64 %rd2, %clock64;\n"
+                               "LOOP:\n\tmov.u64 %rd3, %clock64;\n"
+                               "\tsub.u64 %rd4, %rd3, %rd2;\n"
+                               "\tsetp.lt.u64 %p, %rd4, %rd1;\n"
+                               "\t@%p bra LOOP;\n\tret;\n}\n";
+
+static cus_driver_resolver resolve;
+
+static void *fn(const char *symbol, int version)
+{
+    void *p = NULL;
+    CUdriverProcAddressQueryResult qs = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+    if (resolve(symbol, &p, version, CU_GET_PROC_ADDRESS_DEFAULT, &qs) != CUDA_SUCCESS ||
+        qs != CU_GET_PROC_ADDRESS_SUCCESS || !p) {
+        fprintf(stderr, "probes: %s@%d not resolved\n", symbol, version);
+        exit(1);
+    }
+    return p;
+}
+#define LOAD(var, symbol, version)                                             \
+    do {                                                                       \
+        void *p_ = fn(symbol, version);                                        \
+        memcpy(&(var), &p_, sizeof(var));                                      \
+    } while (0)
+
+static struct {
+    PFN_cuInit_v2000 init;
+    PFN_cuDeviceGet_v2000 device_get;
+    PFN_cuCtxCreate_v3020 ctx_create;
+    PFN_cuCtxDestroy_v4000 ctx_destroy;
+    PFN_cuCtxPushCurrent_v4000 push;
+    PFN_cuCtxPopCurrent_v4000 pop;
+    PFN_cuCtxSynchronize_v2000 ctx_sync;
+    PFN_cuStreamCreate_v2000 stream_create;
+    PFN_cuStreamDestroy_v4000 stream_destroy;
+    PFN_cuStreamQuery_v2000 stream_query;
+    PFN_cuStreamSynchronize_v2000 stream_sync;
+    PFN_cuMemAlloc_v3020 alloc;
+    PFN_cuMemFree_v3020 free;
+    PFN_cuMemAllocAsync_v11020 alloc_async;
+    PFN_cuMemFreeAsync_v11020 free_async;
+    PFN_cuModuleLoadData_v2000 load;
+    PFN_cuModuleUnload_v2000 unload;
+    PFN_cuModuleGetFunction_v2000 get_function;
+    PFN_cuLaunchKernel_v4000 launch;
+    PFN_cuStreamBeginCapture_v10010 begin_capture;
+    PFN_cuStreamEndCapture_v10000 end_capture;
+    PFN_cuGraphGetNodes_v10000 graph_nodes;
+    PFN_cuGraphDestroy_v10000 graph_destroy;
+    PFN_cuGetErrorName_v6000 error_name;
+} D;
+
+static const char *name(CUresult r)
+{
+    const char *s = NULL;
+    return D.error_name(r, &s) == CUDA_SUCCESS && s ? s : "?";
+}
+
+static int failures;
+static char answers[16][160];
+static int nanswers;
+
+static void say(const char *probe, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void say(const char *probe, const char *fmt, ...)
+{
+    char v[128];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(v, sizeof v, fmt, ap);
+    va_end(ap);
+    printf("probe %s: %s\n", probe, v);
+    if (nanswers < 16)
+        snprintf(answers[nanswers++], sizeof answers[0], "%s: %s", probe, v);
+}
+
+#define CHECK(call)                                                            \
+    do {                                                                       \
+        CUresult r_ = (call);                                                  \
+        if (r_ != CUDA_SUCCESS) {                                              \
+            fprintf(stderr, "probes: %s -> %s (line %d)\n", #call, name(r_), __LINE__); \
+            exit(1);                                                           \
+        }                                                                      \
+    } while (0)
+
+static CUfunction spin;
+static unsigned long long spin_cycles = 500000000ull;
+
+static void launch_spin(CUstream s)
+{
+    void *args[] = {&spin_cycles};
+    CHECK(D.launch(spin, 1, 1, 1, 1, 1, 1, 0, s, args, NULL));
+}
+
+/* Whether the spin queued on s is still running after `what` returned. */
+static const char *still_running(CUstream s)
+{
+    CUresult q = D.stream_query(s);
+    return q == CUDA_ERROR_NOT_READY ? "no (the kernel was still running)"
+           : q == CUDA_SUCCESS       ? "yes (the kernel had finished)"
+                                     : name(q);
+}
+
+int main(void)
+{
+#ifdef CUS_TEST_FAKE
+    if (cus_fake_install(NULL) != CUS_SUCCESS)
+        return 1;
+    cus_fake_set_query_mode(CUS_FAKE_QUERY_NONE);
+    resolve = cus_fake_get_proc_address;
+#else
+    const char *lib = getenv("CUSCOPE_LIBCUDA");
+    void *h = dlopen(lib && *lib ? lib : "libcuda.so.1", RTLD_NOW);
+    void *gpa = h ? dlsym(h, "cuGetProcAddress_v2") : NULL;
+    if (!gpa) {
+        printf("skipping: no CUDA driver with cuGetProcAddress_v2\n");
+        return 77;
+    }
+    memcpy(&resolve, &gpa, sizeof gpa);
+#endif
+    LOAD(D.init, "cuInit", 2000);
+    LOAD(D.device_get, "cuDeviceGet", 2000);
+    LOAD(D.ctx_create, "cuCtxCreate", 3020);
+    LOAD(D.ctx_destroy, "cuCtxDestroy", 4000);
+    LOAD(D.push, "cuCtxPushCurrent", 4000);
+    LOAD(D.pop, "cuCtxPopCurrent", 4000);
+    LOAD(D.ctx_sync, "cuCtxSynchronize", 2000);
+    LOAD(D.stream_create, "cuStreamCreate", 2000);
+    LOAD(D.stream_destroy, "cuStreamDestroy", 4000);
+    LOAD(D.stream_query, "cuStreamQuery", 2000);
+    LOAD(D.stream_sync, "cuStreamSynchronize", 2000);
+    LOAD(D.alloc, "cuMemAlloc", 3020);
+    LOAD(D.free, "cuMemFree", 3020);
+    LOAD(D.alloc_async, "cuMemAllocAsync", 11020);
+    LOAD(D.free_async, "cuMemFreeAsync", 11020);
+    LOAD(D.load, "cuModuleLoadData", 2000);
+    LOAD(D.unload, "cuModuleUnload", 2000);
+    LOAD(D.get_function, "cuModuleGetFunction", 2000);
+    LOAD(D.launch, "cuLaunchKernel", 4000);
+    LOAD(D.begin_capture, "cuStreamBeginCapture", 10010);
+    LOAD(D.end_capture, "cuStreamEndCapture", 10000);
+    LOAD(D.graph_nodes, "cuGraphGetNodes", 10000);
+    LOAD(D.graph_destroy, "cuGraphDestroy", 10000);
+    LOAD(D.error_name, "cuGetErrorName", 6000);
+
+    CUdevice dev;
+    CUresult ir = D.init(0);
+    if (ir != CUDA_SUCCESS || D.device_get(&dev, 0) != CUDA_SUCCESS) {
+        printf("skipping: no device (%d)\n", (int)ir);
+        return 77;
+    }
+    CUcontext a = NULL, b = NULL;
+    CHECK(D.ctx_create(&b, 0, dev)); /* pushed, then popped: B exists, A on top */
+    CHECK(D.pop(NULL));
+    CHECK(D.ctx_create(&a, 0, dev));
+    CUmodule m = NULL;
+    CHECK(D.load(&m, spin_ptx));
+    CHECK(D.get_function(&spin, m, "spin"));
+    CUstream s = NULL;
+    CHECK(D.stream_create(&s, CU_STREAM_NON_BLOCKING));
+
+    /* cuMemFree in the kernel's own context */
+    CUdeviceptr p = 0;
+    CHECK(D.alloc(&p, 1 << 20));
+    launch_spin(s);
+    CHECK(D.free(p));
+    say("free-waits-own-context", "%s", still_running(s));
+    CHECK(D.stream_sync(s));
+
+    /* cuMemFree in another context of the device */
+    CHECK(D.push(b));
+    CHECK(D.alloc(&p, 1 << 20));
+    CHECK(D.pop(NULL));
+    launch_spin(s);
+    CHECK(D.push(b));
+    CHECK(D.free(p));
+    CHECK(D.pop(NULL));
+    say("free-waits-other-context", "%s", still_running(s));
+    CHECK(D.stream_sync(s));
+
+    /* cuMemFreeAsync: ordered on the stream, no wait */
+    CHECK(D.alloc_async(&p, 1 << 20, s));
+    launch_spin(s);
+    CHECK(D.free_async(p, s));
+    say("free-async-waits", "%s", still_running(s));
+    CHECK(D.stream_sync(s));
+
+    /* capture of the per-thread default stream */
+    spin_cycles = 1000;
+    CUresult rb = D.begin_capture(CU_STREAM_PER_THREAD, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
+    say("capture-per-thread-begin", "%s", name(rb));
+    if (rb == CUDA_SUCCESS) {
+        void *args[] = {&spin_cycles};
+        CUresult rl = D.launch(spin, 1, 1, 1, 1, 1, 1, 0, CU_STREAM_PER_THREAD, args, NULL);
+        say("capture-per-thread-launch", "%s", name(rl));
+        CUgraph g = NULL;
+        CUresult re = D.end_capture(CU_STREAM_PER_THREAD, &g);
+        say("capture-per-thread-end", "%s", name(re));
+        size_t n = 0;
+        if (re == CUDA_SUCCESS && g) {
+            CHECK(D.graph_nodes(g, NULL, &n));
+            CHECK(D.graph_destroy(g));
+        }
+        say("capture-per-thread-nodes", "%zu", n);
+    }
+    CUresult rlb = D.begin_capture(CU_STREAM_LEGACY, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
+    say("capture-legacy-begin", "%s", name(rlb));
+    if (rlb == CUDA_SUCCESS) {
+        CUgraph g = NULL;
+        (void)D.end_capture(CU_STREAM_LEGACY, &g);
+        if (g)
+            (void)D.graph_destroy(g);
+    }
+
+    CHECK(D.stream_destroy(s));
+    CHECK(D.unload(m));
+    CHECK(D.ctx_destroy(a));
+    CHECK(D.ctx_destroy(b));
+#ifdef CUS_TEST_FAKE
+    (void)cus_fake_uninstall();
+#endif
+    return failures ? 1 : 0;
+}
