@@ -39,6 +39,7 @@ typedef struct raw_api {
     PFN_cuStreamSynchronize_v2000 sync;
     PFN_cuCtxPushCurrent_v4000 push;
     PFN_cuCtxPopCurrent_v4000 pop;
+    PFN_cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050 occupancy;
 } raw_api;
 
 /* empty16's parameter of struct type (kernels/empty.cu). */
@@ -216,6 +217,38 @@ static BENCH_NOINLINE int loop_cus_switched0(void *p, int iters, uint64_t *ticks
     return bad;
 }
 
+/* The occupancy query, which needs a current context: with the function's
+ * current (no switch on either side), and with another on top (the raw side
+ * pushes and pops as cuscope's switch does). */
+static BENCH_NOINLINE int loop_raw_occupancy(void *p, int iters, uint64_t *ticks)
+{
+    launch_arg *c = p;
+    int bad = 0, n = 0;
+    BENCH_LOOP(iters, ticks, bad |= (int)c->raw.occupancy(&n, c->h0, 128, 0));
+    return bad;
+}
+
+static BENCH_NOINLINE int loop_cus_occupancy(void *p, int iters, uint64_t *ticks)
+{
+    launch_arg *c = p;
+    int bad = 0, n = 0;
+    BENCH_LOOP(iters, ticks, bad |= cus_function_max_active_blocks(c->fn0, 128, 0, &n));
+    return bad;
+}
+
+static BENCH_NOINLINE int loop_raw_occupancy_switched(void *p, int iters, uint64_t *ticks)
+{
+    launch_arg *c = p;
+    int bad = 0, n = 0;
+    BENCH_LOOP(iters, ticks, {
+        CUcontext got;
+        bad |= (int)c->raw.push(c->ha);
+        bad |= (int)c->raw.occupancy(&n, c->h0, 128, 0);
+        bad |= (int)c->raw.pop(&got);
+    });
+    return bad;
+}
+
 static BENCH_NOINLINE int loop_raw_roundtrip0(void *p, int iters, uint64_t *ticks)
 {
     launch_arg *c = p;
@@ -306,7 +339,9 @@ int main(int argc, char **argv)
     const bench_sym syms[] = {{"cuLaunchKernel", 4000, &c.raw.launch},
                               {"cuStreamSynchronize", 2000, &c.raw.sync},
                               {"cuCtxPushCurrent", 4000, &c.raw.push},
-                              {"cuCtxPopCurrent", 4000, &c.raw.pop}};
+                              {"cuCtxPopCurrent", 4000, &c.raw.pop},
+                              {"cuOccupancyMaxActiveBlocksPerMultiprocessor", 6050,
+                               &c.raw.occupancy}};
     if (bench_resolve(&env, syms, sizeof syms / sizeof syms[0]))
         return 1;
 
@@ -454,6 +489,37 @@ int main(int argc, char **argv)
     rows_blocks(rep, "raw_switched_0", &slow[0], NULL);
     rows_blocks(rep, "cus_switched_0", &slow[1], &slow[0]);
     bench_run_free(&run3, slow, 2);
+
+    /* 3b. the occupancy query, current and not */
+    bench_variant occ[] = {
+        {.label = "raw cuOccupancyMaxActiveBlocksPerMultiprocessor", .body = loop_raw_occupancy,
+         .arg = &c},
+        {.label = "cus_function_max_active_blocks", .body = loop_cus_occupancy, .arg = &c},
+    };
+    bench_run run_occ = {.blocks = blocks, .iters = iters};
+    if (bench_run_variants(&run_occ, occ, 2))
+        return 1;
+    if (cus_context_push(b))
+        return bench_fail(&env, "cus_context_push");
+    bench_variant occ_sw[] = {
+        {.label = "raw push + cuOccupancyMaxActiveBlocksPerMultiprocessor + pop",
+         .body = loop_raw_occupancy_switched, .arg = &c},
+        {.label = "cus_function_max_active_blocks, context not current",
+         .body = loop_cus_occupancy, .arg = &c},
+    };
+    bad = bench_run_variants(&run_occ, occ_sw, 2);
+    cus_context_pop(NULL);
+    if (bad)
+        return 1;
+    bench_report_section(rep, "occupancy query (needs a current context): the function's current, "
+                              "then another on top",
+                         "ns per call", "over blocks", "median", "p99");
+    rows_blocks(rep, "raw_occupancy", &occ[0], NULL);
+    rows_blocks(rep, "cus_occupancy", &occ[1], &occ[0]);
+    rows_blocks(rep, "raw_occupancy_switched", &occ_sw[0], NULL);
+    rows_blocks(rep, "cus_occupancy_switched", &occ_sw[1], &occ_sw[0]);
+    bench_run_free(&run_occ, occ, 2);
+    bench_run_free(&run_occ, occ_sw, 2);
 
     /* 4. round trip */
     bench_variant rt[] = {
