@@ -604,7 +604,9 @@ static int write_table(const char *path, const lines *table, const device_info *
 #endif
     fprintf(f,
             "# The kernel corpus (test/corpus) as %s loads it: %s, compute capability %d.%d,\n"
-            "# driver %d. Format: test/corpus/corpus_dump.c. '#' lines are not compared.\n",
+            "# driver %d. Format: test/corpus/corpus_dump.c. '#' lines are not compared.\n"
+            "# Regenerate: ninja -C build corpus-expected (the fake), or on a GPU\n"
+            "# CUS_CORPUS_WRITE=FILE meson test -C build-gpu gpu-corpus (the driver).\n",
             driver_label, dev->name, dev->cc_major, dev->cc_minor, dev->driver_version);
     for (size_t i = 0; i < table->n; i++)
         fprintf(f, "%s\n", table->v[i]);

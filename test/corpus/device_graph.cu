@@ -1,8 +1,10 @@
 // Corpus theme: device-side graph calls. cudaGraphSetConditional (the body
 // of a conditional node sets its condition), device graph launch (tail and
-// fire-and-forget), and programmatic dependent launch (sm_90 on). These are device
-// runtime builtins that the driver resolves at load: nvcc accepts them in
-// whole-program mode, and the cubins keep them as undefined symbols.
+// fire-and-forget), and programmatic dependent launch (sm_90 on). The first
+// two are device runtime builtins: nvcc 13 accepts them without -rdc, and
+// every cubin (sm_90, -rdc, device-linked with cudadevrt) keeps them as
+// undefined symbols, for the driver to resolve at load (gpu-corpus shows
+// whether it does, form by form).
 #include <cuda_runtime.h>
 
 extern "C" __global__ void set_condition(cudaGraphConditionalHandle h, const unsigned *value)
