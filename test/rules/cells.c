@@ -580,20 +580,37 @@ static bool given_live_object(rules_column col)
     return col != COL_NULL && col != COL_STALE && col != COL_DESTROYED;
 }
 
+void (*rules_cell_result_hook)(const char *result);
+
+/* The cell's result is known: tell the hook, before any teardown. */
+static void settle_text(char *out, size_t size, const char *text)
+{
+    rules_copy(out, size, text);
+    if (rules_cell_result_hook)
+        rules_cell_result_hook(out);
+}
+
+static void settle(char *out, size_t size, const char *prefix, CUresult r)
+{
+    char text[RULES_CELL_SIZE], name[64];
+    snprintf(text, sizeof text, "%s%s", prefix, rules_result_name(r, name, sizeof name));
+    settle_text(out, size, text);
+}
+
 bool rules_run_cell(const rules_row *row, rules_column col, char *out, size_t size)
 {
-    char name[96], err[64];
+    char name[96];
     rules_row_name(row, name, sizeof name);
     if (!(rules_columns_of(row) & COL_BIT(col))) {
-        snprintf(out, size, "-");
+        settle_text(out, size, "-");
         return true;
     }
     if (!rules_row_present(row)) {
-        snprintf(out, size, "absent");
+        settle_text(out, size, "absent");
         return true;
     }
     if (col == COL_OTHERDEV && rules_device_count() < 2) {
-        snprintf(out, size, "n/a");
+        settle_text(out, size, "n/a");
         return true;
     }
 
@@ -607,8 +624,10 @@ bool rules_run_cell(const rules_row *row, rules_column col, char *out, size_t si
         r = prepare(&f, row);
     if (r == CUDA_SUCCESS && col == COL_POISONED) {
         if (!poison(&f, &r)) {
-            snprintf(out, size, "setup:%s",
-                     r == CUDA_SUCCESS ? "not-poisoned" : rules_result_name(r, err, sizeof err));
+            if (r == CUDA_SUCCESS)
+                settle_text(out, size, "setup:not-poisoned");
+            else
+                settle(out, size, "setup:", r);
             teardown(&f, &o, NULL);
             return clean(name, col);
         }
@@ -617,7 +636,7 @@ bool rules_run_cell(const rules_row *row, rules_column col, char *out, size_t si
     if (r == CUDA_SUCCESS)
         r = make_state(&f, row, col, &args, &owner);
     if (r != CUDA_SUCCESS) {
-        snprintf(out, size, "setup:%s", rules_result_name(r, err, sizeof err));
+        settle(out, size, "setup:", r);
         teardown(&f, &o, owner);
         return clean(name, col);
     }
@@ -629,8 +648,8 @@ bool rules_run_cell(const rules_row *row, rules_column col, char *out, size_t si
         if (row->handle == H_DEVICE) /* cuDevicePrimaryCtxRelease: the retain */
             f.primary_retained = false;
     }
+    settle(out, size, "", r);
     teardown(&f, &o, owner);
-    rules_result_name(r, out, size);
     return clean(name, col);
 }
 

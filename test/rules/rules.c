@@ -169,9 +169,10 @@ static int run_here(const cell *plan, size_t n)
 
 /* --- in child processes ----------------------------------------------------------------------------
  * Each child opens the driver, then runs a range of the plan, writing to its
- * pipe "S <k>" before cell k and "R <k> <text>" after it ("F" for R when the
- * harness failed), or "X <why>" when there is no driver (and exits 77). The
- * parent never touches the driver, so each child starts from nothing. */
+ * pipe "S <k>" before cell k, "R <k> <text>" once its result is known, and
+ * "T <k>" when its teardown is done ("T <k> F" when the harness failed); or
+ * "X <why>" when there is no driver (and exits 77). The parent never touches
+ * the driver, so each child starts from nothing. */
 
 typedef struct job {
     size_t from, to; /* plan[from, to) */
@@ -183,6 +184,7 @@ typedef struct child {
     job job;
     size_t next;     /* the first cell of the job not reported */
     bool started;    /* plan[next] began */
+    bool settled;    /* and has its result: its teardown runs */
     bool poisoned;   /* a job of the last phase */
     char buf[4096];
     size_t len;
@@ -200,9 +202,19 @@ static void say(int fd, const char *fmt, ...)
         _exit(3);
 }
 
+static int child_fd;
+static size_t child_cell;
+
+static void report_result(const char *result)
+{
+    say(child_fd, "R %zu %s\n", child_cell, result);
+}
+
 static _Noreturn void child_main(const cell *plan, job j, int fd, unsigned timeout)
 {
     char why[256];
+    child_fd = fd;
+    rules_cell_result_hook = report_result;
     if (!rules_driver_open(why, sizeof why)) {
         say(fd, "X %s\n", why);
         _exit(77);
@@ -213,12 +225,13 @@ static _Noreturn void child_main(const cell *plan, job j, int fd, unsigned timeo
     }
     for (size_t k = j.from; k < j.to; k++) {
         char out[RULES_CELL_SIZE];
+        child_cell = k;
         say(fd, "S %zu\n", k);
         alarm(timeout);
         bool ok = rules_run_cell(&rules_rows[plan[k].row], (rules_column)plan[k].col, out,
                                  sizeof out);
         alarm(0);
-        say(fd, "%c %zu %s\n", ok ? 'R' : 'F', k, out);
+        say(fd, "T %zu%s\n", k, ok ? "" : " F");
     }
     _exit(0);
 }
@@ -303,13 +316,16 @@ static void take_line(supervisor *s, child *k, char *line)
     if (line[0] == 'S') {
         k->next = idx;
         k->started = true;
-    } else if (line[0] == 'R' || line[0] == 'F') {
+        k->settled = false;
+    } else if (line[0] == 'R') {
         cell c = s->plan[idx];
         rules_copy(table.cells[c.row][c.col], RULES_CELL_SIZE, *end ? end + 1 : "?");
-        if (line[0] == 'F')
+        k->settled = true;
+    } else if (line[0] == 'T') {
+        if (strcmp(end, " F") == 0)
             harness_failed = true;
         k->next = idx + 1;
-        k->started = false;
+        k->started = k->settled = false;
     }
 }
 
@@ -344,7 +360,15 @@ static void read_child(supervisor *s, child *k)
     s->died++;
     char buf[32];
     const char *what = death(status, buf, sizeof buf);
-    if (k->started) {
+    if (k->started && k->settled) {
+        /* The result stands; the driver gave way in the teardown. */
+        cell c = s->plan[k->next];
+        char name[96];
+        rules_row_name(&rules_rows[c.row], name, sizeof name);
+        fprintf(stderr, "rules: %s %s: the process died in the teardown (%s)\n", name,
+                rules_column_names[c.col], what);
+        k->next++;
+    } else if (k->started) {
         cell c = s->plan[k->next];
         rules_copy(table.cells[c.row][c.col], RULES_CELL_SIZE, what);
         k->next++;

@@ -365,6 +365,10 @@ bool rules_cell_risky(const rules_row *row, rules_column col);
  * above). Leaves the thread with no context. Returns false when the
  * harness itself failed (a teardown that left state behind on the fake). */
 bool rules_run_cell(const rules_row *row, rules_column col, char *out, size_t size);
+/* Called with the cell's text as soon as it is known, before the teardown
+ * (so that a process that dies in a teardown has told its result); NULL:
+ * not called. */
+extern void (*rules_cell_result_hook)(const char *result);
 /* Writes the fixture's files (the PTX file for cuModuleLoad, the fatbin), and
  * removes them. */
 bool rules_cells_init(void);
