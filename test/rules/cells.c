@@ -146,20 +146,22 @@ unsigned rules_columns_of(const rules_row *row)
  * and CUevent"), and memory, which it looks up by address (a freed pointer is
  * CUDA_ERROR_INVALID_VALUE, an unregistered block
  * CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED). Modules, functions, graphs,
- * executable graphs and nodes it does not: a stale one, or one whose context
- * is gone, is a use after free inside the driver (a double cuGraphDestroy is
- * a double free), which may crash, or answer at random. */
+ * executable graphs and nodes it does not: a destroyed one is a use after
+ * free inside the driver (a second cuGraphDestroy is a double free), which
+ * may crash, or answer at random. So are the modules, functions and
+ * executable graphs of a destroyed context, which die with it; graphs and
+ * their nodes belong to no context and outlive it, but for the function a
+ * kernel node refers to (R_READS_KERNEL). */
 bool rules_cell_risky(const rules_row *row, rules_column col)
 {
-    if (col != COL_STALE && col != COL_DESTROYED)
-        return false;
     switch (row->handle) {
     case H_MODULE:
     case H_FUNCTION:
-    case H_GRAPH:
     case H_EXEC:
+        return col == COL_STALE || col == COL_DESTROYED;
+    case H_GRAPH:
     case H_NODE:
-        return true;
+        return col == COL_STALE || (col == COL_DESTROYED && (row->flags & R_READS_KERNEL));
     default:
         return false;
     }
@@ -653,28 +655,41 @@ bool rules_run_cell(const rules_row *row, rules_column col, char *out, size_t si
     return clean(name, col);
 }
 
+/* The entry points that the fixture, the states and the teardown call. */
+#define FIXTURE_NEEDS(X)                                                                   \
+    X(cuGetErrorName_6000) X(cuInit_2000) X(cuDeviceGet_2000) X(cuDeviceGetCount_2000)    \
+    X(cuCtxCreate_3020) X(cuCtxDestroy_4000) X(cuCtxPushCurrent_4000)                      \
+    X(cuCtxPopCurrent_4000) X(cuCtxSetCurrent_4000) X(cuCtxGetCurrent_4000)                \
+    X(cuDevicePrimaryCtxRetain_7000) X(cuDevicePrimaryCtxRelease_11000)                    \
+    X(cuStreamCreate_2000) X(cuStreamDestroy_4000) X(cuStreamSynchronize_2000)             \
+    X(cuEventCreate_2000) X(cuEventDestroy_4000) X(cuEventRecord_2000)                     \
+    X(cuMemAlloc_3020) X(cuMemFree_3020) X(cuMemAllocAsync_11020) X(cuMemFreeAsync_11020)  \
+    X(cuMemAllocManaged_6000) X(cuMemAllocHost_3020) X(cuMemFreeHost_2000)                 \
+    X(cuMemHostRegister_6050) X(cuMemHostUnregister_4000) X(cuModuleLoadData_2000)         \
+    X(cuModuleUnload_2000) X(cuModuleGetFunction_2000) X(cuLaunchKernel_4000)              \
+    X(cuStreamBeginCapture_10010) X(cuStreamEndCapture_10000) X(cuStreamIsCapturing_10000) \
+    X(cuGraphGetNodes_10000) X(cuGraphInstantiateWithFlags_11040)                          \
+    X(cuGraphExecDestroy_10000) X(cuGraphDestroy_10000)                                    \
+    X(cuThreadExchangeStreamCaptureMode_10010)
+
 bool rules_fixture_ready(char *why, size_t size)
 {
-#define NEED_(member)                                                          \
-    if (!drv.member) {                                                         \
-        snprintf(why, size, "the driver does not resolve %s, which the fixture needs", #member); \
-        return false;                                                          \
+    static const struct {
+        const char *name;
+        size_t offset;
+    } needs[] = {
+#define FIXTURE_NEED_(member) {#member, offsetof(rules_driver, member)},
+        FIXTURE_NEEDS(FIXTURE_NEED_)
+#undef FIXTURE_NEED_
+    };
+    for (size_t i = 0; i < sizeof needs / sizeof needs[0]; i++) {
+        void *p;
+        memcpy(&p, (const char *)&drv + needs[i].offset, sizeof p);
+        if (!p) {
+            snprintf(why, size, "the driver does not resolve %s, which the fixture needs",
+                     needs[i].name);
+            return false;
+        }
     }
-    NEED_(cuGetErrorName_6000) NEED_(cuInit_2000) NEED_(cuDeviceGet_2000)
-    NEED_(cuDeviceGetCount_2000) NEED_(cuCtxCreate_3020) NEED_(cuCtxDestroy_4000)
-    NEED_(cuCtxPushCurrent_4000) NEED_(cuCtxPopCurrent_4000) NEED_(cuCtxSetCurrent_4000)
-    NEED_(cuCtxGetCurrent_4000) NEED_(cuStreamCreate_2000) NEED_(cuStreamDestroy_4000)
-    NEED_(cuStreamSynchronize_2000) NEED_(cuEventCreate_2000) NEED_(cuEventDestroy_4000)
-    NEED_(cuEventRecord_2000) NEED_(cuMemAlloc_3020) NEED_(cuMemFree_3020)
-    NEED_(cuMemAllocAsync_11020) NEED_(cuMemFreeAsync_11020) NEED_(cuMemAllocManaged_6000)
-    NEED_(cuMemAllocHost_3020) NEED_(cuMemFreeHost_2000) NEED_(cuMemHostRegister_6050)
-    NEED_(cuMemHostUnregister_4000) NEED_(cuModuleLoadData_2000) NEED_(cuModuleUnload_2000)
-    NEED_(cuModuleGetFunction_2000) NEED_(cuLaunchKernel_4000)
-    NEED_(cuStreamBeginCapture_10010) NEED_(cuStreamEndCapture_10000)
-    NEED_(cuStreamIsCapturing_10000) NEED_(cuGraphGetNodes_10000)
-    NEED_(cuGraphInstantiateWithFlags_11040) NEED_(cuGraphExecDestroy_10000)
-    NEED_(cuGraphDestroy_10000) NEED_(cuDevicePrimaryCtxRetain_7000)
-    NEED_(cuDevicePrimaryCtxRelease_11000) NEED_(cuThreadExchangeStreamCaptureMode_10010)
-#undef NEED_
     return true;
 }

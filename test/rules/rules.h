@@ -92,6 +92,10 @@ enum {
     R_CONSUMES = 1,  /* a successful call destroys the primary object (or its retain) */
     R_CAPTURING = 2, /* the stream captures (relaxed mode) before the state is made */
     R_RETAINED = 4,  /* the device's primary context is retained before the state is made */
+    /* The call reads what the graph's kernel node refers to (the function,
+     * which dies with A): once A is destroyed, a use after free inside the
+     * driver, like a stale module's (see rules_cell_risky). */
+    R_READS_KERNEL = 8,
 };
 
 /* The handles a call passes: the fixture's, the primary one replaced as the
@@ -248,7 +252,7 @@ typedef CUresult (*rules_call_fn)(const rules_args *a, rules_out *o);
     R(cuGraphDestroy, 10000, H_GRAPH, R_CONSUMES, NULL)                                    \
     R(cuGraphGetNodes, 10000, H_GRAPH, 0, NULL)                                            \
     R(cuGraphNodeGetType, 10000, H_NODE, 0, NULL)                                          \
-    R(cuGraphInstantiateWithFlags, 11040, H_GRAPH, 0, NULL)                                \
+    R(cuGraphInstantiateWithFlags, 11040, H_GRAPH, R_READS_KERNEL, NULL)                   \
     R(cuGraphExecDestroy, 10000, H_EXEC, R_CONSUMES, NULL)                                 \
     R(cuGraphLaunch, 10000, H_EXEC, 0, NULL)                                               \
     R(cuGraphUpload, 11010, H_EXEC, 0, NULL)                                               \
