@@ -30,14 +30,24 @@
  *   poisoned   A has a sticky error (a kernel that traps) and is current;
  *   otherdev   A's objects used with a context of another device current
  *              (n/a with a single device).
- * A cell that does not apply is `-`; `skip`: not run on the real driver (the
- * stale handle is not one the driver is documented to validate: a use after
- * free inside the driver; --risky runs them, each in its own process);
- * `n/a`: not possible here; `absent`: the driver does not resolve the entry
- * point; `setup:<error>`: the state could not be made; `SIGSEGV` and the
- * like, and `TIMEOUT`: the cell's process died (the real driver runs the
- * cells of the columns destroyed, null, stale and poisoned each in a process
- * of its own). */
+ * Which apply follows from the row's primary handle (rules_columns_of): all
+ * eight for an object; no destroyed for a context (its stale is that); ok,
+ * none, other, destroyed and poisoned for the current-context calls; ok,
+ * none, other and poisoned for the device and process calls.
+ *
+ * A cell's text is the CUresult's name (cuGetErrorName), or:
+ *   -              the column does not apply to the row;
+ *   skip           not run on the real driver: the handle is one the driver
+ *                  is not documented to validate once stale (a use after
+ *                  free inside it, rules_cell_risky); the fake runs them, and
+ *                  gpu-rules --risky runs them, each in a process of its own;
+ *   n/a            not possible here (otherdev with a single device);
+ *   absent         the driver does not resolve the entry point;
+ *   setup:<error>  the state could not be made;
+ *   SIGSEGV, ..., TIMEOUT  the cell's process died (gpu-rules runs the cells
+ *                  of the columns destroyed, null, stale and poisoned each in
+ *                  a process of its own, the others in a few shared ones).
+ * n/a and skip are not compared. */
 #ifndef CUSCOPE_TEST_RULES_H
 #define CUSCOPE_TEST_RULES_H
 
