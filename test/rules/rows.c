@@ -1,0 +1,411 @@
+/* The rows' calls: one valid call per entry point, with the fixture's handles
+ * (rules.h). A call that makes something records it in *o (on success only),
+ * so that the teardown frees it. The row list itself is RULES_ROWS in
+ * rules.h; both are written in its order.
+ *
+ * The shapes (each pastes the symbol itself: passed on to another macro,
+ * cuMemFree would become cuMemFree_v2 first):
+ *   CALL(symbol, version) { ... }            any call; a and o in scope
+ *   CALL_ON(symbol, version, args...)        returns drv.symbol_version(args)
+ *   CALL_OUT(symbol, version, type, args...) the same, with `type out` to
+ *                                            write into (&out among args)
+ *   CALL_MAKE(symbol, version, field, args...) the same, with `made` (of
+ *                                            o->field's type) kept in
+ *                                            o->field on success */
+#include <stdlib.h>
+#include <string.h>
+
+#include "rules.h"
+
+rules_driver drv;
+
+#define UNUSED __attribute__((unused))
+#define CALL(symbol, version)                                                  \
+    static CUresult call_##symbol##_##version(const rules_args *a UNUSED, rules_out *o UNUSED)
+#define CALL_ON(symbol, version, ...)                                          \
+    static CUresult call_##symbol##_##version(const rules_args *a UNUSED,      \
+                                              rules_out *o UNUSED)             \
+    {                                                                          \
+        return drv.symbol##_##version(__VA_ARGS__);                            \
+    }
+#define CALL_OUT(symbol, version, type, ...)                                   \
+    static CUresult call_##symbol##_##version(const rules_args *a UNUSED,      \
+                                              rules_out *o UNUSED)             \
+    {                                                                          \
+        __typeof__(type) out; /* type may be an array type */                  \
+        return drv.symbol##_##version(__VA_ARGS__);                            \
+    }
+#define CALL_MAKE(symbol, version, field, ...)                                 \
+    static CUresult call_##symbol##_##version(const rules_args *a UNUSED,      \
+                                              rules_out *o)                    \
+    {                                                                          \
+        __typeof__(o->field) made;                                             \
+        CUresult r = drv.symbol##_##version(__VA_ARGS__);                      \
+        if (r == CUDA_SUCCESS)                                                 \
+            o->field = made;                                                   \
+        return r;                                                              \
+    }
+
+enum { COPY_BYTES = 256 };
+
+static void CUDA_CB host_noop(void *data)
+{
+    (void)data;
+}
+
+/* The entry points outside the rules have no call. */
+#define call_cuGetProcAddress_12000 NULL
+#define call_cuGetErrorName_6000 NULL
+#define call_cuGetErrorString_6000 NULL
+
+/* --- the process, devices and primary contexts --------------------------------------- */
+
+CALL_OUT(cuDriverGetVersion, 2020, int, &out)
+CALL_ON(cuInit, 2000, 0)
+CALL_OUT(cuDeviceGetCount, 2000, int, &out)
+CALL_OUT(cuDeviceGet, 2000, CUdevice, &out, 0)
+CALL_OUT(cuDeviceGetName, 2000, char[128], out, (int)sizeof out, a->dev)
+CALL_OUT(cuDeviceGetUuid, 11040, CUuuid, &out, a->dev)
+CALL_OUT(cuDeviceTotalMem, 3020, size_t, &out, a->dev)
+CALL_OUT(cuDeviceGetAttribute, 2000, int, &out, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, a->dev)
+
+CALL(cuDevicePrimaryCtxRetain, 7000)
+{
+    CUcontext c;
+    CUresult r = drv.cuDevicePrimaryCtxRetain_7000(&c, a->dev);
+    if (r == CUDA_SUCCESS)
+        o->primary = true;
+    return r;
+}
+
+CALL_ON(cuDevicePrimaryCtxRelease, 11000, a->dev)
+
+/* --- contexts ---------------------------------------------------------------------------- */
+
+CALL_MAKE(cuCtxCreate, 3020, ctx, &made, 0, a->dev)
+CALL_MAKE(cuCtxCreate, 11040, ctx, &made, NULL, 0, 0, a->dev)
+
+CALL(cuCtxCreate, 12050)
+{
+    CUcontext c;
+    CUctxCreateParams params;
+    memset(&params, 0, sizeof params);
+    CUresult r = drv.cuCtxCreate_12050(&c, &params, 0, a->dev);
+    if (r == CUDA_SUCCESS)
+        o->ctx = c;
+    return r;
+}
+
+CALL_ON(cuCtxDestroy, 4000, a->ctx)
+CALL_ON(cuCtxPushCurrent, 4000, a->ctx)
+CALL_OUT(cuCtxPopCurrent, 4000, CUcontext, &out)
+CALL_ON(cuCtxSetCurrent, 4000, a->ctx)
+CALL_OUT(cuCtxGetCurrent, 4000, CUcontext, &out)
+CALL_OUT(cuCtxGetDevice, 2000, CUdevice, &out)
+CALL_OUT(cuCtxGetFlags, 7000, unsigned int, &out)
+
+CALL(cuCtxSynchronize, 2000)
+{
+    return drv.cuCtxSynchronize_2000();
+}
+
+CALL_OUT(cuCtxGetApiVersion, 3020, unsigned int, a->ctx, &out)
+CALL_OUT(cuCtxGetLimit, 3010, size_t, &out, CU_LIMIT_STACK_SIZE)
+CALL_ON(cuCtxSetLimit, 3010, CU_LIMIT_STACK_SIZE, 2048)
+CALL_OUT(cuCtxGetCacheConfig, 3020, CUfunc_cache, &out)
+CALL_ON(cuCtxSetCacheConfig, 3020, CU_FUNC_CACHE_PREFER_NONE)
+CALL_OUT(cuCtxGetSharedMemConfig, 4020, CUsharedconfig, &out)
+CALL_ON(cuCtxSetSharedMemConfig, 4020, CU_SHARED_MEM_CONFIG_DEFAULT_BANK_SIZE)
+
+CALL(cuCtxGetStreamPriorityRange, 5050)
+{
+    int least, greatest;
+    return drv.cuCtxGetStreamPriorityRange_5050(&least, &greatest);
+}
+
+CALL_ON(cuCtxEnablePeerAccess, 4000, a->ctx, 0)
+CALL_ON(cuCtxDisablePeerAccess, 4000, a->ctx)
+CALL_OUT(cuDeviceCanAccessPeer, 4000, int, &out, a->dev, a->dev)
+
+/* --- streams ----------------------------------------------------------------------------- */
+
+CALL_MAKE(cuStreamCreate, 2000, stream, &made, CU_STREAM_NON_BLOCKING)
+CALL_MAKE(cuStreamCreateWithPriority, 5050, stream, &made, CU_STREAM_NON_BLOCKING, 0)
+CALL_ON(cuStreamDestroy, 4000, a->stream)
+CALL_ON(cuStreamSynchronize, 2000, a->stream)
+CALL_ON(cuStreamQuery, 2000, a->stream)
+CALL_ON(cuStreamWaitEvent, 3020, a->stream, a->event, 0)
+CALL_OUT(cuStreamGetPriority, 5050, int, a->stream, &out)
+CALL_OUT(cuStreamGetFlags, 5050, unsigned int, a->stream, &out)
+CALL_OUT(cuStreamGetCtx, 9020, CUcontext, a->stream, &out)
+CALL_ON(cuLaunchHostFunc, 10000, a->stream, host_noop, NULL)
+
+/* --- events ------------------------------------------------------------------------------ */
+
+CALL_MAKE(cuEventCreate, 2000, event, &made, 0)
+CALL_ON(cuEventRecord, 2000, a->event, a->stream)
+CALL_ON(cuEventSynchronize, 2000, a->event)
+CALL_ON(cuEventQuery, 2000, a->event)
+CALL_OUT(cuEventElapsedTime, 2000, float, &out, a->event, a->event2)
+CALL_ON(cuEventDestroy, 4000, a->event)
+
+/* --- memory ------------------------------------------------------------------------------ */
+
+CALL(cuMemGetInfo, 3020)
+{
+    size_t free_bytes, total;
+    return drv.cuMemGetInfo_3020(&free_bytes, &total);
+}
+
+CALL_MAKE(cuMemAlloc, 3020, dptr, &made, 4096)
+CALL_ON(cuMemFree, 3020, a->buf)
+CALL_MAKE(cuMemAllocAsync, 11020, async_dptr, &made, 4096, a->stream)
+CALL_ON(cuMemFreeAsync, 11020, a->async_buf, a->stream)
+CALL_MAKE(cuMemAllocHost, 3020, host, &made, 4096)
+CALL_MAKE(cuMemHostAlloc, 2020, host, &made, 4096, 0)
+CALL_ON(cuMemFreeHost, 2000, a->host)
+CALL_MAKE(cuMemAllocManaged, 6000, dptr, &made, 4096, CU_MEM_ATTACH_GLOBAL)
+
+CALL(cuMemHostRegister, 6050)
+{
+    CUresult r = drv.cuMemHostRegister_6050(a->unregistered, 4096, 0);
+    if (r == CUDA_SUCCESS)
+        o->registered = true;
+    return r;
+}
+
+CALL_ON(cuMemHostUnregister, 4000, a->registered)
+CALL_OUT(cuMemHostGetDevicePointer, 3020, CUdeviceptr, &out, a->host, 0)
+CALL_OUT(cuPointerGetAttribute, 4000, CUcontext, &out, CU_POINTER_ATTRIBUTE_CONTEXT, a->buf)
+CALL_ON(cuMemcpy, 4000, a->buf, a->buf2, COPY_BYTES)
+CALL_ON(cuMemcpyAsync, 4000, a->buf, a->buf2, COPY_BYTES, a->stream)
+CALL_ON(cuMemcpyHtoD, 3020, a->buf, a->pageable, COPY_BYTES)
+CALL_ON(cuMemcpyDtoH, 3020, a->pageable, a->buf, COPY_BYTES)
+CALL_ON(cuMemcpyDtoD, 3020, a->buf, a->buf2, COPY_BYTES)
+CALL_ON(cuMemcpyHtoDAsync, 3020, a->buf, a->pageable, COPY_BYTES, a->stream)
+CALL_ON(cuMemcpyDtoHAsync, 3020, a->pageable, a->buf, COPY_BYTES, a->stream)
+CALL_ON(cuMemcpyDtoDAsync, 3020, a->buf, a->buf2, COPY_BYTES, a->stream)
+CALL_ON(cuMemcpyPeer, 4000, a->buf, a->ctx, a->buf2, a->ctx, COPY_BYTES)
+CALL_ON(cuMemcpyPeerAsync, 4000, a->buf, a->ctx, a->buf2, a->ctx, COPY_BYTES, a->stream)
+CALL_ON(cuMemsetD8, 3020, a->buf, 0, COPY_BYTES)
+CALL_ON(cuMemsetD16, 3020, a->buf, 0, COPY_BYTES / 2)
+CALL_ON(cuMemsetD32, 3020, a->buf, 0, COPY_BYTES / 4)
+CALL_ON(cuMemsetD8Async, 3020, a->buf, 0, COPY_BYTES, a->stream)
+CALL_ON(cuMemsetD16Async, 3020, a->buf, 0, COPY_BYTES / 2, a->stream)
+CALL_ON(cuMemsetD32Async, 3020, a->buf, 0, COPY_BYTES / 4, a->stream)
+CALL_ON(cuMemPrefetchAsync, 8000, a->managed, 4096, a->dev, a->stream)
+CALL_ON(cuMemAdvise, 8000, a->managed, 4096, CU_MEM_ADVISE_SET_READ_MOSTLY, a->dev)
+
+/* --- modules and functions --------------------------------------------------------------- */
+
+CALL_MAKE(cuModuleLoad, 2000, module, &made, a->ptx_path)
+CALL_MAKE(cuModuleLoadData, 2000, module, &made, a->ptx)
+CALL_MAKE(cuModuleLoadDataEx, 2010, module, &made, a->ptx, 0, NULL, NULL)
+CALL_MAKE(cuModuleLoadFatBinary, 2000, module, &made, a->fatbin)
+CALL_ON(cuModuleUnload, 2000, a->module)
+CALL_OUT(cuModuleGetFunction, 2000, CUfunction, &out, a->module, "add")
+
+CALL(cuModuleGetGlobal, 3020)
+{
+    CUdeviceptr p;
+    size_t bytes;
+    return drv.cuModuleGetGlobal_3020(&p, &bytes, a->module, "counter");
+}
+
+CALL_OUT(cuFuncGetAttribute, 2020, int, &out, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
+         a->function)
+CALL_ON(cuFuncSetAttribute, 9000, a->function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+        1024)
+CALL_ON(cuFuncSetCacheConfig, 3000, a->function, CU_FUNC_CACHE_PREFER_NONE)
+CALL_ON(cuFuncSetSharedMemConfig, 4020, a->function, CU_SHARED_MEM_CONFIG_DEFAULT_BANK_SIZE)
+
+CALL(cuLaunchKernel, 4000)
+{
+    CUdeviceptr p = a->buf;
+    unsigned int n = 16;
+    void *params[] = {&p, &n};
+    return drv.cuLaunchKernel_4000(a->function, 1, 1, 1, 1, 1, 1, 0, a->stream, params, NULL);
+}
+
+CALL(cuLaunchKernelEx, 11060)
+{
+    CUdeviceptr p = a->buf;
+    unsigned int n = 16;
+    void *params[] = {&p, &n};
+    CUlaunchConfig cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.gridDimX = cfg.gridDimY = cfg.gridDimZ = 1;
+    cfg.blockDimX = cfg.blockDimY = cfg.blockDimZ = 1;
+    cfg.hStream = a->stream;
+    return drv.cuLaunchKernelEx_11060(&cfg, a->function, params, NULL);
+}
+
+CALL(cuOccupancyMaxPotentialBlockSize, 6050)
+{
+    int min_grid, block;
+    return drv.cuOccupancyMaxPotentialBlockSize_6050(&min_grid, &block, a->function, NULL, 0, 0);
+}
+
+CALL_OUT(cuOccupancyMaxActiveBlocksPerMultiprocessor, 6050, int, &out, a->function, 128, 0)
+
+/* --- stream capture and graphs ------------------------------------------------------------ */
+
+CALL_ON(cuStreamBeginCapture, 10010, a->stream, CU_STREAM_CAPTURE_MODE_RELAXED)
+CALL_MAKE(cuStreamEndCapture, 10000, graph, a->stream, &made)
+CALL_OUT(cuStreamIsCapturing, 10000, CUstreamCaptureStatus, a->stream, &out)
+
+CALL(cuStreamGetCaptureInfo, 10010)
+{
+    CUstreamCaptureStatus st;
+    cuuint64_t id;
+    return drv.cuStreamGetCaptureInfo_10010(a->stream, &st, &id);
+}
+
+CALL(cuStreamGetCaptureInfo, 11030)
+{
+    CUstreamCaptureStatus st;
+    cuuint64_t id;
+    CUgraph g;
+    const CUgraphNode *deps;
+    size_t n;
+    return drv.cuStreamGetCaptureInfo_11030(a->stream, &st, &id, &g, &deps, &n);
+}
+
+CALL(cuThreadExchangeStreamCaptureMode, 10010)
+{
+    CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+    CUresult r = drv.cuThreadExchangeStreamCaptureMode_10010(&mode);
+    if (r == CUDA_SUCCESS) {
+        o->mode_exchanged = true;
+        o->old_mode = mode;
+    }
+    return r;
+}
+
+CALL_ON(cuGraphDestroy, 10000, a->graph)
+
+CALL(cuGraphGetNodes, 10000)
+{
+    CUgraphNode nodes[4];
+    size_t n = 4;
+    return drv.cuGraphGetNodes_10000(a->graph, nodes, &n);
+}
+
+CALL_OUT(cuGraphNodeGetType, 10000, CUgraphNodeType, a->node, &out)
+CALL_MAKE(cuGraphInstantiateWithFlags, 11040, exec, &made, a->graph, 0)
+CALL_ON(cuGraphExecDestroy, 10000, a->exec)
+CALL_ON(cuGraphLaunch, 10000, a->exec, a->stream)
+CALL_ON(cuGraphUpload, 11010, a->exec, a->stream)
+
+CALL(cuGraphExecUpdate, 10020)
+{
+    CUgraphNode error_node;
+    CUgraphExecUpdateResult result;
+    return drv.cuGraphExecUpdate_10020(a->exec, a->graph, &error_node, &result);
+}
+
+CALL_OUT(cuGraphExecUpdate, 12000, CUgraphExecUpdateResultInfo, a->exec, a->graph, &out)
+
+/* --- the newer variants and entry points ------------------------------------------------------ */
+
+#if CUDA_VERSION >= 12020
+static CUmemLocation device_location(CUdevice dev)
+{
+    CUmemLocation loc;
+    memset(&loc, 0, sizeof loc);
+    loc.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    loc.id = dev;
+    return loc;
+}
+
+CALL_ON(cuMemPrefetchAsync, 12020, a->managed, 4096, device_location(a->dev), 0, a->stream)
+CALL_ON(cuMemAdvise, 12020, a->managed, 4096, CU_MEM_ADVISE_SET_READ_MOSTLY,
+        device_location(a->dev))
+#endif
+
+#if CUDA_VERSION >= 12030
+CALL_OUT(cuFuncGetName, 12030, const char *, &out, a->function)
+
+CALL(cuStreamGetCaptureInfo, 12030)
+{
+    CUstreamCaptureStatus st;
+    cuuint64_t id;
+    CUgraph g;
+    const CUgraphNode *deps;
+    const CUgraphEdgeData *edges;
+    size_t n;
+    return drv.cuStreamGetCaptureInfo_12030(a->stream, &st, &id, &g, &deps, &edges, &n);
+}
+#endif
+
+#if CUDA_VERSION >= 12040
+CALL_OUT(cuModuleGetFunctionCount, 12040, unsigned int, &out, a->module)
+CALL_OUT(cuModuleEnumerateFunctions, 12040, CUfunction[3], out, 3, a->module) /* it has three */
+
+CALL(cuFuncGetParamInfo, 12040)
+{
+    size_t offset, size;
+    return drv.cuFuncGetParamInfo_12040(a->function, 0, &offset, &size);
+}
+#endif
+
+#if CUDA_VERSION >= 12050
+CALL(cuStreamGetCtx, 12050)
+{
+    CUcontext c;
+    CUgreenCtx g;
+    return drv.cuStreamGetCtx_12050(a->stream, &c, &g);
+}
+#endif
+
+#if CUDA_VERSION >= 12080
+CALL_OUT(cuEventElapsedTime, 12080, float, &out, a->event, a->event2)
+#endif
+
+#if CUDA_VERSION >= 13000
+CALL_OUT(cuCtxGetDevice, 13000, CUdevice, &out, a->ctx)
+CALL_ON(cuCtxSynchronize, 13000, a->ctx)
+#endif
+
+/* --- the table ----------------------------------------------------------------------------------- */
+
+const rules_row rules_rows[] = {
+#define RULES_ROW_(symbol, version, handle, flags, note)                                   \
+    {#symbol, version, handle, flags, note, call_##symbol##_##version,                     \
+     offsetof(rules_driver, symbol##_##version)},
+    RULES_ROWS(RULES_ROW_)
+#undef RULES_ROW_
+};
+const size_t rules_row_count = sizeof rules_rows / sizeof rules_rows[0];
+
+void rules_row_name(const rules_row *row, char *buf, size_t size)
+{
+    snprintf(buf, size, "%s@%d", row->symbol, row->version);
+}
+
+void rules_copy(char *dst, size_t size, const char *src)
+{
+    size_t n = strlen(src);
+    if (n >= size)
+        n = size - 1;
+    memcpy(dst, src, n);
+    dst[n] = '\0';
+}
+
+const rules_row *rules_row_find(const char *name)
+{
+    char buf[96];
+    for (size_t i = 0; i < rules_row_count; i++) {
+        rules_row_name(&rules_rows[i], buf, sizeof buf);
+        if (strcmp(buf, name) == 0)
+            return &rules_rows[i];
+    }
+    return NULL;
+}
+
+bool rules_row_present(const rules_row *row)
+{
+    void *p;
+    memcpy(&p, (const char *)&drv + row->driver_offset, sizeof p);
+    return p != NULL;
+}
