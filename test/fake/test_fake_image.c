@@ -1,10 +1,15 @@
 /* The fake driver's module image parser (lib/fake/image/), on its
  * own: PTX as nvcc writes it (the strings below are its output, trimmed),
  * cubins and fatbins that nvcc made at build time from
- * data/fake_image/kernels.cu (their paths are the arguments: PTX, cubin,
- * fatbin, compressed fatbin; without nvcc those cases skip), and bad input of
- * every kind. Inputs are copied into buffers of exactly their size, so that
- * AddressSanitizer and valgrind see any read past the end. */
+ * data/fake_image/kernels.cu and bigparams.cu (their paths are the
+ * arguments, found by their names: input_names; without nvcc those cases
+ * skip), fatbins put together here, and bad input of every kind. Inputs are
+ * copied into buffers of exactly their size, so that AddressSanitizer and
+ * valgrind see any read past the end.
+ *
+ * What the real driver did with the same images (H200, 9.0, driver 580,
+ * nvcc 13.0) is what the fatbin, relocatable and large-parameter cases
+ * expect. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,9 +22,42 @@
 
 #include "fake_image.h"
 
-static const char *input_paths[4]; /* PTX, cubin, fatbin, compressed fatbin */
+#ifdef FAKE_IMAGE_HAVE_LZ4
+#include <lz4.h>
+#endif
+#ifdef FAKE_IMAGE_HAVE_ZSTD
+#include <zstd.h>
+#endif
 
-enum { IN_PTX, IN_CUBIN, IN_FATBIN, IN_FATBIN_COMPRESSED };
+/* test/meson.build's image_inputs */
+enum {
+    IN_PTX,
+    IN_CUBIN,
+    IN_FATBIN,
+    IN_FATBIN_COMPRESSED,
+    IN_FATBIN_PTX,
+    IN_FATBIN_SPEED,
+    IN_FATBIN_DEBUG,
+    IN_FATBIN_MULTI,
+    IN_FATBIN_90A,
+    IN_RDC_CUBIN,
+    IN_RDC_FATBIN,
+    IN_BIG_PTX,
+    IN_BIG_CUBIN,
+    IN_BIG_FATBIN,
+    IN_COUNT
+};
+static const char *const input_names[IN_COUNT] = {
+    "kernels.ptx",        "kernels.cubin",       "kernels.fatbin",      "kernels-compressed.fatbin",
+    "kernels-ptx.fatbin", "kernels-speed.fatbin", "kernels-debug.fatbin", "kernels-multi.fatbin",
+    "kernels-90a.fatbin", "kernels-rdc.cubin",    "kernels-rdc.fatbin",  "bigparams.ptx",
+    "bigparams.cubin",    "bigparams.fatbin",
+};
+static const char *input_paths[IN_COUNT];
+
+/* The device images are parsed for (FAKE_IMAGE_CC): the H200's 9.0 unless a
+ * test says otherwise (and puts it back). */
+static unsigned device_cc = 90;
 
 /* --- helpers ------------------------------------------------------------------------------ */
 
@@ -38,7 +76,7 @@ static result parse_bytes(const void *bytes, size_t n)
     void *copy = malloc(n ? n : 1);
     assert_non_null(copy);
     memcpy(copy, bytes, n);
-    res.r = fake_image_parse(copy, n, &res.img, res.err, sizeof res.err, res.info, sizeof res.info);
+    res.r = fake_image_parse(copy, n, device_cc, &res.img, res.err, sizeof res.err, res.info, sizeof res.info);
     free(copy);
     if (res.r != CUDA_SUCCESS)
         assert_null(res.img); /* untouched */
@@ -731,21 +769,32 @@ static void test_ptx_param_alignment(void **state)
         ".b8 d[3], .param .f16 e, .param .texref t)\n"
         "{ ret; }\n";
     char ptx[2048];
+    /* compiled for the device (the JIT's target), whatever the .target:
+     * compute_80 PTX on an H200 was laid out as sm_90 */
     struct {
         const char *target;
+        unsigned cc;
         size_t offsets[9], bytes;
     } cases[] = {
-        {"sm_80", {0, 8, 16, 32, 40, 48, 50, 56, 160}, 161},
-        {"sm_90", {0, 8, 16, 48, 56, 64, 66, 72, 112}, 113},
-        {"sm_90a", {0, 8, 16, 48, 56, 64, 66, 72, 112}, 113},
-        {"sm_100", {0, 8, 16, 32, 40, 48, 50, 56, 128}, 129},
-        {"sm_120", {0, 8, 16, 32, 40, 48, 50, 56, 128}, 129},
+        {"sm_80", 80, {0, 8, 16, 32, 40, 48, 50, 56, 160}, 161},
+        {"sm_80", 86, {0, 8, 16, 32, 40, 48, 50, 56, 160}, 161},
+        {"sm_90", 90, {0, 8, 16, 48, 56, 64, 66, 72, 112}, 113},
+        {"sm_80", 90, {0, 8, 16, 48, 56, 64, 66, 72, 112}, 113},
+        {"sm_90a", 90, {0, 8, 16, 48, 56, 64, 66, 72, 112}, 113},
+        {"sm_100", 100, {0, 8, 16, 32, 40, 48, 50, 56, 128}, 129},
+        {"sm_90", 100, {0, 8, 16, 32, 40, 48, 50, 56, 128}, 129},
+        {"sm_80", 120, {0, 8, 16, 32, 40, 48, 50, 56, 128}, 129},
+        {"sm_120", 120, {0, 8, 16, 32, 40, 48, 50, 56, 128}, 129},
+        {"sm_120", 0, {0, 8, 16, 32, 40, 48, 50, 56, 128}, 129}, /* 0: for the .target */
+        {"sm_80", 0, {0, 8, 16, 32, 40, 48, 50, 56, 160}, 161},
     };
     static const size_t sizes[9] = {1, 8, 1, 4, 8, 2, 1, 16, 1};
     for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
         snprintf(ptx, sizeof ptx, ".version 9.0\n.target %s\n.address_size 64\n%s", cases[k].target,
                  body);
+        device_cc = cases[k].cc;
         fake_image *img = parse_ok(ptx);
+        device_cc = 90;
         assert_string_equal(img->target, cases[k].target);
         const fake_image_function *f = function(img, "r3");
         assert_int_equal(f->nparams, 9);
@@ -948,7 +997,7 @@ static void test_logs(void **state)
     static const char bad[] = ".version 9.0\n.target sm_90\n.entry a() { frob; }\n";
     memset(err, 'x', sizeof err);
     memset(info, 'x', sizeof info);
-    assert_int_equal(fake_image_parse(bad, sizeof bad, &img, err, sizeof err, info, sizeof info),
+    assert_int_equal(fake_image_parse(bad, sizeof bad, device_cc, &img, err, sizeof err, info, sizeof info),
                      CUDA_ERROR_INVALID_PTX);
     assert_null(img);
     assert_int_equal(strlen(err), sizeof err - 1); /* truncated, terminated */
@@ -956,22 +1005,22 @@ static void test_logs(void **state)
     assert_string_equal(info, "");
     /* a size of one: just the NUL; none: nothing written; NULL logs */
     err[0] = 'x';
-    assert_int_equal(fake_image_parse(bad, sizeof bad, &img, err, 1, NULL, 0), CUDA_ERROR_INVALID_PTX);
+    assert_int_equal(fake_image_parse(bad, sizeof bad, device_cc, &img, err, 1, NULL, 0), CUDA_ERROR_INVALID_PTX);
     assert_int_equal(err[0], '\0');
     err[0] = 'x';
-    assert_int_equal(fake_image_parse(bad, sizeof bad, &img, err, 0, NULL, 0), CUDA_ERROR_INVALID_PTX);
+    assert_int_equal(fake_image_parse(bad, sizeof bad, device_cc, &img, err, 0, NULL, 0), CUDA_ERROR_INVALID_PTX);
     assert_int_equal(err[0], 'x');
-    assert_int_equal(fake_image_parse(bad, SIZE_MAX, &img, NULL, 0, NULL, 0), CUDA_ERROR_INVALID_PTX);
+    assert_int_equal(fake_image_parse(bad, SIZE_MAX, device_cc, &img, NULL, 0, NULL, 0), CUDA_ERROR_INVALID_PTX);
     /* success: the error log is emptied, the info log truncated */
     static const char good[] = ".version 9.0\n.target sm_90\n.entry add() { ret; }\n";
-    assert_int_equal(fake_image_parse(good, SIZE_MAX, &img, err, sizeof err, info, sizeof info),
+    assert_int_equal(fake_image_parse(good, SIZE_MAX, device_cc, &img, err, sizeof err, info, sizeof info),
                      CUDA_SUCCESS);
     assert_string_equal(err, "");
     assert_int_equal(strlen(info), sizeof info - 1);
     fake_image_free(img);
     char big[1024];
     img = NULL;
-    assert_int_equal(fake_image_parse(good, SIZE_MAX, &img, NULL, 0, big, sizeof big), CUDA_SUCCESS);
+    assert_int_equal(fake_image_parse(good, SIZE_MAX, device_cc, &img, NULL, 0, big, sizeof big), CUDA_SUCCESS);
     assert_non_null(strstr(big, "ptxas info    : 0 bytes gmem\n"));
     assert_non_null(strstr(big, "ptxas info    : Compiling entry function 'add' for 'sm_90'\n"));
     fake_image_free(img);
@@ -984,13 +1033,13 @@ static void test_bad_images(void **state)
     (void)state;
     fake_image *img = (fake_image *)(uintptr_t)1, *none = NULL;
     char err[256];
-    assert_int_equal(fake_image_parse(NULL, 10, &img, err, sizeof err, NULL, 0),
+    assert_int_equal(fake_image_parse(NULL, 10, device_cc, &img, err, sizeof err, NULL, 0),
                      CUDA_ERROR_INVALID_VALUE);
     assert_true(img == (fake_image *)(uintptr_t)1);
-    assert_int_equal(fake_image_parse("x", 2, NULL, NULL, 0, NULL, 0), CUDA_ERROR_INVALID_VALUE);
-    assert_int_equal(fake_image_parse("", SIZE_MAX, &none, err, sizeof err, NULL, 0),
+    assert_int_equal(fake_image_parse("x", 2, device_cc, NULL, NULL, 0, NULL, 0), CUDA_ERROR_INVALID_VALUE);
+    assert_int_equal(fake_image_parse("", SIZE_MAX, device_cc, &none, err, sizeof err, NULL, 0),
                      CUDA_ERROR_INVALID_IMAGE);
-    assert_int_equal(fake_image_parse(".version", 0, &none, NULL, 0, NULL, 0),
+    assert_int_equal(fake_image_parse(".version", 0, device_cc, &none, NULL, 0, NULL, 0),
                      CUDA_ERROR_INVALID_IMAGE);
     assert_null(none);
     assert_int_equal(parse_bytes("\x7f" "EL", 3).r, CUDA_ERROR_INVALID_IMAGE);
@@ -1019,31 +1068,60 @@ static void test_bad_images(void **state)
 
 /* --- fatbins put together here, around PTX -------------------------------------------------- */
 
-/* A fatbin of one entry, laid out as nvcc's (see lib/fake/image/fatbin.c). */
-static unsigned char *make_fatbin(unsigned kind, uint64_t flags, const void *payload, size_t n,
-                                  size_t *out_size)
+/* A fatbin entry to put together: kind 1 PTX, 2 ELF; csize and usize are the
+ * compressed and uncompressed sizes of a compressed payload (0: none). */
+typedef struct {
+    unsigned kind, arch;
+    uint64_t flags;
+    const void *payload;
+    size_t n;
+    uint32_t csize;
+    uint64_t usize;
+} fat_entry;
+
+/* A fatbin of those entries, laid out as nvcc's (see lib/fake/image/fatbin.c):
+ * payloads padded to 16 bytes. */
+static unsigned char *make_fatbin_of(const fat_entry *es, size_t count, size_t *out_size)
 {
-    size_t ehs = kind == 1 ? 0x50 : 0x40, padded = (n + 15) / 16 * 16, size = 16 + ehs + padded;
+    size_t size = 16;
+    for (size_t i = 0; i < count; i++)
+        size += (es[i].kind == 1 ? 0x50 : 0x40) + (es[i].n + 15) / 16 * 16;
     unsigned char *b = calloc(1, size);
     assert_non_null(b);
     uint32_t magic = 0xBA55ED50u;
-    uint16_t version = 1, hs = 16, k = (uint16_t)kind, unk = 0x101;
-    uint64_t fat = ehs + padded, psize = padded;
-    uint32_t ehs32 = (uint32_t)ehs, arch = 90;
+    uint16_t version = 1, hs = 16;
+    uint64_t fat = size - 16;
     memcpy(b, &magic, 4);
     memcpy(b + 4, &version, 2);
     memcpy(b + 6, &hs, 2);
     memcpy(b + 8, &fat, 8);
     unsigned char *e = b + 16;
-    memcpy(e, &k, 2);
-    memcpy(e + 2, &unk, 2);
-    memcpy(e + 4, &ehs32, 4);
-    memcpy(e + 8, &psize, 8);
-    memcpy(e + 28, &arch, 4);
-    memcpy(e + 40, &flags, 8);
-    memcpy(e + ehs, payload, n);
+    for (size_t i = 0; i < count; i++) {
+        size_t ehs = es[i].kind == 1 ? 0x50 : 0x40, padded = (es[i].n + 15) / 16 * 16;
+        uint16_t k = (uint16_t)es[i].kind, unk = 0x101;
+        uint64_t psize = padded;
+        uint32_t ehs32 = (uint32_t)ehs, arch = es[i].arch;
+        memcpy(e, &k, 2);
+        memcpy(e + 2, &unk, 2);
+        memcpy(e + 4, &ehs32, 4);
+        memcpy(e + 8, &psize, 8);
+        memcpy(e + 16, &es[i].csize, 4);
+        memcpy(e + 28, &arch, 4);
+        memcpy(e + 40, &es[i].flags, 8);
+        memcpy(e + 56, &es[i].usize, 8);
+        memcpy(e + ehs, es[i].payload, es[i].n);
+        e += ehs + padded;
+    }
     *out_size = size;
     return b;
+}
+
+/* A fatbin of one uncompressed entry for sm_90/compute_90. */
+static unsigned char *make_fatbin(unsigned kind, uint64_t flags, const void *payload, size_t n,
+                                  size_t *out_size)
+{
+    fat_entry e = {kind, 90, flags, payload, n, 0, 0};
+    return make_fatbin_of(&e, 1, out_size);
 }
 
 static void test_fatbin_made(void **state)
@@ -1069,17 +1147,17 @@ static void test_fatbin_made(void **state)
         void *filename_or_fatbins;
     } wrapper = {0x466243B1, 1, (const unsigned long long *)(void *)fb, NULL};
     fake_image *img = NULL;
-    assert_int_equal(fake_image_parse(&wrapper, SIZE_MAX, &img, NULL, 0, NULL, 0), CUDA_SUCCESS);
+    assert_int_equal(fake_image_parse(&wrapper, SIZE_MAX, device_cc, &img, NULL, 0, NULL, 0), CUDA_SUCCESS);
     assert_int_equal(img->format, FAKE_IMAGE_FATBIN);
     assert_non_null(fake_image_find_function(img, "k"));
     fake_image_free(img);
     assert_int_equal(parse_bytes(&wrapper, sizeof wrapper).r, CUDA_ERROR_INVALID_IMAGE);
     wrapper.data = NULL;
-    assert_int_equal(fake_image_parse(&wrapper, SIZE_MAX, &img, NULL, 0, NULL, 0),
+    assert_int_equal(fake_image_parse(&wrapper, SIZE_MAX, device_cc, &img, NULL, 0, NULL, 0),
                      CUDA_ERROR_INVALID_IMAGE);
     /* the raw fatbin with SIZE_MAX trusts its own size */
     img = NULL;
-    assert_int_equal(fake_image_parse(fb, SIZE_MAX, &img, NULL, 0, NULL, 0), CUDA_SUCCESS);
+    assert_int_equal(fake_image_parse(fb, SIZE_MAX, device_cc, &img, NULL, 0, NULL, 0), CUDA_SUCCESS);
     fake_image_free(img);
 
     /* every prefix is invalid (the first byte alone is text: PTX) */
@@ -1096,20 +1174,30 @@ static void test_fatbin_made(void **state)
     assert_non_null(strstr(r.err, "line 3; error   : Not a name of any known instruction: 'frob'"));
     free(fb);
 
-    /* compressed (zstd, then LZ4): unusable */
+    /* compressed, but not really: corrupt (or, without the library, refused) */
     fb = make_fatbin(1, 0x8011, ptx, sizeof ptx - 1, &n);
     r = parse_bytes(fb, n);
+#ifdef FAKE_IMAGE_HAVE_ZSTD
+    assert_int_equal(r.r, CUDA_ERROR_INVALID_IMAGE);
+#else
     assert_int_equal(r.r, CUDA_ERROR_NO_BINARY_FOR_GPU);
-    assert_non_null(strstr(r.err, "compressed"));
+    assert_non_null(strstr(r.err, "libzstd"));
+#endif
     free(fb);
-    fb = make_fatbin(2, 0x2011, ptx, sizeof ptx - 1, &n);
-    assert_int_equal(parse_bytes(fb, n).r, CUDA_ERROR_NO_BINARY_FOR_GPU);
+    fb = make_fatbin(1, 0x2011, ptx, sizeof ptx - 1, &n);
+    r = parse_bytes(fb, n);
+#ifdef FAKE_IMAGE_HAVE_LZ4
+    assert_int_equal(r.r, CUDA_ERROR_INVALID_IMAGE);
+#else
+    assert_int_equal(r.r, CUDA_ERROR_NO_BINARY_FOR_GPU);
+    assert_non_null(strstr(r.err, "liblz4"));
+#endif
     free(fb);
     /* an entry of another kind only */
     fb = make_fatbin(4, 0x11, ptx, sizeof ptx - 1, &n);
     r = parse_bytes(fb, n);
     assert_int_equal(r.r, CUDA_ERROR_NO_BINARY_FOR_GPU);
-    assert_null(strstr(r.err, "compressed"));
+    assert_non_null(strstr(r.err, "no code for a device of compute capability 9.0"));
     free(fb);
     /* an ELF entry that is not one */
     fb = make_fatbin(2, 0x11, ptx, sizeof ptx - 1, &n);
@@ -1214,7 +1302,7 @@ static void test_cubin_truncated_and_corrupt(void **state)
             memcpy(copy, cubin, n);
             copy[k] = values[v];
             fake_image *img = NULL;
-            CUresult r = fake_image_parse(copy, n, &img, NULL, 0, NULL, 0);
+            CUresult r = fake_image_parse(copy, n, device_cc, &img, NULL, 0, NULL, 0);
             assert_true(r == CUDA_SUCCESS || r == CUDA_ERROR_INVALID_IMAGE ||
                         r == CUDA_ERROR_OUT_OF_MEMORY || r == CUDA_ERROR_INVALID_PTX);
             fake_image_free(img);
@@ -1255,18 +1343,528 @@ static void test_fatbin_from_nvcc(void **state)
     assert_non_null(fake_image_find_function(f.img, "aligned"));
     fake_image_free(f.img);
     free(fb);
+}
 
-    fb = input(IN_FATBIN_COMPRESSED, &fn);
-    f = parse_bytes(fb, fn);
-    assert_int_equal(f.r, CUDA_ERROR_NO_BINARY_FOR_GPU);
-    assert_non_null(strstr(f.err, "compressed"));
+/* Parses for a device of compute capability cc. */
+static result parse_for(const void *bytes, size_t n, unsigned cc)
+{
+    unsigned saved = device_cc;
+    device_cc = cc;
+    result r = parse_bytes(bytes, n);
+    device_cc = saved;
+    return r;
+}
+
+static const fake_image_param *param(const fake_image *img, const char *fn, size_t i)
+{
+    const fake_image_function *f = function(img, fn);
+    assert_true(i < f->nparams);
+    return &f->params[i];
+}
+
+/* --- compressed fatbins ---------------------------------------------------------------------- */
+
+/* Each compressed form nvcc 13 writes gives what the uncompressed code
+ * gives (the H200 loaded them all, with the same cuFuncGetParamInfo). */
+static void test_fatbin_compressed_from_nvcc(void **state)
+{
+    (void)state;
+    size_t pn, cn;
+    char *ptx = input(IN_PTX, &pn);
+    unsigned char *cubin = input(IN_CUBIN, &cn);
+    result p = parse_bytes(ptx, pn), c = parse_bytes(cubin, cn);
+    static const struct {
+        int in;
+        fake_image_format code;
+        bool lz4;
+    } forms[] = {
+        {IN_FATBIN_COMPRESSED, FAKE_IMAGE_CUBIN, false}, /* -Xfatbin -compress-all: Zstandard */
+        {IN_FATBIN_PTX, FAKE_IMAGE_PTX, false},          /* the default, PTX only */
+        {IN_FATBIN_SPEED, FAKE_IMAGE_CUBIN, true},       /* --compress-mode=speed: LZ4 */
+        {IN_FATBIN_DEBUG, FAKE_IMAGE_CUBIN, false},      /* -G */
+    };
+    for (size_t i = 0; i < sizeof forms / sizeof *forms; i++) {
+        size_t n;
+        unsigned char *fb = input(forms[i].in, &n);
+        result f = parse_bytes(fb, n);
+#if defined(FAKE_IMAGE_HAVE_LZ4) && defined(FAKE_IMAGE_HAVE_ZSTD)
+        (void)forms[i].lz4;
+        if (f.r != CUDA_SUCCESS)
+            print_error("%s: %s\n", input_names[forms[i].in], f.err);
+        assert_int_equal(f.r, CUDA_SUCCESS);
+        assert_int_equal(f.img->format, FAKE_IMAGE_FATBIN);
+        assert_int_equal(f.img->code, forms[i].code);
+        assert_string_equal(f.img->target, "sm_90");
+        const fake_image *twin = forms[i].code == FAKE_IMAGE_PTX ? p.img : c.img;
+        expect_same_kernels(twin, f.img);
+        if (forms[i].in != IN_FATBIN_DEBUG) /* -G keeps more globals */
+            expect_same_globals(twin, f.img);
+        if (forms[i].code == FAKE_IMAGE_PTX) {
+            assert_int_equal(f.img->ptx_version_major, 9);
+            assert_non_null(strstr(f.info, "Compiling entry function 'aligned'"));
+        }
+        fake_image_free(f.img);
+#else
+        /* without the library: refused, saying what to do */
+        assert_int_equal(f.r, CUDA_ERROR_NO_BINARY_FOR_GPU);
+        assert_non_null(strstr(f.err, "--no-compress"));
+        assert_non_null(strstr(f.err, forms[i].lz4 ? "liblz4" : "libzstd"));
+#endif
+        free(fb);
+    }
+    fake_image_free(p.img);
+    fake_image_free(c.img);
+    free(ptx);
+    free(cubin);
+
+    /* every prefix of the compressed PTX is invalid; any byte changed is
+     * invalid or parses */
+    size_t n;
+    unsigned char *fb = input(IN_FATBIN_PTX, &n);
+    for (size_t k = 0; k < n; k++) {
+        result r = parse_bytes(fb, k);
+        assert_int_equal(r.r, k == 1 ? CUDA_ERROR_INVALID_PTX : CUDA_ERROR_INVALID_IMAGE);
+    }
+    unsigned char *copy = malloc(n);
+    assert_non_null(copy);
+    for (size_t k = 0; k < n; k += k < 0x60 ? 1 : 7) {
+        memcpy(copy, fb, n);
+        copy[k] ^= 0x5a;
+        fake_image *img = NULL;
+        CUresult r = fake_image_parse(copy, n, device_cc, &img, NULL, 0, NULL, 0);
+        assert_true(r == CUDA_SUCCESS || r == CUDA_ERROR_INVALID_IMAGE ||
+                    r == CUDA_ERROR_INVALID_PTX || r == CUDA_ERROR_NO_BINARY_FOR_GPU ||
+                    r == CUDA_ERROR_OUT_OF_MEMORY);
+        fake_image_free(img);
+    }
+    free(copy);
     free(fb);
+}
+
+/* The framing, compressed here: the stream's exact size at 16, what it
+ * expands to at 56, zeros after it to the padded payload size. */
+static void test_fatbin_compressed_made(void **state)
+{
+    (void)state;
+    static const char ptx[] = ".version 8.4\n.target sm_90\n.entry k(.param .u32 a) { ret; }\n";
+    size_t n;
+    unsigned char *fb;
+    result r;
+#ifdef FAKE_IMAGE_HAVE_ZSTD
+    size_t zcap = ZSTD_compressBound(sizeof ptx);
+    unsigned char *z = malloc(zcap);
+    assert_non_null(z);
+    size_t zn = ZSTD_compress(z, zcap, ptx, sizeof ptx, 19);
+    assert_false(ZSTD_isError(zn));
+    struct {
+        uint32_t csize;
+        uint64_t usize, flags;
+        CUresult expect;
+    } zcases[] = {
+        {(uint32_t)zn, sizeof ptx, 0x8011, CUDA_SUCCESS},
+        {(uint32_t)zn, sizeof ptx + 1, 0x8011, CUDA_ERROR_INVALID_IMAGE},  /* not the frame's size */
+        {(uint32_t)zn, sizeof ptx - 1, 0x8011, CUDA_ERROR_INVALID_IMAGE},
+        {(uint32_t)zn - 1, sizeof ptx, 0x8011, CUDA_ERROR_INVALID_IMAGE},  /* cut */
+        {(uint32_t)zn + 64, sizeof ptx, 0x8011, CUDA_ERROR_INVALID_IMAGE}, /* past the payload */
+        {0, sizeof ptx, 0x8011, CUDA_ERROR_INVALID_IMAGE},
+        {(uint32_t)zn, 0, 0x8011, CUDA_ERROR_INVALID_IMAGE},
+        {(uint32_t)zn, (uint64_t)FAKE_IMAGE_MAX_ENTRY_BYTES + 1, 0x8011, CUDA_ERROR_OUT_OF_MEMORY},
+        {(uint32_t)zn, UINT64_MAX, 0x8011, CUDA_ERROR_OUT_OF_MEMORY},
+        {(uint32_t)zn, sizeof ptx, 0xa011, CUDA_ERROR_INVALID_IMAGE}, /* LZ4 and Zstandard */
+    };
+    for (size_t i = 0; i < sizeof zcases / sizeof *zcases; i++) {
+        fat_entry e = {1, 90, zcases[i].flags, z, zn, zcases[i].csize, zcases[i].usize};
+        fb = make_fatbin_of(&e, 1, &n);
+        r = parse_bytes(fb, n);
+        if (r.r != zcases[i].expect)
+            print_error("zstd case %zu: %d, %s\n", i, (int)r.r, r.err);
+        assert_int_equal(r.r, zcases[i].expect);
+        if (r.r == CUDA_SUCCESS) {
+            assert_int_equal(r.img->code, FAKE_IMAGE_PTX);
+            EXPECT_LAYOUT(function(r.img, "k"), 4, {0, 4});
+        }
+        fake_image_free(r.img);
+        free(fb);
+    }
+    free(z);
+#endif
+#ifdef FAKE_IMAGE_HAVE_LZ4
+    int lcap = LZ4_compressBound((int)sizeof ptx);
+    char *l = malloc((size_t)lcap);
+    assert_non_null(l);
+    int ln = LZ4_compress_default(ptx, l, (int)sizeof ptx, lcap);
+    assert_true(ln > 0);
+    struct {
+        uint32_t csize;
+        uint64_t usize;
+        CUresult expect;
+    } lcases[] = {
+        {(uint32_t)ln, sizeof ptx, CUDA_SUCCESS},
+        {(uint32_t)ln, sizeof ptx + 1, CUDA_ERROR_INVALID_IMAGE}, /* expands to less */
+        {(uint32_t)ln, sizeof ptx - 1, CUDA_ERROR_INVALID_IMAGE}, /* to more */
+        {(uint32_t)ln - 1, sizeof ptx, CUDA_ERROR_INVALID_IMAGE},
+        {(uint32_t)ln + 64, sizeof ptx, CUDA_ERROR_INVALID_IMAGE},
+        {(uint32_t)ln, (uint64_t)FAKE_IMAGE_MAX_ENTRY_BYTES + 1, CUDA_ERROR_OUT_OF_MEMORY},
+    };
+    for (size_t i = 0; i < sizeof lcases / sizeof *lcases; i++) {
+        fat_entry e = {1, 90, 0x2011, l, (size_t)ln, lcases[i].csize, lcases[i].usize};
+        fb = make_fatbin_of(&e, 1, &n);
+        r = parse_bytes(fb, n);
+        if (r.r != lcases[i].expect)
+            print_error("lz4 case %zu: %d, %s\n", i, (int)r.r, r.err);
+        assert_int_equal(r.r, lcases[i].expect);
+        if (r.r == CUDA_SUCCESS)
+            EXPECT_LAYOUT(function(r.img, "k"), 4, {0, 4});
+        fake_image_free(r.img);
+        free(fb);
+    }
+    free(l);
+#endif
+    /* a compressed entry that is not the one taken is never decompressed */
+    fat_entry two[] = {{1, 90, 0x11, ptx, sizeof ptx, 0, 0},
+                       {1, 80, 0x8011, "garbage", 7, 7, UINT64_MAX}};
+    fb = make_fatbin_of(two, 2, &n);
+    r = parse_bytes(fb, n);
+    assert_int_equal(r.r, CUDA_SUCCESS);
+    fake_image_free(r.img);
+    free(fb);
+}
+
+/* --- the entry for the device ------------------------------------------------------------- */
+
+/* PTX entries of each variant, and SASS before PTX. */
+static void test_fatbin_choice_made(void **state)
+{
+    (void)state;
+    static const struct {
+        unsigned arch;
+        uint64_t flags;
+        const char *target, *kernel;
+    } ptxs[] = {
+        {80, 0x11, "sm_80", "k80"},
+        {86, 0x11, "sm_86", "k86"},
+        {90, 0x100011, "sm_90a", "k90a"},
+        {100, 0x11, "sm_100", "k100"},
+        {100, 0x200011, "sm_100f", "k100f"},
+    };
+    enum { NPTX = sizeof ptxs / sizeof *ptxs };
+    char text[NPTX][160];
+    fat_entry es[NPTX];
+    for (size_t i = 0; i < NPTX; i++) {
+        int len = snprintf(text[i], sizeof text[i],
+                           ".version 9.0\n.target %s\n.address_size 64\n"
+                           ".visible .entry %s(.param .u8 c, .param .align 64 .b8 t[128]) { ret; }\n",
+                           ptxs[i].target, ptxs[i].kernel);
+        es[i] = (fat_entry){1, ptxs[i].arch, ptxs[i].flags, text[i], (size_t)len + 1, 0, 0};
+    }
+    size_t n;
+    unsigned char *fb = make_fatbin_of(es, NPTX, &n);
+    /* the newest that can be JIT-compiled for the device, laid out for it;
+     * the 'f' before the plain one of the same arch is assumed, not seen */
+    static const struct {
+        unsigned cc;
+        const char *kernel;
+        size_t t_offset;
+    } cases[] = {
+        {90, "k90a", 48}, /* compute_90a only on exactly 9.0 */
+        {89, "k86", 32},  {86, "k86", 32},    {80, "k80", 32},   {100, "k100f", 64},
+        {103, "k100f", 64}, {120, "k100", 64}, /* 100f: not of the 12 family */
+        {110, "k100", 64},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        result r = parse_for(fb, n, cases[i].cc);
+        if (r.r != CUDA_SUCCESS)
+            print_error("cc %u: %s\n", cases[i].cc, r.err);
+        assert_int_equal(r.r, CUDA_SUCCESS);
+        assert_int_equal(r.img->nfunctions, 1);
+        assert_string_equal(r.img->functions[0].name, cases[i].kernel);
+        assert_int_equal(r.img->code, FAKE_IMAGE_PTX);
+        assert_int_equal(param(r.img, cases[i].kernel, 1)->offset, cases[i].t_offset);
+        fake_image_free(r.img);
+    }
+    result r = parse_for(fb, n, 75);
+    assert_int_equal(r.r, CUDA_ERROR_NO_BINARY_FOR_GPU);
+    assert_non_null(strstr(r.err, "no code for a device of compute capability 7.5 (it holds: "
+                                  "compute_80, compute_86, compute_90a, compute_100, compute_100f)"));
+    free(fb);
+
+    /* SASS (nvcc's sm_90 cubin) before PTX, whatever their order */
+    size_t cn;
+    unsigned char *cubin = input(IN_CUBIN, &cn);
+    fat_entry mixed[] = {es[1], {2, 90, 0x11, cubin, cn, 0, 0}, es[3]};
+    fb = make_fatbin_of(mixed, 3, &n);
+    static const struct {
+        unsigned cc;
+        fake_image_format code;
+        const char *kernel;
+    } sass_cases[] = {
+        {90, FAKE_IMAGE_CUBIN, "aligned"}, {100, FAKE_IMAGE_PTX, "k100"},
+        {89, FAKE_IMAGE_PTX, "k86"},       {120, FAKE_IMAGE_PTX, "k100"},
+    };
+    for (size_t i = 0; i < sizeof sass_cases / sizeof *sass_cases; i++) {
+        r = parse_for(fb, n, sass_cases[i].cc);
+        assert_int_equal(r.r, CUDA_SUCCESS);
+        assert_int_equal(r.img->code, sass_cases[i].code);
+        assert_non_null(fake_image_find_function(r.img, sass_cases[i].kernel));
+        fake_image_free(r.img);
+    }
+    free(fb);
+    /* an arch-specific ELF: so named, and only on its own device */
+    mixed[1].flags = 0x100011;
+    fb = make_fatbin_of(mixed, 3, &n);
+    r = parse_for(fb, n, 90);
+    assert_int_equal(r.r, CUDA_SUCCESS);
+    assert_int_equal(r.img->code, FAKE_IMAGE_CUBIN);
+    assert_string_equal(r.img->target, "sm_90a");
+    fake_image_free(r.img);
+    free(fb);
+    free(cubin);
+}
+
+/* nvcc's multi-architecture fatbins: the SASS for the device, with its
+ * own layout ('aligned' has a 64-byte aligned parameter, placed by each
+ * architecture's constant bank), else the PTX laid out for the device. */
+static void test_fatbin_choice_from_nvcc(void **state)
+{
+    (void)state;
+    size_t n, pn;
+    unsigned char *fb = input(IN_FATBIN_MULTI, &n);
+    char *ptx = input(IN_PTX, &pn);
+    static const struct {
+        unsigned cc;
+        fake_image_format code;
+        const char *target;
+        size_t t_offset;
+    } cases[] = {
+        {90, FAKE_IMAGE_CUBIN, "sm_90", 48},   {86, FAKE_IMAGE_CUBIN, "sm_80", 32},
+        {89, FAKE_IMAGE_CUBIN, "sm_80", 32},   {80, FAKE_IMAGE_CUBIN, "sm_80", 32},
+        {100, FAKE_IMAGE_CUBIN, "sm_100", 64}, {103, FAKE_IMAGE_CUBIN, "sm_100", 64},
+        {120, FAKE_IMAGE_PTX, "sm_90", 64}, /* compute_90, JIT-compiled for 12.0 */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        result f = parse_for(fb, n, cases[i].cc), p = parse_for(ptx, pn, cases[i].cc);
+#ifndef FAKE_IMAGE_HAVE_ZSTD
+        if (cases[i].code == FAKE_IMAGE_PTX) { /* the PTX is compressed */
+            assert_int_equal(f.r, CUDA_ERROR_NO_BINARY_FOR_GPU);
+            fake_image_free(p.img);
+            continue;
+        }
+#endif
+        if (f.r != CUDA_SUCCESS)
+            print_error("cc %u: %s\n", cases[i].cc, f.err);
+        assert_int_equal(f.r, CUDA_SUCCESS);
+        assert_int_equal(f.img->code, cases[i].code);
+        assert_string_equal(f.img->target, cases[i].target);
+        assert_int_equal(param(f.img, "aligned", 1)->offset, cases[i].t_offset);
+        /* ptxas' layouts for that architecture are the PTX's for the device */
+        expect_same_kernels(p.img, f.img);
+        fake_image_free(f.img);
+        fake_image_free(p.img);
+    }
+    result f = parse_for(fb, n, 75);
+    assert_int_equal(f.r, CUDA_ERROR_NO_BINARY_FOR_GPU);
+    assert_non_null(strstr(f.err, "sm_80, sm_90, compute_90, sm_100"));
+    free(fb);
+    free(ptx);
+
+    /* sm_90a then sm_90: the arch-specific one, as the H200 took it */
+    fb = input(IN_FATBIN_90A, &n);
+    f = parse_for(fb, n, 90);
+    assert_int_equal(f.r, CUDA_SUCCESS);
+    assert_string_equal(f.img->target, "sm_90a");
+    fake_image_free(f.img);
+    assert_int_equal(parse_for(fb, n, 100).r, CUDA_ERROR_NO_BINARY_FOR_GPU);
+    free(fb);
+
+    /* sm_90 SASS and compute_90 PTX, the SASS made sm_80's or sm_100's:
+     * refused on 9.0 without its PTX (the H200 refused sm_80 + sm_89 SASS,
+     * and sm_100 SASS alone), the PTX taken with it */
+    fb = input(IN_FATBIN, &n);
+    size_t ptx_entry = 16 + 0x40 + (size_t)(fb[24] | fb[25] << 8 | fb[26] << 16 | fb[27] << 24);
+    assert_int_equal(fb[16], 2);
+    assert_int_equal(fb[ptx_entry], 1);
+    for (unsigned arch = 80; arch <= 100; arch += 20) {
+        fb[16 + 28] = (unsigned char)arch;
+        fb[ptx_entry] = 9; /* no PTX */
+        f = parse_for(fb, n, 90);
+        assert_int_equal(f.r, CUDA_ERROR_NO_BINARY_FOR_GPU);
+        fb[ptx_entry] = 1;
+        f = parse_for(fb, n, 90);
+        assert_int_equal(f.r, CUDA_SUCCESS);
+        assert_int_equal(f.img->code, FAKE_IMAGE_PTX);
+        fake_image_free(f.img);
+    }
+    free(fb);
+}
+
+/* --- relocatable cubins ------------------------------------------------------------------ */
+
+/* -rdc=true: the H200 loaded both, listed all 12 kernels with the same
+ * layouts, and cuModuleGetFunction answered this for each. */
+static void test_relocatable_cubin(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *name;
+        CUresult lookup;
+    } expect[] = {
+        {"noparams", CUDA_SUCCESS},
+        {"ptrs", CUDA_ERROR_INVALID_IMAGE},        /* globals, __constant__ */
+        {"small", CUDA_ERROR_INVALID_IMAGE},       /* globals */
+        {"bystruct", CUDA_SUCCESS},
+        {"bigstruct", CUDA_SUCCESS},
+        {"aligned", CUDA_SUCCESS},
+        {"_Z9cxxkerneliPf", CUDA_ERROR_INVALID_IMAGE}, /* a global */
+        {"_Z4tmplIdEvPT_S0_", CUDA_SUCCESS},
+        {"_Z4tmplIcEvPT_S0_", CUDA_SUCCESS},
+        {"bounded", CUDA_ERROR_INVALID_IMAGE},     /* static __shared__, a call */
+        {"bounded1", CUDA_SUCCESS},
+        {"dynshared", CUDA_ERROR_NOT_FOUND},       /* extern __shared__: undefined */
+    };
+    size_t cn;
+    unsigned char *cubin = input(IN_CUBIN, &cn);
+    result c = parse_bytes(cubin, cn);
+    assert_int_equal(c.r, CUDA_SUCCESS);
+    assert_false(c.img->relocatable);
+    for (size_t i = 0; i < c.img->nfunctions; i++)
+        assert_int_equal(c.img->functions[i].lookup, CUDA_SUCCESS);
+    static const int ins[] = {IN_RDC_CUBIN, IN_RDC_FATBIN};
+    for (size_t k = 0; k < 2; k++) {
+        size_t n;
+        unsigned char *b = input(ins[k], &n);
+        result r = parse_bytes(b, n);
+#ifndef FAKE_IMAGE_HAVE_ZSTD
+        if (ins[k] == IN_RDC_FATBIN) { /* its ELF is compressed */
+            assert_int_equal(r.r, CUDA_ERROR_NO_BINARY_FOR_GPU);
+            free(b);
+            continue;
+        }
+#endif
+        if (r.r != CUDA_SUCCESS)
+            print_error("%s: %s\n", input_names[ins[k]], r.err);
+        assert_int_equal(r.r, CUDA_SUCCESS);
+        assert_true(r.img->relocatable);
+        assert_int_equal(r.img->code, FAKE_IMAGE_CUBIN);
+        assert_int_equal(r.img->nfunctions, sizeof expect / sizeof *expect);
+        for (size_t i = 0; i < sizeof expect / sizeof *expect; i++)
+            assert_int_equal(function(r.img, expect[i].name)->lookup, expect[i].lookup);
+        expect_same_kernels(c.img, r.img);
+        fake_image_free(r.img);
+        free(b);
+    }
+    fake_image_free(c.img);
+    free(cubin);
+}
+
+/* --- large parameters -------------------------------------------------------------------- */
+
+/* Past 4 KiB of parameters ptxas writes EIATTR_KPARAM_INFO_V2; these are
+ * the H200's cuFuncGetParamInfo for bigparams.cu, in every form. */
+static void test_large_parameters(void **state)
+{
+    (void)state;
+    static const int ins[] = {IN_BIG_PTX, IN_BIG_CUBIN, IN_BIG_FATBIN};
+    result rs[3];
+    for (size_t k = 0; k < 3; k++) {
+        size_t n;
+        unsigned char *b = input(ins[k], &n);
+        rs[k] = parse_bytes(b, n);
+        free(b);
+        if (rs[k].r != CUDA_SUCCESS)
+            print_error("%s: %s\n", input_names[ins[k]], rs[k].err);
+        assert_int_equal(rs[k].r, CUDA_SUCCESS);
+        const fake_image *img = rs[k].img;
+        EXPECT_LAYOUT(function(img, "bigparam"), 32008, {0, 32000}, {32000, 8});
+        EXPECT_LAYOUT(function(img, "mixed"), 32024, {0, 1}, {1, 32000}, {32004, 4}, {32008, 8},
+                      {32016, 8});
+        EXPECT_LAYOUT(function(img, "midparam"), 5016, {0, 4}, {4, 5000}, {5008, 8});
+        EXPECT_LAYOUT(function(img, "smallparams"), 16, {0, 4}, {8, 8});
+        if (k)
+            expect_same_kernels(rs[0].img, img);
+    }
+    for (size_t k = 0; k < 3; k++)
+        fake_image_free(rs[k].img);
+}
+
+/* --- PTX externs the JIT resolves --------------------------------------------------------- */
+
+/* nvcc 13 declares the device graph API .extern (without -rdc), and the
+ * JIT resolves it as it does vprintf; the rest of the device runtime needs
+ * libcudadevrt and stays unresolved (on the H200 too). */
+static void test_ptx_device_runtime_externs(void **state)
+{
+    (void)state;
+    static const char graph[] =
+        ".extern .func cudaGraphSetConditional\n"
+        "(\n\t.param .b64 cudaGraphSetConditional_param_0,\n"
+        "\t.param .b32 cudaGraphSetConditional_param_1\n)\n;\n"
+        ".extern .func  (.param .b32 func_retval0) cudaGraphLaunch\n"
+        "(\n\t.param .b64 cudaGraphLaunch_param_0,\n\t.param .b64 cudaGraphLaunch_param_1\n)\n;\n"
+        ".visible .entry setcond(\n\t.param .u64 setcond_param_0,\n\t.param .u32 setcond_param_1\n)\n"
+        "{\n\t.reg .b32 \t%r<2>;\n\t.reg .b64 \t%rd<2>;\n"
+        "\tld.param.u64 \t%rd1, [setcond_param_0];\n"
+        "\tld.param.u32 \t%r1, [setcond_param_1];\n"
+        "\t{ // callseq 0, 0\n\t.reg .b32 temp_param_reg;\n\t.param .b64 param0;\n"
+        "\tst.param.b64 \t[param0+0], %rd1;\n\t.param .b32 param1;\n"
+        "\tst.param.b32 \t[param1+0], %r1;\n"
+        "\tcall.uni \n\tcudaGraphSetConditional, \n\t(\n\tparam0, \n\tparam1\n\t);\n"
+        "\t} // callseq 0\n\tret;\n\n}\n"
+        ".visible .entry devlaunch(\n\t.param .u64 devlaunch_param_0\n)\n"
+        "{\n\t.reg .b32 \t%r<2>;\n\t.reg .b64 \t%rd<2>;\n"
+        "\tld.param.u64 \t%rd1, [devlaunch_param_0];\n"
+        "\t{ // callseq 1, 0\n\t.reg .b32 temp_param_reg;\n\t.param .b64 param0;\n"
+        "\tst.param.b64 \t[param0+0], %rd1;\n\t.param .b64 param1;\n"
+        "\tst.param.b64 \t[param1+0], 72057594037927936;\n\t.param .b32 retval0;\n"
+        "\tcall.uni (retval0), \n\tcudaGraphLaunch, \n\t(\n\tparam0, \n\tparam1\n\t);\n"
+        "\tld.param.b32 \t%r1, [retval0+0];\n\t} // callseq 1\n\tret;\n\n}\n";
+    fake_image *img = parse_ok(with_header(graph));
+    EXPECT_LAYOUT(function(img, "setcond"), 12, {0, 8}, {8, 4});
+    EXPECT_LAYOUT(function(img, "devlaunch"), 8, {0, 8});
+    fake_image_free(img);
+
+    /* each of ptxas 13.0's device graph functions, called; and ones it
+     * leaves unresolved */
+    static const struct {
+        const char *name;
+        bool resolved;
+    } fns[] = {
+        {"cudaGraphSetConditional", true},       {"cudaGraphLaunch", true},
+        {"cudaGraphKernelNodeSetParam", true},   {"cudaGraphKernelNodeSetEnabled", true},
+        {"cudaGraphKernelNodeSetGridDim", true}, {"cudaGraphKernelNodeUpdatesApply", true},
+        {"vprintf", true},                       {"malloc", true},
+        {"free", true},                          {"__assertfail", true},
+        {"cudaGetParameterBuffer", false},       {"cudaGetParameterBufferV2", false},
+        {"cudaLaunchDevice", false},             {"cudaGetCurrentGraphExec", false},
+        {"cudaGetLastError", false},             {"cudaMalloc", false},
+        {"cudaGraphLaunchX", false},             {"memcpy", false},
+    };
+    for (size_t i = 0; i < sizeof fns / sizeof *fns; i++) {
+        char body[512];
+        snprintf(body, sizeof body,
+                 ".extern .func %s ();\n.visible .entry k() { call.uni %s, (); ret; }\n",
+                 fns[i].name, fns[i].name);
+        result r = parse_text(with_header(body));
+        if (fns[i].resolved) {
+            assert_int_equal(r.r, CUDA_SUCCESS);
+        } else {
+            char msg[128];
+            snprintf(msg, sizeof msg, "ptxas fatal   : Unresolved extern function '%s'",
+                     fns[i].name);
+            assert_int_equal(r.r, CUDA_ERROR_INVALID_PTX);
+            assert_non_null(strstr(r.err, msg));
+        }
+        fake_image_free(r.img);
+    }
 }
 
 int main(int argc, char **argv)
 {
-    for (int i = 1; i < argc && i <= 4; i++)
-        input_paths[i - 1] = argv[i];
+    for (int i = 1; i < argc; i++) {
+        const char *slash = strrchr(argv[i], '/'), *base = slash ? slash + 1 : argv[i];
+        for (size_t k = 0; k < IN_COUNT; k++)
+            if (strcmp(base, input_names[k]) == 0)
+                input_paths[k] = argv[i];
+    }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ptx_kernels),
         cmocka_unit_test(test_ptx_globals),
@@ -1285,6 +1883,13 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_cubin_matches_ptx),
         cmocka_unit_test(test_cubin_truncated_and_corrupt),
         cmocka_unit_test(test_fatbin_from_nvcc),
+        cmocka_unit_test(test_fatbin_compressed_from_nvcc),
+        cmocka_unit_test(test_fatbin_compressed_made),
+        cmocka_unit_test(test_fatbin_choice_made),
+        cmocka_unit_test(test_fatbin_choice_from_nvcc),
+        cmocka_unit_test(test_relocatable_cubin),
+        cmocka_unit_test(test_large_parameters),
+        cmocka_unit_test(test_ptx_device_runtime_externs),
     };
     return cmocka_run_group_tests(tests, setup_ptx_kernels, NULL);
 }
