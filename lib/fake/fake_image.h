@@ -118,10 +118,15 @@ FAKE_IMAGE_API bool fake_image_ptx_runs_on(unsigned arch, unsigned variant, unsi
  * arch-specific variant before the family-specific one before the plain one
  * of the same arch; else the PTX that can be JIT-compiled for it
  * (fake_image_ptx_runs_on) with the highest arch, in the same order; else
- * CUDA_ERROR_NO_BINARY_FOR_GPU. A compressed entry is decompressed first
- * (LZ4 or Zstandard); where the build has no library for it, that is
- * CUDA_ERROR_NO_BINARY_FOR_GPU with a message saying so. A cubin is parsed
- * whatever its arch (whether it runs is the caller's check, img->target).
+ * CUDA_ERROR_NO_BINARY_FOR_GPU. Of two entries of the same arch and
+ * variant, the first SASS and the last PTX are taken (as the H200 did). A
+ * compressed entry is decompressed first (LZ4 or Zstandard); one that does
+ * not expand as its header says is CUDA_ERROR_UNKNOWN ("error   :
+ * Uncompress failed", as the driver), and where the build has no library
+ * for it, CUDA_ERROR_NO_BINARY_FOR_GPU with a message saying so. A PTX
+ * entry that is not text is CUDA_ERROR_INVALID_PTX, as ptxas reports it. A
+ * cubin is parsed whatever its arch (whether it runs is the caller's check,
+ * img->target).
  *
  * Returns CUDA_SUCCESS and *out (free with fake_image_free), or what the real
  * driver gives, leaving *out untouched: CUDA_ERROR_INVALID_VALUE (NULL image
@@ -129,6 +134,7 @@ FAKE_IMAGE_API bool fake_image_ptx_runs_on(unsigned arch, unsigned variant, unsi
  * truncated or inconsistent ELF/fatbin), CUDA_ERROR_INVALID_PTX (a PTX syntax
  * error), CUDA_ERROR_NO_BINARY_FOR_GPU (a fatbin without code for the
  * device, or whose chosen entry the build cannot decompress),
+ * CUDA_ERROR_UNKNOWN (a compressed entry that fails to decompress),
  * CUDA_ERROR_OUT_OF_MEMORY.
  *
  * Both logs (either may be NULL) are always NUL-terminated, truncated to

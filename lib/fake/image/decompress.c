@@ -24,7 +24,10 @@
  * Bounded: the output is allocated once, at the size the entry header
  * claims, which must be at most FAKE_IMAGE_MAX_ENTRY_BYTES, and the stream
  * must expand to exactly that (a Zstandard frame must also say so in its
- * own header before anything is allocated). */
+ * own header before anything is allocated). A stream that does not is what
+ * the H200's driver answered for a corrupt frame, one cut short and one of
+ * another size than the header's: CUDA_ERROR_UNKNOWN, "error   : Uncompress
+ * failed" in the JIT error log. */
 #include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -43,27 +46,28 @@ const char *compression_name(compression c)
     return c == COMPRESSION_LZ4 ? "LZ4" : c == COMPRESSION_ZSTD ? "Zstandard" : "none";
 }
 
+/* The driver's answer to a stream that does not expand as its header says. */
+static CUresult uncompress_failed(logbuf *err)
+{
+    log_add(err, "error   : Uncompress failed\n");
+    return CUDA_ERROR_UNKNOWN;
+}
+
 #ifdef FAKE_IMAGE_HAVE_LZ4
-static CUresult lz4(const unsigned char *src, size_t n, unsigned char *dst, size_t out_size,
-                    logbuf *err)
+static bool lz4(const unsigned char *src, size_t n, unsigned char *dst, size_t out_size)
 {
     if (n > INT_MAX || out_size > INT_MAX)
-        return bad_image(err, "fatbin: LZ4 entry too large");
+        return false;
     int got = LZ4_decompress_safe((const char *)src, (char *)dst, (int)n, (int)out_size);
-    if (got < 0 || (size_t)got != out_size)
-        return bad_image(err, "fatbin: corrupt LZ4 entry");
-    return CUDA_SUCCESS;
+    return got >= 0 && (size_t)got == out_size;
 }
 #endif
 
 #ifdef FAKE_IMAGE_HAVE_ZSTD
-static CUresult zstd(const unsigned char *src, size_t n, unsigned char *dst, size_t out_size,
-                     logbuf *err)
+static bool zstd(const unsigned char *src, size_t n, unsigned char *dst, size_t out_size)
 {
     size_t got = ZSTD_decompress(dst, out_size, src, n);
-    if (ZSTD_isError(got) || got != out_size)
-        return bad_image(err, "fatbin: corrupt Zstandard entry");
-    return CUDA_SUCCESS;
+    return !ZSTD_isError(got) && got == out_size;
 }
 #endif
 
@@ -90,7 +94,7 @@ CUresult decompress(compression c, const unsigned char *src, size_t n, uint64_t 
     if (c != COMPRESSION_LZ4 && c != COMPRESSION_ZSTD)
         return bad_image(err, "fatbin: unknown compression");
     if (n == 0 || out_size == 0)
-        return bad_image(err, "fatbin: compressed entry without its sizes");
+        return uncompress_failed(err);
     if (out_size > FAKE_IMAGE_MAX_ENTRY_BYTES) {
         log_add(err, "fatbin: a compressed entry expands to %llu bytes, more than the fake's "
                      "%zu\n", (unsigned long long)out_size, (size_t)FAKE_IMAGE_MAX_ENTRY_BYTES);
@@ -98,23 +102,23 @@ CUresult decompress(compression c, const unsigned char *src, size_t n, uint64_t 
     }
 #ifdef FAKE_IMAGE_HAVE_ZSTD
     if (c == COMPRESSION_ZSTD && ZSTD_getFrameContentSize(src, n) != out_size)
-        return bad_image(err, "fatbin: Zstandard entry of another size than its header says");
+        return uncompress_failed(err);
 #endif
     unsigned char *dst = malloc((size_t)out_size);
     if (!dst)
         return CUDA_ERROR_OUT_OF_MEMORY;
-    CUresult r = CUDA_ERROR_INVALID_IMAGE;
+    bool ok = false;
 #ifdef FAKE_IMAGE_HAVE_LZ4
     if (c == COMPRESSION_LZ4)
-        r = lz4(src, n, dst, (size_t)out_size, err);
+        ok = lz4(src, n, dst, (size_t)out_size);
 #endif
 #ifdef FAKE_IMAGE_HAVE_ZSTD
     if (c == COMPRESSION_ZSTD)
-        r = zstd(src, n, dst, (size_t)out_size, err);
+        ok = zstd(src, n, dst, (size_t)out_size);
 #endif
-    if (r != CUDA_SUCCESS) {
+    if (!ok) {
         free(dst);
-        return r;
+        return uncompress_failed(err);
     }
     *out = dst;
     return CUDA_SUCCESS;

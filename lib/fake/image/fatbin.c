@@ -26,9 +26,10 @@
  * compute_80 and compute_86 PTX: compute_86; compute_80 and compute_100f
  * PTX: compute_80; sm_100 and compute_90 PTX: the PTX; sm_80 and sm_89
  * SASS only, compute_100 PTX only, sm_100 SASS only:
- * CUDA_ERROR_NO_BINARY_FOR_GPU. Assumed, not checked: the family-specific
- * variant before the plain one of the same arch, and the first of two
- * entries that tie. */
+ * CUDA_ERROR_NO_BINARY_FOR_GPU; of two sm_90 ELFs the first, of two
+ * compute_90 PTX the last. Assumed, not checked (no family-specific variant
+ * runs on 9.0): the family-specific variant before the plain one of the same
+ * arch. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,13 +78,17 @@ static unsigned variant_rank(unsigned variant)
     return variant == FAKE_IMAGE_ARCH_SPECIFIC ? 2 : variant == FAKE_IMAGE_ARCH_FAMILY ? 1 : 0;
 }
 
+/* Whether e, later in the fatbin, is to be taken before best: of two that
+ * tie the first SASS, the last PTX (what the H200 took). */
 static bool better(const entry *e, const entry *best)
 {
     if (!best)
         return true;
     if (e->arch != best->arch)
         return e->arch > best->arch;
-    return variant_rank(e->variant) > variant_rank(best->variant);
+    if (e->variant != best->variant)
+        return variant_rank(e->variant) > variant_rank(best->variant);
+    return e->kind == FATBIN_KIND_PTX;
 }
 
 static bool runs(const entry *e, unsigned device_cc)
@@ -123,6 +128,19 @@ static CUresult no_code(const unsigned char *b, uint64_t p, uint64_t end, unsign
     }
     log_add(err, "%s)\n", listed ? "" : " nothing usable");
     return CUDA_ERROR_NO_BINARY_FOR_GPU;
+}
+
+/* A PTX entry of binary bytes goes to ptxas, which stops at the first
+ * byte it does not take (the H200: compressed bytes, their flag cleared). */
+static CUresult not_text(const unsigned char *code, size_t len, logbuf *err)
+{
+    size_t line = 1, i = 0;
+    while (i < len && is_text(code + i, 1)) /* one byte: ASCII text */
+        line += code[i++] == '\n';
+    log_add(err, "ptxas fatal   : Unexpected non-ASCII character encountered on line %zu\n"
+                 "ptxas fatal   : Ptx assembly aborted due to errors\n",
+            line);
+    return CUDA_ERROR_INVALID_PTX;
 }
 
 /* The entry's code: its payload, or the payload decompressed into *owned. */
@@ -194,9 +212,9 @@ CUresult parse_fatbin(const unsigned char *b, size_t size, unsigned device_cc, f
                 : parse_cubin(code, n, img, err);
     } else {
         size_t len = text_length(code, n);
-        r = len == 0 || !is_text(code, len)
-                ? bad_image(err, "fatbin: PTX entry without PTX text")
-                : parse_ptx((const char *)code, len, device_cc, img, err, info);
+        r = len == 0   ? bad_image(err, "fatbin: PTX entry without PTX text")
+            : !is_text(code, len) ? not_text(code, len, err)
+                                  : parse_ptx((const char *)code, len, device_cc, img, err, info);
     }
     free(owned);
     img->code = img->format;

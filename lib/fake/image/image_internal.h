@@ -103,10 +103,11 @@ FAKE_IMAGE_API CUresult parse_fatbin(const unsigned char *b, size_t size, unsign
 typedef enum { COMPRESSION_NONE, COMPRESSION_LZ4, COMPRESSION_ZSTD } compression;
 FAKE_IMAGE_API const char *compression_name(compression c);
 /* The n bytes at src, compressed with c, into *out (malloc'd, out_size
- * bytes, exactly what they must expand to); CUDA_ERROR_INVALID_IMAGE for a
- * corrupt stream or one of another size, CUDA_ERROR_OUT_OF_MEMORY (also
- * above FAKE_IMAGE_MAX_ENTRY_BYTES), CUDA_ERROR_NO_BINARY_FOR_GPU where the
- * build has no library for c; each with its message in err. */
+ * bytes, exactly what they must expand to); CUDA_ERROR_UNKNOWN for a
+ * corrupt stream or one of another size (the driver's answer),
+ * CUDA_ERROR_OUT_OF_MEMORY (also above FAKE_IMAGE_MAX_ENTRY_BYTES),
+ * CUDA_ERROR_NO_BINARY_FOR_GPU where the build has no library for c; each
+ * with its message in err. */
 FAKE_IMAGE_API CUresult decompress(compression c, const unsigned char *src, size_t n,
                                    uint64_t out_size, unsigned char **out, logbuf *err);
 
