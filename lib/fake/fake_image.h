@@ -15,13 +15,20 @@
  * - cubins: EIATTR_KPARAM_INFO and, for kernels with more than 4 KiB of
  *   parameters, EIATTR_KPARAM_INFO_V2; sm_90a-style cubins are told apart
  *   by their .nv.compat;
+ * - PTX: laid out for the device it is JIT-compiled for, whatever its
+ *   .target; the device graph functions ptxas resolves itself are no
+ *   unresolved externs (ptx.c, is_builtin_function);
  * - relocatable cubins (ET_REL: nvcc -rdc=true, also inside fatbins): the
  *   driver loads and lists every kernel, but cuModuleGetFunction fails for
  *   those whose code still holds relocations (fake_image_function.lookup);
  * - leniency: the PTX entry of an -rdc fatbin (PTX only, "--compile-only"
  *   in the entry's options) is JIT-compiled as relocatable by the driver,
  *   with the same cuModuleGetFunction failures; the fake parses it as whole
- *   PTX and finds every kernel. */
+ *   PTX and finds every kernel;
+ * - difference: a relocatable cubin's kernel has the static shared memory
+ *   of its .nv.shared section; for one of 1104 bytes (a 1 KiB and an
+ *   80-byte array) the H200 answered 80, unexplained (that kernel cannot be
+ *   got by name anyway). */
 #ifndef CUSCOPE_LIB_FAKE_IMAGE_H
 #define CUSCOPE_LIB_FAKE_IMAGE_H
 

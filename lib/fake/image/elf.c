@@ -125,6 +125,10 @@ static CUresult parse_nv_info(const elf *e, const section *s, fake_image_functio
             r = bad_image(e->err, "cubin: truncated .nv.info attribute");
             break;
         }
+        /* {u8 format, u8 attribute, u16 v}: EIFMT_NVAL (1), EIFMT_BVAL (2) and
+         * EIFMT_HVAL (3) are these 4 bytes, the value in v; EIFMT_SVAL (4) is
+         * followed by v bytes. So cuobjdump 13.0 reads nvcc 13's cubins
+         * (BVAL, HVAL and SVAL seen; no NVAL). */
         unsigned fmt = d[p], attr = d[p + 1], v = rd16(d + p + 2);
         p += 4;
         if (fmt < 1 || fmt > 4) {
