@@ -14,10 +14,11 @@
  * its kernels listed, but cuModuleGetFunction links none: on an H200 it
  * answered CUDA_ERROR_INVALID_IMAGE for each kernel whose .text had a
  * relocation section (against globals, constants, static __shared__ arrays
- * or a called function), CUDA_ERROR_NOT_FOUND for the one whose relocation
- * was against an undefined symbol (an extern __shared__ array), and found
- * the others. Assumed: an undefined symbol anywhere among a kernel's
- * relocations makes it NOT_FOUND. */
+ * or a called function), CUDA_ERROR_NOT_FOUND for those with a relocation
+ * against an undefined symbol (an extern __shared__ array), alone or with
+ * others against globals or static __shared__ arrays, and found the others.
+ * Its globals are not given either (cuModuleGetGlobal: NOT_FOUND): their
+ * symbols are not STT_OBJECT there, so the fake has none. */
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>

@@ -280,10 +280,12 @@ static int cmp_slice_v(const void *a, const void *b) { return cmp_slice(a, b); }
  * assert, and the device graph API of the CUDA runtime that nvcc 13 also
  * leaves as .extern (cuda_device_runtime_api.h) without -rdc: tail and
  * fire-and-forget launches, conditional nodes and device-side kernel node
- * updates. These are every cuda* name ptxas 13.0 knows; each was checked
+ * updates. These are the cuda* names in ptxas 13.0's strings (but
+ * cudaDeviceSynchronize, which it refuses from sm_90 on); each was checked
  * with ptxas 13.0 for sm_90, and cudaGraphSetConditional, cudaGraphLaunch
- * and cudaGraphKernelNodeSetParam with the driver on an H200. The rest of the device runtime (cudaGetParameterBuffer,
- * cudaLaunchDevice, cudaGetLastError, cudaMalloc, cudaStreamCreateWithFlags,
+ * and cudaGraphKernelNodeSetParam with the driver on an H200. The rest of
+ * the device runtime (cudaGetParameterBuffer, cudaLaunchDevice,
+ * cudaGetLastError, cudaMalloc, cudaStreamCreateWithFlags,
  * cudaGetCurrentGraphExec, ...) lives in libcudadevrt.a, which needs -rdc
  * and a link step: ptxas and the driver (CUDA_ERROR_INVALID_PTX) report it
  * unresolved, and so does the fake. */
