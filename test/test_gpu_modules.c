@@ -394,7 +394,8 @@ static fake_image *parse(const cusk_image *img, const form *f)
 {
     fake_image *fi = NULL;
     char err[2048] = "";
-    CUresult r = fake_image_parse(f->data, f->size, &fi, err, sizeof err, NULL, 0);
+    CUresult r = fake_image_parse(f->data, f->size, (unsigned)device_sm, &fi, err, sizeof err,
+                                  NULL, 0);
     if (r != CUDA_SUCCESS)
         fail_msg("the fake's parser refuses %s as %s: %d: %s", img->name, f->name, (int)r, err);
     return fi;
@@ -587,7 +588,8 @@ static void test_broken_ptx_reports_the_jit_log(void **state)
     printf("the driver: %s (%d)\n  %s\n", cus_status_name(st), st, cus_last_error_message());
     fake_image *fi = NULL;
     char err[2048] = "";
-    CUresult fr = fake_image_parse(text, strlen(text) + 1, &fi, err, sizeof err, NULL, 0);
+    CUresult fr = fake_image_parse(text, strlen(text) + 1, (unsigned)device_sm, &fi, err,
+                                   sizeof err, NULL, 0);
     printf("the fake's parser: %d\n  %s\n\n", (int)fr, err);
     if (fr == CUDA_SUCCESS)
         fake_image_free(fi);
@@ -617,7 +619,8 @@ static cus_status load_bad(const char *what, const void *data, size_t size)
     snprintf(msg, sizeof msg, "%s", st ? cus_last_error_message() : "(loaded!)");
     fake_image *fi = NULL;
     char err[512] = "";
-    CUresult fr = fake_image_parse(data, size ? size : 1, &fi, err, sizeof err, NULL, 0);
+    CUresult fr = fake_image_parse(data, size ? size : 1, (unsigned)device_sm, &fi, err,
+                                   sizeof err, NULL, 0);
     if (fr == CUDA_SUCCESS)
         fake_image_free(fi);
     printf("%-34s %-28s %s\n%-34s fake's parser: %d%s%.200s\n", what, cus_status_name(st), msg, "",

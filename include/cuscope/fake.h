@@ -248,7 +248,8 @@ CUS_API size_t cus_fake_device_bytes_in_use(int ordinal);
 
 /* --- modules and launches --------------------------------------------------
  * cuModuleLoadData and cuModuleLoadDataEx accept PTX text, cubins (ELF) and
- * uncompressed fatbins, and parse them: kernel names, parameter layouts
+ * fatbins (compressed ones where the fake was built with liblz4 and
+ * libzstd), and parse them: kernel names, parameter layouts
  * (cuFuncGetParamInfo answers the offsets and sizes the real driver does),
  * __device__ and __constant__ globals with their initial values (device
  * memory that cuModuleGetGlobal returns: bounds-checked like allocations, but
@@ -261,8 +262,12 @@ CUS_API size_t cus_fake_device_bytes_in_use(int ordinal);
  * CUDA_ERROR_NO_BINARY_FOR_GPU on the default 9.0 device); PTX is
  * JIT-compiled for the device (or CU_JIT_TARGET) when its .target is not
  * newer, and its .version must not be newer than the configured
- * driver_version supports (CUDA_ERROR_UNSUPPORTED_PTX_VERSION); a fatbin
- * loads the newest code it holds, unchecked. The JIT log size options are
+ * driver_version supports (CUDA_ERROR_UNSUPPORTED_PTX_VERSION); of a fatbin
+ * the entry the driver takes is loaded: the newest SASS that runs on the
+ * device, else the newest PTX not above it, else
+ * CUDA_ERROR_NO_BINARY_FOR_GPU. The kernels of a relocatable cubin (nvcc
+ * -rdc=true) are listed, but cuModuleGetFunction fails, as with the driver,
+ * for those whose code needs linking. The JIT log size options are
  * in/out: on return they hold the bytes written, without the NUL.
  * cuModuleUnload synchronizes the module's context first (its queued
  * launches run), as the driver does; destroying a context, or the last

@@ -308,14 +308,11 @@ static bool jit_target_known(int t)
     return false;
 }
 
-/* Whether SASS for a runs on a device of compute capability major.minor:
- * the same major version and a minor at or below the device's; the 'a'
- * variant only on exactly that one. */
+/* Whether SASS for a runs on a device of compute capability major.minor
+ * (the image layer's rule, which also chooses fatbin entries). */
 static bool sass_runs_on(arch a, int major, int minor)
 {
-    if (a.variant == 1)
-        return a.sm == (unsigned)(major * 10 + minor);
-    return a.sm / 10 == (unsigned)major && a.sm % 10 <= (unsigned)minor;
+    return fake_image_sass_runs_on(a.sm, a.variant, FAKE_IMAGE_CC(major, minor));
 }
 
 /* The newest PTX ISA a driver of that version JIT-compiles. */
@@ -440,7 +437,8 @@ static CUresult check_image_locked(const struct CUctx_st *c, const fake_image *i
     int minor = a[CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR];
     arch t = arch_of_target_string(img->target);
     m->ptx_version = m->binary_version = (int)t.sm;
-    switch (img->format) {
+    /* a fatbin: the entry the parser took for the device, SASS or PTX */
+    switch (img->format == FAKE_IMAGE_FATBIN ? img->code : img->format) {
     case FAKE_IMAGE_CUBIN:
         if (!sass_runs_on(t, major, minor))
             return CUDA_ERROR_NO_BINARY_FOR_GPU;
@@ -471,10 +469,8 @@ static CUresult check_image_locked(const struct CUctx_st *c, const fake_image *i
             m->num_regs = jit->max_registers < 16 ? 16 : (int)jit->max_registers;
         break;
     }
-    case FAKE_IMAGE_FATBIN:
-        /* The parser took the newest code in it without knowing the device;
-         * the driver would pick among the entries: accepted as it is. */
-        break;
+    case FAKE_IMAGE_FATBIN: /* not an entry's format */
+        return CUDA_ERROR_INVALID_IMAGE;
     }
     return CUDA_SUCCESS;
 }
@@ -590,8 +586,11 @@ static CUresult load_locked(CUmodule *module, const void *image, size_t size, ji
     CUresult r = fake_current_context_locked(&c);
     if (r != CUDA_SUCCESS)
         return r;
+    const int *a = fake_module_device_attrs(c);
+    unsigned cc = FAKE_IMAGE_CC(a[CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR],
+                                a[CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR]);
     fake_image *img = NULL;
-    r = fake_image_parse(image, size, &img, jit->error, jit->error_size, jit->info,
+    r = fake_image_parse(image, size, cc, &img, jit->error, jit->error_size, jit->info,
                          jit->info_size);
     if (r != CUDA_SUCCESS)
         return r;

@@ -1,166 +1,9 @@
-/* The fake driver's module image parser (lib/fake/image/), on its
- * own: PTX as nvcc writes it (the strings below are its output, trimmed),
- * cubins and fatbins that nvcc made at build time from
- * data/fake_image/kernels.cu (their paths are the arguments: PTX, cubin,
- * fatbin, compressed fatbin; without nvcc those cases skip), and bad input of
- * every kind. Inputs are copied into buffers of exactly their size, so that
- * AddressSanitizer and valgrind see any read past the end. */
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-#include <cmocka.h>
-
-#include "fake_image.h"
-
-static const char *input_paths[4]; /* PTX, cubin, fatbin, compressed fatbin */
-
-enum { IN_PTX, IN_CUBIN, IN_FATBIN, IN_FATBIN_COMPRESSED };
-
-/* --- helpers ------------------------------------------------------------------------------ */
-
-typedef struct {
-    CUresult r;
-    fake_image *img;
-    char err[4096];
-    char info[8192];
-} result;
-
-/* Parses a copy of n bytes, in a buffer of exactly that size. */
-static result parse_bytes(const void *bytes, size_t n)
-{
-    result res;
-    memset(&res, 0, sizeof res);
-    void *copy = malloc(n ? n : 1);
-    assert_non_null(copy);
-    memcpy(copy, bytes, n);
-    res.r = fake_image_parse(copy, n, &res.img, res.err, sizeof res.err, res.info, sizeof res.info);
-    free(copy);
-    if (res.r != CUDA_SUCCESS)
-        assert_null(res.img); /* untouched */
-    return res;
-}
-
-/* Parses PTX, with its NUL and, separately, without it. */
-static result parse_text(const char *ptx)
-{
-    result a = parse_bytes(ptx, strlen(ptx) + 1);
-    result b = parse_bytes(ptx, strlen(ptx));
-    assert_int_equal(a.r, b.r);
-    assert_string_equal(a.err, b.err);
-    fake_image_free(b.img);
-    return a;
-}
-
-static fake_image *parse_ok(const char *ptx)
-{
-    result r = parse_text(ptx);
-    if (r.r != CUDA_SUCCESS)
-        print_error("unexpected failure: %s\n", r.err);
-    assert_int_equal(r.r, CUDA_SUCCESS);
-    assert_string_equal(r.err, "");
-    return r.img;
-}
-
-/* Parses PTX that must fail with INVALID_PTX and a message naming `line`
- * (0: none) and containing `what`. */
-static void expect_ptx_error(const char *ptx, unsigned line, const char *what)
-{
-    result r = parse_text(ptx);
-    if (r.r != CUDA_ERROR_INVALID_PTX)
-        print_error("expected INVALID_PTX (%s), got %d: %s\n", what, (int)r.r, r.err);
-    assert_int_equal(r.r, CUDA_ERROR_INVALID_PTX);
-    assert_string_equal(r.info, "");
-    if (line) {
-        char at[64];
-        snprintf(at, sizeof at, "ptxas application ptx input, line %u; ", line);
-        if (strncmp(r.err, at, strlen(at)) != 0)
-            print_error("expected \"%s\" in: %s\n", at, r.err);
-        assert_true(strncmp(r.err, at, strlen(at)) == 0);
-    }
-    if (!strstr(r.err, what))
-        print_error("expected \"%s\" in: %s\n", what, r.err);
-    assert_non_null(strstr(r.err, what));
-    assert_non_null(strstr(r.err, "ptxas fatal   : Ptx assembly aborted due to errors\n"));
-}
-
-static const fake_image_function *function(const fake_image *img, const char *name)
-{
-    const fake_image_function *f = fake_image_find_function(img, name);
-    if (!f)
-        print_error("no function '%s'\n", name);
-    assert_non_null(f);
-    return f;
-}
-
-static const fake_image_global *global(const fake_image *img, const char *name)
-{
-    const fake_image_global *g = fake_image_find_global(img, name);
-    if (!g)
-        print_error("no global '%s'\n", name);
-    assert_non_null(g);
-    return g;
-}
-
-/* Checks a layout given as {offset, size} pairs. */
-static void expect_layout(const fake_image_function *f, size_t param_bytes, size_t n,
-                          const size_t (*params)[2])
-{
-    assert_int_equal(f->nparams, n);
-    for (size_t i = 0; i < n; i++) {
-        if (f->params[i].offset != params[i][0] || f->params[i].size != params[i][1])
-            print_error("%s param %zu: %zu/%zu, expected %zu/%zu\n", f->name, i,
-                        f->params[i].offset, f->params[i].size, params[i][0], params[i][1]);
-        assert_int_equal(f->params[i].offset, params[i][0]);
-        assert_int_equal(f->params[i].size, params[i][1]);
-    }
-    assert_int_equal(f->param_bytes, param_bytes);
-}
-
-#define EXPECT_LAYOUT(f, bytes, ...)                                                           \
-    do {                                                                                       \
-        static const size_t layout_[][2] = {__VA_ARGS__};                                      \
-        expect_layout((f), (bytes), sizeof layout_ / sizeof *layout_, layout_);                \
-    } while (0)
-
-static void *read_file(const char *path, size_t *n)
-{
-    FILE *f = fopen(path, "rb");
-    assert_non_null(f);
-    assert_int_equal(fseek(f, 0, SEEK_END), 0);
-    long len = ftell(f);
-    assert_true(len > 0);
-    assert_int_equal(fseek(f, 0, SEEK_SET), 0);
-    void *b = malloc((size_t)len);
-    assert_non_null(b);
-    assert_int_equal(fread(b, 1, (size_t)len, f), (size_t)len);
-    fclose(f);
-    *n = (size_t)len;
-    return b;
-}
-
-/* The input made by nvcc, or a skip without it. */
-static void *input(int which, size_t *n)
-{
-    if (!input_paths[which])
-        skip();
-    return read_file(input_paths[which], n);
-}
-
-static const char *ptx_header = ".version 9.0\n.target sm_90\n.address_size 64\n";
-
-/* ptx_header + body, in a static buffer. */
-static const char *with_header(const char *body)
-{
-    static char buf[16384];
-    int n = snprintf(buf, sizeof buf, "%s%s", ptx_header, body);
-    assert_true(n > 0 && (size_t)n < sizeof buf);
-    return buf;
-}
+/* The fake driver's module image parser (lib/fake/image/), on its own,
+ * part PTX: PTX as nvcc writes it (the strings below are its output,
+ * trimmed), its layouts for each device, the externs the JIT resolves, the
+ * logs, and bad input of every kind. Fixtures: fake_image_fixtures.h; the
+ * cubins and fatbins: test_fake_image_binary.c. */
+#include "fake_image_fixtures.h"
 
 /* --- real nvcc output ---------------------------------------------------------------------- */
 
@@ -731,21 +574,32 @@ static void test_ptx_param_alignment(void **state)
         ".b8 d[3], .param .f16 e, .param .texref t)\n"
         "{ ret; }\n";
     char ptx[2048];
+    /* compiled for the device (the JIT's target), whatever the .target:
+     * compute_80 PTX on an H200 was laid out as sm_90 */
     struct {
         const char *target;
+        unsigned cc;
         size_t offsets[9], bytes;
     } cases[] = {
-        {"sm_80", {0, 8, 16, 32, 40, 48, 50, 56, 160}, 161},
-        {"sm_90", {0, 8, 16, 48, 56, 64, 66, 72, 112}, 113},
-        {"sm_90a", {0, 8, 16, 48, 56, 64, 66, 72, 112}, 113},
-        {"sm_100", {0, 8, 16, 32, 40, 48, 50, 56, 128}, 129},
-        {"sm_120", {0, 8, 16, 32, 40, 48, 50, 56, 128}, 129},
+        {"sm_80", 80, {0, 8, 16, 32, 40, 48, 50, 56, 160}, 161},
+        {"sm_80", 86, {0, 8, 16, 32, 40, 48, 50, 56, 160}, 161},
+        {"sm_90", 90, {0, 8, 16, 48, 56, 64, 66, 72, 112}, 113},
+        {"sm_80", 90, {0, 8, 16, 48, 56, 64, 66, 72, 112}, 113},
+        {"sm_90a", 90, {0, 8, 16, 48, 56, 64, 66, 72, 112}, 113},
+        {"sm_100", 100, {0, 8, 16, 32, 40, 48, 50, 56, 128}, 129},
+        {"sm_90", 100, {0, 8, 16, 32, 40, 48, 50, 56, 128}, 129},
+        {"sm_80", 120, {0, 8, 16, 32, 40, 48, 50, 56, 128}, 129},
+        {"sm_120", 120, {0, 8, 16, 32, 40, 48, 50, 56, 128}, 129},
+        {"sm_120", 0, {0, 8, 16, 32, 40, 48, 50, 56, 128}, 129}, /* 0: for the .target */
+        {"sm_80", 0, {0, 8, 16, 32, 40, 48, 50, 56, 160}, 161},
     };
     static const size_t sizes[9] = {1, 8, 1, 4, 8, 2, 1, 16, 1};
     for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
         snprintf(ptx, sizeof ptx, ".version 9.0\n.target %s\n.address_size 64\n%s", cases[k].target,
                  body);
+        device_cc = cases[k].cc;
         fake_image *img = parse_ok(ptx);
+        device_cc = 90;
         assert_string_equal(img->target, cases[k].target);
         const fake_image_function *f = function(img, "r3");
         assert_int_equal(f->nparams, 9);
@@ -773,7 +627,7 @@ static void test_ptx_many_params(void **state)
     char name[5001];
     memset(name, 'k', 5000);
     name[5000] = '\0';
-    len += (size_t)snprintf(ptx + len, cap - len, "%s.visible .entry %s(\n", ptx_header, name);
+    len += (size_t)snprintf(ptx + len, cap - len, "%s.visible .entry %s(\n", PTX_HEADER, name);
     size_t expect_off[N], expect_size[N], end = 0;
     for (size_t i = 0; i < N; i++) {
         size_t t = i % 7, count = i % 5 == 4 ? 3 : 1;
@@ -948,7 +802,7 @@ static void test_logs(void **state)
     static const char bad[] = ".version 9.0\n.target sm_90\n.entry a() { frob; }\n";
     memset(err, 'x', sizeof err);
     memset(info, 'x', sizeof info);
-    assert_int_equal(fake_image_parse(bad, sizeof bad, &img, err, sizeof err, info, sizeof info),
+    assert_int_equal(fake_image_parse(bad, sizeof bad, device_cc, &img, err, sizeof err, info, sizeof info),
                      CUDA_ERROR_INVALID_PTX);
     assert_null(img);
     assert_int_equal(strlen(err), sizeof err - 1); /* truncated, terminated */
@@ -956,22 +810,22 @@ static void test_logs(void **state)
     assert_string_equal(info, "");
     /* a size of one: just the NUL; none: nothing written; NULL logs */
     err[0] = 'x';
-    assert_int_equal(fake_image_parse(bad, sizeof bad, &img, err, 1, NULL, 0), CUDA_ERROR_INVALID_PTX);
+    assert_int_equal(fake_image_parse(bad, sizeof bad, device_cc, &img, err, 1, NULL, 0), CUDA_ERROR_INVALID_PTX);
     assert_int_equal(err[0], '\0');
     err[0] = 'x';
-    assert_int_equal(fake_image_parse(bad, sizeof bad, &img, err, 0, NULL, 0), CUDA_ERROR_INVALID_PTX);
+    assert_int_equal(fake_image_parse(bad, sizeof bad, device_cc, &img, err, 0, NULL, 0), CUDA_ERROR_INVALID_PTX);
     assert_int_equal(err[0], 'x');
-    assert_int_equal(fake_image_parse(bad, SIZE_MAX, &img, NULL, 0, NULL, 0), CUDA_ERROR_INVALID_PTX);
+    assert_int_equal(fake_image_parse(bad, SIZE_MAX, device_cc, &img, NULL, 0, NULL, 0), CUDA_ERROR_INVALID_PTX);
     /* success: the error log is emptied, the info log truncated */
     static const char good[] = ".version 9.0\n.target sm_90\n.entry add() { ret; }\n";
-    assert_int_equal(fake_image_parse(good, SIZE_MAX, &img, err, sizeof err, info, sizeof info),
+    assert_int_equal(fake_image_parse(good, SIZE_MAX, device_cc, &img, err, sizeof err, info, sizeof info),
                      CUDA_SUCCESS);
     assert_string_equal(err, "");
     assert_int_equal(strlen(info), sizeof info - 1);
     fake_image_free(img);
     char big[1024];
     img = NULL;
-    assert_int_equal(fake_image_parse(good, SIZE_MAX, &img, NULL, 0, big, sizeof big), CUDA_SUCCESS);
+    assert_int_equal(fake_image_parse(good, SIZE_MAX, device_cc, &img, NULL, 0, big, sizeof big), CUDA_SUCCESS);
     assert_non_null(strstr(big, "ptxas info    : 0 bytes gmem\n"));
     assert_non_null(strstr(big, "ptxas info    : Compiling entry function 'add' for 'sm_90'\n"));
     fake_image_free(img);
@@ -984,13 +838,13 @@ static void test_bad_images(void **state)
     (void)state;
     fake_image *img = (fake_image *)(uintptr_t)1, *none = NULL;
     char err[256];
-    assert_int_equal(fake_image_parse(NULL, 10, &img, err, sizeof err, NULL, 0),
+    assert_int_equal(fake_image_parse(NULL, 10, device_cc, &img, err, sizeof err, NULL, 0),
                      CUDA_ERROR_INVALID_VALUE);
     assert_true(img == (fake_image *)(uintptr_t)1);
-    assert_int_equal(fake_image_parse("x", 2, NULL, NULL, 0, NULL, 0), CUDA_ERROR_INVALID_VALUE);
-    assert_int_equal(fake_image_parse("", SIZE_MAX, &none, err, sizeof err, NULL, 0),
+    assert_int_equal(fake_image_parse("x", 2, device_cc, NULL, NULL, 0, NULL, 0), CUDA_ERROR_INVALID_VALUE);
+    assert_int_equal(fake_image_parse("", SIZE_MAX, device_cc, &none, err, sizeof err, NULL, 0),
                      CUDA_ERROR_INVALID_IMAGE);
-    assert_int_equal(fake_image_parse(".version", 0, &none, NULL, 0, NULL, 0),
+    assert_int_equal(fake_image_parse(".version", 0, device_cc, &none, NULL, 0, NULL, 0),
                      CUDA_ERROR_INVALID_IMAGE);
     assert_null(none);
     assert_int_equal(parse_bytes("\x7f" "EL", 3).r, CUDA_ERROR_INVALID_IMAGE);
@@ -1017,256 +871,80 @@ static void test_bad_images(void **state)
     assert_int_equal(parse_bytes(elf, sizeof elf).r, CUDA_ERROR_INVALID_IMAGE);
 }
 
-/* --- fatbins put together here, around PTX -------------------------------------------------- */
+/* --- PTX externs the JIT resolves --------------------------------------------------------- */
 
-/* A fatbin of one entry, laid out as nvcc's (see lib/fake/image/fatbin.c). */
-static unsigned char *make_fatbin(unsigned kind, uint64_t flags, const void *payload, size_t n,
-                                  size_t *out_size)
-{
-    size_t ehs = kind == 1 ? 0x50 : 0x40, padded = (n + 15) / 16 * 16, size = 16 + ehs + padded;
-    unsigned char *b = calloc(1, size);
-    assert_non_null(b);
-    uint32_t magic = 0xBA55ED50u;
-    uint16_t version = 1, hs = 16, k = (uint16_t)kind, unk = 0x101;
-    uint64_t fat = ehs + padded, psize = padded;
-    uint32_t ehs32 = (uint32_t)ehs, arch = 90;
-    memcpy(b, &magic, 4);
-    memcpy(b + 4, &version, 2);
-    memcpy(b + 6, &hs, 2);
-    memcpy(b + 8, &fat, 8);
-    unsigned char *e = b + 16;
-    memcpy(e, &k, 2);
-    memcpy(e + 2, &unk, 2);
-    memcpy(e + 4, &ehs32, 4);
-    memcpy(e + 8, &psize, 8);
-    memcpy(e + 28, &arch, 4);
-    memcpy(e + 40, &flags, 8);
-    memcpy(e + ehs, payload, n);
-    *out_size = size;
-    return b;
-}
-
-static void test_fatbin_made(void **state)
+/* nvcc 13 declares the device graph API .extern (without -rdc), and the
+ * JIT resolves it as it does vprintf; the rest of the device runtime needs
+ * libcudadevrt and stays unresolved (on the H200 too). */
+static void test_ptx_device_runtime_externs(void **state)
 {
     (void)state;
-    static const char ptx[] = "\n\n.version 8.4\n.target sm_90\n.entry k(.param .u32 a) { ret; }\n";
-    size_t n;
-    unsigned char *fb = make_fatbin(1, 0x11, ptx, sizeof ptx - 1, &n);
-    result r = parse_bytes(fb, n);
-    assert_int_equal(r.r, CUDA_SUCCESS);
-    assert_int_equal(r.img->format, FAKE_IMAGE_FATBIN);
-    assert_string_equal(r.img->target, "sm_90");
-    assert_int_equal(r.img->ptx_version_major, 8);
-    assert_int_equal(r.img->ptx_version_minor, 4);
-    EXPECT_LAYOUT(function(r.img, "k"), 4, {0, 4});
-    assert_non_null(strstr(r.info, "Compiling entry function 'k'"));
-    fake_image_free(r.img);
-
-    /* the wrapper: followed only when the size is unknown */
-    struct {
-        int magic, version;
-        const unsigned long long *data;
-        void *filename_or_fatbins;
-    } wrapper = {0x466243B1, 1, (const unsigned long long *)(void *)fb, NULL};
-    fake_image *img = NULL;
-    assert_int_equal(fake_image_parse(&wrapper, SIZE_MAX, &img, NULL, 0, NULL, 0), CUDA_SUCCESS);
-    assert_int_equal(img->format, FAKE_IMAGE_FATBIN);
-    assert_non_null(fake_image_find_function(img, "k"));
-    fake_image_free(img);
-    assert_int_equal(parse_bytes(&wrapper, sizeof wrapper).r, CUDA_ERROR_INVALID_IMAGE);
-    wrapper.data = NULL;
-    assert_int_equal(fake_image_parse(&wrapper, SIZE_MAX, &img, NULL, 0, NULL, 0),
-                     CUDA_ERROR_INVALID_IMAGE);
-    /* the raw fatbin with SIZE_MAX trusts its own size */
-    img = NULL;
-    assert_int_equal(fake_image_parse(fb, SIZE_MAX, &img, NULL, 0, NULL, 0), CUDA_SUCCESS);
+    static const char graph[] =
+        ".extern .func cudaGraphSetConditional\n"
+        "(\n\t.param .b64 cudaGraphSetConditional_param_0,\n"
+        "\t.param .b32 cudaGraphSetConditional_param_1\n)\n;\n"
+        ".extern .func  (.param .b32 func_retval0) cudaGraphLaunch\n"
+        "(\n\t.param .b64 cudaGraphLaunch_param_0,\n\t.param .b64 cudaGraphLaunch_param_1\n)\n;\n"
+        ".visible .entry setcond(\n\t.param .u64 setcond_param_0,\n\t.param .u32 setcond_param_1\n)\n"
+        "{\n\t.reg .b32 \t%r<2>;\n\t.reg .b64 \t%rd<2>;\n"
+        "\tld.param.u64 \t%rd1, [setcond_param_0];\n"
+        "\tld.param.u32 \t%r1, [setcond_param_1];\n"
+        "\t{ // callseq 0, 0\n\t.reg .b32 temp_param_reg;\n\t.param .b64 param0;\n"
+        "\tst.param.b64 \t[param0+0], %rd1;\n\t.param .b32 param1;\n"
+        "\tst.param.b32 \t[param1+0], %r1;\n"
+        "\tcall.uni \n\tcudaGraphSetConditional, \n\t(\n\tparam0, \n\tparam1\n\t);\n"
+        "\t} // callseq 0\n\tret;\n\n}\n"
+        ".visible .entry devlaunch(\n\t.param .u64 devlaunch_param_0\n)\n"
+        "{\n\t.reg .b32 \t%r<2>;\n\t.reg .b64 \t%rd<2>;\n"
+        "\tld.param.u64 \t%rd1, [devlaunch_param_0];\n"
+        "\t{ // callseq 1, 0\n\t.reg .b32 temp_param_reg;\n\t.param .b64 param0;\n"
+        "\tst.param.b64 \t[param0+0], %rd1;\n\t.param .b64 param1;\n"
+        "\tst.param.b64 \t[param1+0], 72057594037927936;\n\t.param .b32 retval0;\n"
+        "\tcall.uni (retval0), \n\tcudaGraphLaunch, \n\t(\n\tparam0, \n\tparam1\n\t);\n"
+        "\tld.param.b32 \t%r1, [retval0+0];\n\t} // callseq 1\n\tret;\n\n}\n";
+    fake_image *img = parse_ok(with_header(graph));
+    EXPECT_LAYOUT(function(img, "setcond"), 12, {0, 8}, {8, 4});
+    EXPECT_LAYOUT(function(img, "devlaunch"), 8, {0, 8});
     fake_image_free(img);
 
-    /* every prefix is invalid (the first byte alone is text: PTX) */
-    for (size_t k = 0; k < n; k++) {
-        r = parse_bytes(fb, k);
-        assert_int_equal(r.r, k == 1 ? CUDA_ERROR_INVALID_PTX : CUDA_ERROR_INVALID_IMAGE);
-    }
-    /* errors inside are the PTX's */
-    free(fb);
-    static const char bad[] = ".version 8.4\n.target sm_90\n.entry k() { frob; }\n";
-    fb = make_fatbin(1, 0x11, bad, sizeof bad - 1, &n);
-    r = parse_bytes(fb, n);
-    assert_int_equal(r.r, CUDA_ERROR_INVALID_PTX);
-    assert_non_null(strstr(r.err, "line 3; error   : Not a name of any known instruction: 'frob'"));
-    free(fb);
-
-    /* compressed (zstd, then LZ4): unusable */
-    fb = make_fatbin(1, 0x8011, ptx, sizeof ptx - 1, &n);
-    r = parse_bytes(fb, n);
-    assert_int_equal(r.r, CUDA_ERROR_NO_BINARY_FOR_GPU);
-    assert_non_null(strstr(r.err, "compressed"));
-    free(fb);
-    fb = make_fatbin(2, 0x2011, ptx, sizeof ptx - 1, &n);
-    assert_int_equal(parse_bytes(fb, n).r, CUDA_ERROR_NO_BINARY_FOR_GPU);
-    free(fb);
-    /* an entry of another kind only */
-    fb = make_fatbin(4, 0x11, ptx, sizeof ptx - 1, &n);
-    r = parse_bytes(fb, n);
-    assert_int_equal(r.r, CUDA_ERROR_NO_BINARY_FOR_GPU);
-    assert_null(strstr(r.err, "compressed"));
-    free(fb);
-    /* an ELF entry that is not one */
-    fb = make_fatbin(2, 0x11, ptx, sizeof ptx - 1, &n);
-    assert_int_equal(parse_bytes(fb, n).r, CUDA_ERROR_INVALID_IMAGE);
-    free(fb);
-    /* an entry that claims more than there is */
-    fb = make_fatbin(1, 0x11, ptx, sizeof ptx - 1, &n);
-    uint64_t huge = UINT64_MAX - 8;
-    memcpy(fb + 16 + 8, &huge, 8);
-    assert_int_equal(parse_bytes(fb, n).r, CUDA_ERROR_INVALID_IMAGE);
-    memcpy(fb + 8, &huge, 8);
-    assert_int_equal(parse_bytes(fb, n).r, CUDA_ERROR_INVALID_IMAGE);
-    free(fb);
-}
-
-/* --- what nvcc made ------------------------------------------------------------------------ */
-
-static void expect_same_kernels(const fake_image *a, const fake_image *b)
-{
-    assert_int_equal(a->nfunctions, b->nfunctions);
-    for (size_t i = 0; i < a->nfunctions; i++) {
-        const fake_image_function *x = &a->functions[i];
-        const fake_image_function *y = function(b, x->name);
-        assert_int_equal(x->nparams, y->nparams);
-        for (size_t k = 0; k < x->nparams; k++) {
-            if (x->params[k].offset != y->params[k].offset || x->params[k].size != y->params[k].size)
-                print_error("%s param %zu: %zu/%zu against %zu/%zu\n", x->name, k,
-                            x->params[k].offset, x->params[k].size, y->params[k].offset,
-                            y->params[k].size);
-            assert_int_equal(x->params[k].offset, y->params[k].offset);
-            assert_int_equal(x->params[k].size, y->params[k].size);
+    /* each of ptxas 13.0's device graph functions, called; and ones it
+     * leaves unresolved */
+    static const struct {
+        const char *name;
+        bool resolved;
+    } fns[] = {
+        {"cudaGraphSetConditional", true},       {"cudaGraphLaunch", true},
+        {"cudaGraphKernelNodeSetParam", true},   {"cudaGraphKernelNodeSetEnabled", true},
+        {"cudaGraphKernelNodeSetGridDim", true}, {"cudaGraphKernelNodeUpdatesApply", true},
+        {"vprintf", true},                       {"malloc", true},
+        {"free", true},                          {"__assertfail", true},
+        {"cudaGetParameterBuffer", false},       {"cudaGetParameterBufferV2", false},
+        {"cudaLaunchDevice", false},             {"cudaGetCurrentGraphExec", false},
+        {"cudaGetLastError", false},             {"cudaMalloc", false},
+        {"cudaGraphLaunchX", false},             {"memcpy", false},
+    };
+    for (size_t i = 0; i < sizeof fns / sizeof *fns; i++) {
+        char body[512];
+        snprintf(body, sizeof body,
+                 ".extern .func %s ();\n.visible .entry k() { call.uni %s, (); ret; }\n",
+                 fns[i].name, fns[i].name);
+        result r = parse_text(with_header(body));
+        if (fns[i].resolved) {
+            assert_int_equal(r.r, CUDA_SUCCESS);
+        } else {
+            char msg[128];
+            snprintf(msg, sizeof msg, "ptxas fatal   : Unresolved extern function '%s'",
+                     fns[i].name);
+            assert_int_equal(r.r, CUDA_ERROR_INVALID_PTX);
+            assert_non_null(strstr(r.err, msg));
         }
-        assert_int_equal(x->param_bytes, y->param_bytes);
-        assert_int_equal(x->max_threads, y->max_threads);
-        assert_memory_equal(x->reqntid, y->reqntid, sizeof x->reqntid);
-        assert_int_equal(x->static_shared, y->static_shared);
-    }
-}
-
-static void expect_same_globals(const fake_image *a, const fake_image *b)
-{
-    assert_int_equal(a->nglobals, b->nglobals);
-    for (size_t i = 0; i < a->nglobals; i++) {
-        const fake_image_global *x = &a->globals[i], *y = global(b, a->globals[i].name);
-        assert_int_equal(x->size, y->size);
-        assert_int_equal(x->constant, y->constant);
-        assert_memory_equal(x->init, y->init, x->size);
-    }
-}
-
-/* ptxas' layouts (the cubin's KPARAM_INFO) are the ones computed from the
- * PTX. */
-static void test_cubin_matches_ptx(void **state)
-{
-    (void)state;
-    size_t pn, cn;
-    char *ptx = input(IN_PTX, &pn);
-    unsigned char *cubin = input(IN_CUBIN, &cn);
-    result p = parse_bytes(ptx, pn), c = parse_bytes(cubin, cn);
-    if (p.r != CUDA_SUCCESS)
-        print_error("%s\n", p.err);
-    assert_int_equal(p.r, CUDA_SUCCESS);
-    if (c.r != CUDA_SUCCESS)
-        print_error("%s\n", c.err);
-    assert_int_equal(c.r, CUDA_SUCCESS);
-    assert_int_equal(c.img->format, FAKE_IMAGE_CUBIN);
-    assert_string_equal(c.img->target, "sm_90");
-    assert_string_equal(c.info, "");
-    expect_same_kernels(p.img, c.img);
-    expect_same_globals(p.img, c.img);
-    /* and the particular ones */
-    EXPECT_LAYOUT(function(c.img, "aligned"), 224, {0, 1}, {48, 128}, {176, 32}, {208, 1}, {216, 8});
-    assert_int_equal(function(c.img, "bounded")->max_threads, 256);
-    assert_int_equal(function(c.img, "bounded")->static_shared, 1104);
-    assert_true(global(c.img, "coeffs")->constant);
-    fake_image_free(p.img);
-    fake_image_free(c.img);
-    free(ptx);
-    free(cubin);
-}
-
-/* Every prefix of a real cubin is invalid or parses; so is any byte
- * changed. */
-static void test_cubin_truncated_and_corrupt(void **state)
-{
-    (void)state;
-    size_t n;
-    unsigned char *cubin = input(IN_CUBIN, &n);
-    for (size_t k = 0; k < n; k++) {
-        result r = parse_bytes(cubin, k);
-        if (r.r != CUDA_ERROR_INVALID_IMAGE && r.r != CUDA_SUCCESS)
-            print_error("prefix %zu: %d\n", k, (int)r.r);
-        assert_true(r.r == CUDA_ERROR_INVALID_IMAGE || r.r == CUDA_SUCCESS);
         fake_image_free(r.img);
     }
-    /* the headers and tables, byte by byte, to a few values */
-    unsigned char *copy = malloc(n);
-    assert_non_null(copy);
-    static const unsigned char values[] = {0x00, 0x01, 0x7f, 0x80, 0xff};
-    for (size_t k = 0; k < n; k += k < 64 ? 1 : 11) {
-        for (size_t v = 0; v < sizeof values; v++) {
-            memcpy(copy, cubin, n);
-            copy[k] = values[v];
-            fake_image *img = NULL;
-            CUresult r = fake_image_parse(copy, n, &img, NULL, 0, NULL, 0);
-            assert_true(r == CUDA_SUCCESS || r == CUDA_ERROR_INVALID_IMAGE ||
-                        r == CUDA_ERROR_OUT_OF_MEMORY || r == CUDA_ERROR_INVALID_PTX);
-            fake_image_free(img);
-        }
-    }
-    free(copy);
-    free(cubin);
-}
-
-static void test_fatbin_from_nvcc(void **state)
-{
-    (void)state;
-    size_t fn, cn;
-    unsigned char *fb = input(IN_FATBIN, &fn);
-    unsigned char *cubin = input(IN_CUBIN, &cn);
-    result f = parse_bytes(fb, fn), c = parse_bytes(cubin, cn);
-    assert_int_equal(f.r, CUDA_SUCCESS);
-    assert_int_equal(c.r, CUDA_SUCCESS);
-    assert_int_equal(f.img->format, FAKE_IMAGE_FATBIN);
-    assert_string_equal(f.img->target, "sm_90");
-    assert_int_equal(f.img->ptx_version_major, 0); /* the ELF was taken */
-    expect_same_kernels(c.img, f.img);
-    expect_same_globals(c.img, f.img);
-    fake_image_free(f.img);
-    fake_image_free(c.img);
-    for (size_t k = 0; k < fn; k += k < 4096 ? 1 : 13) {
-        result r = parse_bytes(fb, k);
-        assert_int_equal(r.r, k == 1 ? CUDA_ERROR_INVALID_PTX : CUDA_ERROR_INVALID_IMAGE);
-    }
-    free(cubin);
-
-    /* the PTX of it, with the ELF entry turned into another kind */
-    assert_int_equal(fb[16], 2);
-    fb[16] = 9;
-    f = parse_bytes(fb, fn);
-    assert_int_equal(f.r, CUDA_SUCCESS);
-    assert_int_equal(f.img->ptx_version_major, 9);
-    assert_non_null(fake_image_find_function(f.img, "aligned"));
-    fake_image_free(f.img);
-    free(fb);
-
-    fb = input(IN_FATBIN_COMPRESSED, &fn);
-    f = parse_bytes(fb, fn);
-    assert_int_equal(f.r, CUDA_ERROR_NO_BINARY_FOR_GPU);
-    assert_non_null(strstr(f.err, "compressed"));
-    free(fb);
 }
 
 int main(int argc, char **argv)
 {
-    for (int i = 1; i < argc && i <= 4; i++)
-        input_paths[i - 1] = argv[i];
+    inputs_from_args(argc, argv);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ptx_kernels),
         cmocka_unit_test(test_ptx_globals),
@@ -1279,12 +957,9 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_ptx_shared),
         cmocka_unit_test(test_ptx_launch_bounds),
         cmocka_unit_test(test_ptx_syntax_errors),
+        cmocka_unit_test(test_ptx_device_runtime_externs),
         cmocka_unit_test(test_logs),
         cmocka_unit_test(test_bad_images),
-        cmocka_unit_test(test_fatbin_made),
-        cmocka_unit_test(test_cubin_matches_ptx),
-        cmocka_unit_test(test_cubin_truncated_and_corrupt),
-        cmocka_unit_test(test_fatbin_from_nvcc),
     };
     return cmocka_run_group_tests(tests, setup_ptx_kernels, NULL);
 }

@@ -8,7 +8,8 @@
  * Invariants: on failure *out is untouched; logs are NUL-terminated in their
  * size, and a smaller (or no) log buffer changes neither the result nor the
  * prefix of the message; every function and global can be found by its name;
- * parameters lie within param_bytes; the image gives the same
+ * parameters lie within param_bytes; a function's lookup is CUDA_SUCCESS
+ * unless the image is relocatable; the image gives the same
  * result with its size known and, where it is text with a NUL, with
  * SIZE_MAX (unknown). */
 #include <stdint.h>
@@ -32,6 +33,8 @@ static void walk(const fake_image *img)
 {
     FUZZ_CHECK(img->format == FAKE_IMAGE_PTX || img->format == FAKE_IMAGE_CUBIN ||
                img->format == FAKE_IMAGE_FATBIN);
+    FUZZ_CHECK(img->code == FAKE_IMAGE_PTX || img->code == FAKE_IMAGE_CUBIN);
+    FUZZ_CHECK(img->format == FAKE_IMAGE_FATBIN || img->code == img->format);
     FUZZ_CHECK(memchr(img->target, 0, sizeof img->target) != NULL);
     FUZZ_CHECK(img->nfunctions == 0 || img->functions != NULL);
     FUZZ_CHECK(img->nglobals == 0 || img->globals != NULL);
@@ -41,6 +44,9 @@ static void walk(const fake_image *img)
         const fake_image_function *found = fake_image_find_function(img, f->name);
         FUZZ_CHECK(found != NULL && strcmp(found->name, f->name) == 0);
         FUZZ_CHECK(f->nparams == 0 || f->params != NULL);
+        FUZZ_CHECK(f->lookup == CUDA_SUCCESS ||
+                   (img->relocatable && (f->lookup == CUDA_ERROR_INVALID_IMAGE ||
+                                         f->lookup == CUDA_ERROR_NOT_FOUND)));
         /* within param_bytes (a cubin's .nv.info may list them in any order) */
         for (size_t j = 0; j < f->nparams; j++) {
             const fake_image_param *p = &f->params[j];
@@ -71,12 +77,16 @@ static void walk(const fake_image *img)
 
 static fake_image untouched_sentinel;
 
+/* The device an input is parsed for (the same for all its parses): mostly
+ * the H200's 9.0, else others that fatbins choose differently for. */
+static unsigned device_cc;
+
 /* One parse. *img receives the image on success (else NULL). */
 static CUresult parse(const uint8_t *data, size_t size, fake_image **img, char *err,
                       size_t err_size, char *info, size_t info_size)
 {
     fake_image *out = &untouched_sentinel;
-    CUresult r = fake_image_parse(data, size, &out, err, err_size, info, info_size);
+    CUresult r = fake_image_parse(data, size, device_cc, &out, err, err_size, info, info_size);
     if (err && err_size)
         FUZZ_CHECK(memchr(err, 0, err_size) != NULL);
     if (info && info_size)
@@ -96,6 +106,8 @@ static CUresult parse(const uint8_t *data, size_t size, fake_image **img, char *
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+    static const unsigned ccs[] = {90, 90, 90, 80, 86, 89, 100, 103, 120, 0};
+    device_cc = ccs[size % (sizeof ccs / sizeof *ccs)];
     static char err[4096], info[8192];
     fake_image *img;
     CUresult r = parse(data, size, &img, err, sizeof err, info, sizeof info);

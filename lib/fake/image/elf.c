@@ -2,9 +2,23 @@
  *
  * Cubins are read through their section and symbol tables: a kernel is a
  * STT_FUNC symbol marked as an entry (st_other & 0x10), its parameters the
- * EIATTR_KPARAM_INFO records of its .nv.info.<name> section, its static
+ * EIATTR_KPARAM_INFO records of its .nv.info.<name> section (or, where its
+ * parameters take more than 4 KiB, EIATTR_KPARAM_INFO_V2's), its static
  * shared memory the size of its .nv.shared.<name> section, and the globals
- * the STT_OBJECT symbols of .nv.global* and the .nv.constant<bank> sections. */
+ * the STT_OBJECT symbols of .nv.global* and the .nv.constant<bank> sections.
+ * An arch-specific cubin (sm_90a) says so in its .nv.compat only (e_flags
+ * are those of sm_90; a family-specific one, sm_100f, is sm_100's byte for
+ * byte).
+ *
+ * A relocatable cubin (ET_REL, nvcc -rdc=true) is loaded by the driver, and
+ * its kernels listed, but cuModuleGetFunction links none: on an H200 it
+ * answered CUDA_ERROR_INVALID_IMAGE for each kernel whose .text had a
+ * relocation section (against globals, constants, static __shared__ arrays
+ * or a called function), CUDA_ERROR_NOT_FOUND for those with a relocation
+ * against an undefined symbol (an extern __shared__ array), alone or with
+ * others against globals or static __shared__ arrays, and found the others.
+ * Its globals are not given either (cuModuleGetGlobal: NOT_FOUND): their
+ * symbols are not STT_OBJECT there, so the fake has none. */
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -14,9 +28,12 @@
 #include "image_internal.h"
 
 enum {
+    ET_REL_ = 1,
     SHT_SYMTAB_ = 2,
     SHT_STRTAB_ = 3,
+    SHT_RELA_ = 4,
     SHT_NOBITS_ = 8,
+    SHT_REL_ = 9,
     STT_OBJECT_ = 1,
     STT_FUNC_ = 2,
     STO_CUDA_ENTRY_ = 0x10,
@@ -28,6 +45,10 @@ enum {
     EIATTR_REQNTID_ = 0x10,
     EIATTR_KPARAM_INFO_ = 0x17,
     EIATTR_CBANK_PARAM_SIZE_ = 0x19,
+    EIATTR_KPARAM_INFO_V2_ = 0x45,
+    /* .nv.compat attributes (the same records) */
+    EIFMT_BVAL_ = 2,
+    EICOMPAT_ATTR_CUDA_ACCELERATOR_TARGET_ = 0x09,
 };
 
 typedef struct {
@@ -105,6 +126,10 @@ static CUresult parse_nv_info(const elf *e, const section *s, fake_image_functio
             r = bad_image(e->err, "cubin: truncated .nv.info attribute");
             break;
         }
+        /* {u8 format, u8 attribute, u16 v}: EIFMT_NVAL (1), EIFMT_BVAL (2) and
+         * EIFMT_HVAL (3) are these 4 bytes, the value in v; EIFMT_SVAL (4) is
+         * followed by v bytes. So cuobjdump 13.0 reads nvcc 13's cubins
+         * (BVAL, HVAL and SVAL seen; no NVAL). */
         unsigned fmt = d[p], attr = d[p + 1], v = rd16(d + p + 2);
         p += 4;
         if (fmt < 1 || fmt > 4) {
@@ -122,10 +147,14 @@ static CUresult parse_nv_info(const elf *e, const section *s, fake_image_functio
         }
         const unsigned char *a = d + p;
         p += v;
-        if (attr == EIATTR_KPARAM_INFO_ && v >= 12) {
-            /* {u32 index, u16 ordinal, u16 offset, u32 flags: size in bits 18..31} */
-            size_t ordinal = rd16(a + 4);
-            size_t off = rd16(a + 6), size = (rd32(a + 8) >> 18) & 0x3fff;
+        if ((attr == EIATTR_KPARAM_INFO_ || attr == EIATTR_KPARAM_INFO_V2_) && v >= 12) {
+            /* {u32 index, u16 ordinal, u16 offset, then KPARAM_INFO: u32 flags,
+             * the size in bits 18..31 (so below 16 KiB); KPARAM_INFO_V2, which
+             * nvcc 13 writes for every parameter of a kernel whose parameters
+             * pass 4 KiB: u16 size, u16 flags (the pointee's log alignment and
+             * space: 0 so far)} */
+            size_t ordinal = rd16(a + 4), off = rd16(a + 6);
+            size_t size = attr == EIATTR_KPARAM_INFO_ ? (rd32(a + 8) >> 18) & 0x3fff : rd16(a + 8);
             fake_image_param *pa = grow(f->params, &pcap, ordinal + 1, sizeof *pa);
             bool *sn = pa ? grow(seen, &seencap, ordinal + 1, sizeof *sn) : NULL;
             if (pa)
@@ -174,9 +203,59 @@ static CUresult parse_nv_info(const elf *e, const section *s, fake_image_functio
     return r;
 }
 
+/* Whether the .nv.compat section marks the code arch-specific (sm_90a):
+ * EICOMPAT_ATTR_CUDA_ACCELERATOR_TARGET, 1. */
+static bool accelerator_target(const elf *e)
+{
+    for (unsigned i = 1; i < e->shnum; i++) {
+        section s = sec(e, i);
+        if (s.type == SHT_NOBITS_ || strcmp(sec_name(e, i), ".nv.compat") != 0)
+            continue;
+        const unsigned char *d = e->b + s.offset;
+        for (uint64_t p = 0; p <= s.size && s.size - p >= 4;) {
+            unsigned fmt = d[p], attr = d[p + 1];
+            if (fmt == EIFMT_BVAL_ && attr == EICOMPAT_ATTR_CUDA_ACCELERATOR_TARGET_)
+                return d[p + 2] != 0;
+            p += 4 + (fmt == EIFMT_SVAL_ ? rd16(d + p + 2) : 0);
+        }
+    }
+    return false;
+}
+
+/* A relocatable cubin's relocations: lookup_of[i] (CUDA_SUCCESS on entry)
+ * becomes what cuModuleGetFunction answers for a kernel in section i where
+ * relocations apply to that section (see the top). */
+static CUresult relocations(const elf *e, CUresult *lookup_of)
+{
+    for (unsigned i = 1; i < e->shnum; i++) {
+        section s = sec(e, i);
+        if ((s.type != SHT_RELA_ && s.type != SHT_REL_) || s.info == 0 || s.info >= e->shnum)
+            continue;
+        if (s.link >= e->shnum || sec(e, s.link).type != SHT_SYMTAB_)
+            return bad_image(e->err, "cubin: relocation section %u without its symbols", i);
+        section st = sec(e, s.link);
+        uint64_t min = s.type == SHT_RELA_ ? 24 : 16;
+        uint64_t entsize = s.entsize < min ? min : s.entsize;
+        uint64_t stent = st.entsize < 24 ? 24 : st.entsize, nsyms = st.size / stent;
+        CUresult *l = &lookup_of[s.info];
+        for (uint64_t k = 0; k < s.size / entsize; k++) {
+            uint64_t sym = rd64(e->b + s.offset + k * entsize + 8) >> 32; /* ELF64_R_SYM */
+            if (sym >= nsyms)
+                return bad_image(e->err, "cubin: relocation against symbol %llu, not in its table",
+                                 (unsigned long long)sym);
+            bool undefined = sym && rd16(e->b + st.offset + sym * stent + 6) == 0;
+            if (undefined)
+                *l = CUDA_ERROR_NOT_FOUND;
+            else if (*l == CUDA_SUCCESS)
+                *l = CUDA_ERROR_INVALID_IMAGE;
+        }
+    }
+    return CUDA_SUCCESS;
+}
+
 CUresult parse_cubin(const unsigned char *b, size_t size, fake_image *img, logbuf *err)
 {
-    img->format = FAKE_IMAGE_CUBIN;
+    img->format = img->code = FAKE_IMAGE_CUBIN;
     if (size < 64)
         return bad_image(err, "cubin: truncated ELF header");
     if (b[4] != 2 || b[5] != 1)
@@ -206,7 +285,8 @@ CUresult parse_cubin(const unsigned char *b, size_t size, fake_image *img, logbu
     /* arch: bits 8..15 of e_flags from ELF ABI version 8 (CUDA 13), else 0..7 */
     unsigned flags = rd32(b + 48), sm = b[8] >= 8 ? (flags >> 8) & 0xff : flags & 0xff;
     if (sm)
-        snprintf(img->target, sizeof img->target, "sm_%u", sm);
+        snprintf(img->target, sizeof img->target, "sm_%u%s", sm, accelerator_target(&e) ? "a" : "");
+    img->relocatable = rd16(b + 16) == ET_REL_;
     if (!symtab)
         return CUDA_SUCCESS;
 
@@ -219,18 +299,25 @@ CUresult parse_cubin(const unsigned char *b, size_t size, fake_image *img, logbu
     if (!info_of)
         return CUDA_ERROR_OUT_OF_MEMORY;
     unsigned *shared_of = info_of + e.shnum;
-    bool reserved = false; /* 1 KiB of shared memory reserved in every kernel's section */
+    CUresult *lookup_of = img->relocatable ? calloc(e.shnum, sizeof *lookup_of) : NULL;
+    if (img->relocatable && !lookup_of) {
+        free(info_of);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    /* 1 KiB of shared memory reserved in every kernel's section (.nv_debug.shared
+     * is that kiB in -G cubins, which have no .nv.shared.reserved.0) */
+    bool reserved = false;
     for (unsigned i = 1; i < e.shnum; i++) {
         section s = sec(&e, i);
         const char *n = sec_name(&e, i);
-        if (has_prefix(n, ".nv.shared.reserved."))
+        if (has_prefix(n, ".nv.shared.reserved.") || strcmp(n, ".nv_debug.shared") == 0)
             reserved = true;
         else if (has_prefix(n, ".nv.info.") && s.info && s.info < e.shnum)
             info_of[s.info] = i;
         else if (has_prefix(n, ".nv.shared.") && s.info && s.info < e.shnum)
             shared_of[s.info] = i;
     }
-    CUresult r = CUDA_SUCCESS;
+    CUresult r = lookup_of ? relocations(&e, lookup_of) : CUDA_SUCCESS;
     size_t fcap = 0, gcap = 0;
     uint64_t gbytes = 0;
     for (uint64_t k = 1; r == CUDA_SUCCESS && k < st.size / entsize; k++) {
@@ -253,6 +340,7 @@ CUresult parse_cubin(const unsigned char *b, size_t size, fake_image *img, logbu
                 r = CUDA_ERROR_OUT_OF_MEMORY;
                 break;
             }
+            f->lookup = lookup_of ? lookup_of[shndx] : CUDA_SUCCESS;
             if (info_of[shndx]) {
                 section is = sec(&e, info_of[shndx]);
                 if (is.type != SHT_NOBITS_)
@@ -293,5 +381,6 @@ CUresult parse_cubin(const unsigned char *b, size_t size, fake_image *img, logbu
             memcpy(g->init, b + s.offset + value, (size_t)ssize);
     }
     free(info_of);
+    free(lookup_of);
     return r;
 }

@@ -57,8 +57,9 @@ static bool magic_is(const unsigned char *b, size_t size, const unsigned char m[
     return true;
 }
 
-CUresult fake_image_parse(const void *image, size_t size, fake_image **out, char *error_log,
-                          size_t error_log_size, char *info_log, size_t info_log_size)
+CUresult fake_image_parse(const void *image, size_t size, unsigned device_cc, fake_image **out,
+                          char *error_log, size_t error_log_size, char *info_log,
+                          size_t info_log_size)
 {
     logbuf err, info;
     log_init(&err, error_log, error_log_size);
@@ -79,7 +80,7 @@ CUresult fake_image_parse(const void *image, size_t size, fake_image **out, char
     if (magic_is(b, size, elf_magic)) {
         r = parse_cubin(b, size, img, &err);
     } else if (magic_is(b, size, fat_magic)) {
-        r = parse_fatbin(b, size, img, &err, &info);
+        r = parse_fatbin(b, size, device_cc, img, &err, &info);
     } else if (magic_is(b, size, wrap_magic)) {
         /* {int magic, int version, const unsigned long long *data, void *}: the
          * pointer can only be trusted when the caller vouches for nothing */
@@ -89,12 +90,12 @@ CUresult fake_image_parse(const void *image, size_t size, fake_image **out, char
         } else {
             memcpy(&data, b + 8, sizeof data);
             r = data && magic_is(data, SIZE_MAX, fat_magic)
-                    ? parse_fatbin(data, SIZE_MAX, img, &err, &info)
+                    ? parse_fatbin(data, SIZE_MAX, device_cc, img, &err, &info)
                     : bad_image(&err, "fatbin wrapper: no fatbin at its data pointer");
         }
     } else {
         size_t len = text_length(b, size);
-        r = is_text(b, len) ? parse_ptx((const char *)b, len, img, &err, &info)
+        r = is_text(b, len) ? parse_ptx((const char *)b, len, device_cc, img, &err, &info)
                             : bad_image(&err, "not PTX, a cubin or a fatbin");
     }
     if (r != CUDA_SUCCESS) {

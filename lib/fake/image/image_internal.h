@@ -5,9 +5,12 @@
  * The layers, each calling only those below it:
  *   image.c        fake_image_parse, fake_image_free, fake_image_find_*:
  *                  detects the format
- *   fatbin.c       fatbins; calls elf.c and ptx.c for the entry it takes
+ *   fatbin.c       fatbins: chooses the entry for the device; calls
+ *                  decompress.c, then elf.c or ptx.c for the entry it takes
+ *   decompress.c   compressed fatbin entries (liblz4, libzstd)
  *   elf.c          cubins
  *   ptx*.c         PTX text (their own private header: ptx_internal.h)
+ *   arch.c         which code runs on which device (fake_image_*_runs_on)
  *   image_util.c   logs, arrays, names, the INVALID_IMAGE error, text */
 #ifndef CUSCOPE_LIB_FAKE_IMAGE_INTERNAL_H
 #define CUSCOPE_LIB_FAKE_IMAGE_INTERNAL_H
@@ -85,14 +88,27 @@ static inline bool is_digit(char c) { return c >= '0' && c <= '9'; }
 /* Each fills img (zeroed by the caller, freed by it on failure), writing
  * what went wrong to err and, for PTX, ptxas' info to info. */
 
-/* ptx.c: `len` bytes of text (already checked with is_text). */
-FAKE_IMAGE_API CUresult parse_ptx(const char *text, size_t len, fake_image *img, logbuf *err,
-                                  logbuf *info);
+/* ptx.c: `len` bytes of text (already checked with is_text), laid out as
+ * the JIT compiles it for a device of compute capability device_cc. */
+FAKE_IMAGE_API CUresult parse_ptx(const char *text, size_t len, unsigned device_cc,
+                                  fake_image *img, logbuf *err, logbuf *info);
 /* elf.c */
 FAKE_IMAGE_API CUresult parse_cubin(const unsigned char *b, size_t size, fake_image *img,
                                     logbuf *err);
-/* fatbin.c */
-FAKE_IMAGE_API CUresult parse_fatbin(const unsigned char *b, size_t size, fake_image *img,
-                                     logbuf *err, logbuf *info);
+/* fatbin.c: the entry for a device of compute capability device_cc. */
+FAKE_IMAGE_API CUresult parse_fatbin(const unsigned char *b, size_t size, unsigned device_cc,
+                                     fake_image *img, logbuf *err, logbuf *info);
+
+/* decompress.c */
+typedef enum { COMPRESSION_NONE, COMPRESSION_LZ4, COMPRESSION_ZSTD } compression;
+FAKE_IMAGE_API const char *compression_name(compression c);
+/* The n bytes at src, compressed with c, into *out (malloc'd, out_size
+ * bytes, exactly what they must expand to); CUDA_ERROR_UNKNOWN for a
+ * corrupt stream or one of another size (the driver's answer),
+ * CUDA_ERROR_OUT_OF_MEMORY (also above FAKE_IMAGE_MAX_ENTRY_BYTES),
+ * CUDA_ERROR_NO_BINARY_FOR_GPU where the build has no library for c; each
+ * with its message in err. */
+FAKE_IMAGE_API CUresult decompress(compression c, const unsigned char *src, size_t n,
+                                   uint64_t out_size, unsigned char **out, logbuf *err);
 
 #endif

@@ -17,7 +17,9 @@
 #include "ptx_internal.h"
 
 /* The start of the parameter area in constant bank 0 (what ptxas aligns
- * parameters against), by SM version; read off PARAM_CBANK in ptxas' cubins. */
+ * parameters against), by SM version; read off PARAM_CBANK in ptxas' cubins.
+ * The JIT compiles for the device, so it is the device's that counts, not
+ * the .target's (checked on an H200 with compute_80 PTX). */
 static uint64_t param_base(unsigned sm)
 {
     return sm >= 100 ? 0x380 : sm >= 90 ? 0x210 : 0x160;
@@ -273,10 +275,34 @@ static int cmp_sym(const void *a, const void *b)
 
 static int cmp_slice_v(const void *a, const void *b) { return cmp_slice(a, b); }
 
-/* What ptxas resolves itself in a whole-program compile. */
+/* What ptxas resolves itself in a whole-program compile, as the driver's
+ * JIT does: the functions nvcc declares .extern for printf, malloc/free and
+ * assert, and the device graph API of the CUDA runtime that nvcc 13 also
+ * leaves as .extern (cuda_device_runtime_api.h) without -rdc: tail and
+ * fire-and-forget launches, conditional nodes and device-side kernel node
+ * updates. These are the cuda* names in ptxas 13.0's strings (but
+ * cudaDeviceSynchronize, which it refuses from sm_90 on); each was checked
+ * with ptxas 13.0 for sm_90, and cudaGraphSetConditional, cudaGraphLaunch
+ * and cudaGraphKernelNodeSetParam with the driver on an H200. The rest of
+ * the device runtime (cudaGetParameterBuffer, cudaLaunchDevice,
+ * cudaGetLastError, cudaMalloc, cudaStreamCreateWithFlags,
+ * cudaGetCurrentGraphExec, ...) lives in libcudadevrt.a, which needs -rdc
+ * and a link step: ptxas and the driver (CUDA_ERROR_INVALID_PTX) report it
+ * unresolved, and so does the fake. */
 static bool is_builtin_function(const slice *s)
 {
-    static const char *const names[] = {"vprintf", "malloc", "free", "__assertfail"};
+    static const char *const names[] = {
+        "vprintf",
+        "malloc",
+        "free",
+        "__assertfail",
+        "cudaGraphLaunch",
+        "cudaGraphSetConditional",
+        "cudaGraphKernelNodeSetParam",
+        "cudaGraphKernelNodeSetEnabled",
+        "cudaGraphKernelNodeSetGridDim",
+        "cudaGraphKernelNodeUpdatesApply",
+    };
     for (size_t i = 0; i < sizeof names / sizeof *names; i++)
         if (strlen(names[i]) == s->n && memcmp(names[i], s->s, s->n) == 0)
             return true;
@@ -394,7 +420,7 @@ static bool parse_target(ptx *ps, bool first)
     if (first) {
         memcpy(ps->img->target, t.s, t.n);
         ps->img->target[t.n] = '\0';
-        ps->pbase = param_base(target_sm(ps->img->target));
+        ps->pbase = param_base(ps->jit_sm ? ps->jit_sm : target_sm(ps->img->target));
     }
     next(ps);
     while (at(ps, ',')) { /* texmode_independent, debug, map_f64_to_f32 */
@@ -476,9 +502,11 @@ static bool parse_module(ptx *ps)
     return check_declarations(ps);
 }
 
-CUresult parse_ptx(const char *text, size_t len, fake_image *img, logbuf *err, logbuf *info)
+CUresult parse_ptx(const char *text, size_t len, unsigned device_cc, fake_image *img,
+                   logbuf *err, logbuf *info)
 {
     ptx ps = {0};
+    ps.jit_sm = device_cc;
     ps.p = text;
     ps.end = text + len;
     ps.line = 1;
@@ -486,7 +514,7 @@ CUresult parse_ptx(const char *text, size_t len, fake_image *img, logbuf *err, l
     ps.err = err;
     ps.info = info;
     ps.status = CUDA_SUCCESS;
-    img->format = FAKE_IMAGE_PTX;
+    img->format = img->code = FAKE_IMAGE_PTX;
     bool ok = parse_module(&ps);
     if (ok)
         ptx_info(&ps);

@@ -56,7 +56,8 @@ typedef struct {
     bool *gext; /* per global: declared .extern */
     size_t gextcap;
     uint64_t gbytes; /* of globals so far */
-    uint64_t pbase;
+    uint64_t pbase;    /* the parameter area's start in constant bank 0 */
+    unsigned jit_sm;   /* the device compiled for (FAKE_IMAGE_CC) */
 
     sym *syms;
     size_t nsyms, scap;
