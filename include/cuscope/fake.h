@@ -173,7 +173,9 @@ CUS_API CUcontext cus_fake_thread_stack_at(int i);
  * operation on the default stream waits for all earlier work of the context's
  * blocking streams, and an operation on a blocking stream for all earlier work
  * of the default stream; CU_STREAM_NON_BLOCKING streams take no part).
- * CU_STREAM_PER_THREAD is the same stream as the legacy default stream here.
+ * CU_STREAM_PER_THREAD is the calling thread's per-thread default stream in
+ * the current context: a blocking stream of its own, made on first use, as
+ * with the driver (and so it captures; the legacy stream cannot).
  *
  * cuStreamQuery(s) and cuEventQuery(e) answer CUDA_SUCCESS when the work they
  * look at (s's queue; e's stream up to the record) had completed when they
@@ -214,9 +216,10 @@ typedef enum cus_fake_query_mode {
  * to CUS_FAKE_QUERY_STEP. */
 CUS_API void cus_fake_set_query_mode(cus_fake_query_mode mode);
 
-/* Operations queued on a stream and not yet completed (NULL, CU_STREAM_LEGACY
- * and CU_STREAM_PER_THREAD: the calling thread's current context's default
- * stream); 0 for an unknown handle. A destroyed stream still counts the work
+/* Operations queued on a stream and not yet completed (NULL and
+ * CU_STREAM_LEGACY: the current context's legacy default stream;
+ * CU_STREAM_PER_THREAD: the calling thread's per-thread one); 0 for an
+ * unknown handle or a per-thread stream not used yet. A destroyed stream still counts the work
  * it has left, which still runs. */
 CUS_API size_t cus_fake_stream_pending(CUstream stream);
 
@@ -469,8 +472,7 @@ CUS_API unsigned long cus_fake_kernels_without_twin(const char **last);
  * not emulated: CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, and the capture
  * invalidated. Graphs come from stream capture only (no cuGraphCreate,
  * cuGraphAdd*Node, node parameter calls, cuStreamBeginCaptureToGraph or
- * cuEventRecordWithFlags). CU_STREAM_PER_THREAD is the legacy stream here, so
- * it cannot capture either. Replays run their nodes one after the other in
+ * cuEventRecordWithFlags). Replays run their nodes one after the other in
  * capture order on the launch stream (a valid order, with no concurrency
  * between branches). A failed (fault-injected) cuStreamEndCapture did none of
  * its work, so the stream still captures. Graph objects are not bound to a

@@ -466,7 +466,7 @@ CUresult CUDAAPI fake_cuStreamBeginCapture(CUstream hStream, CUstreamCaptureMode
         return fake_leave(r);
     if (!mode_valid((int)mode))
         return fake_leave(CUDA_ERROR_INVALID_VALUE);
-    if (s->is_default) /* the legacy stream (CU_STREAM_PER_THREAD too, here) */
+    if (s->is_default) /* the legacy stream; a per-thread one captures */
         return fake_leave(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
     if (s->capture) /* capturing already, or joined to a capture */
         return fake_leave(CUDA_ERROR_ILLEGAL_STATE);

@@ -140,6 +140,33 @@ struct CUstream_st *fake_default_stream_locked(struct CUctx_st *c)
     return s;
 }
 
+/* Each thread's number, for its per-thread default streams: given on first
+ * use under the lock, never reused. */
+static _Thread_local unsigned long tls_thread_number;
+static unsigned long thread_numbers;
+
+struct CUstream_st *fake_per_thread_stream_locked(struct CUctx_st *c, bool create)
+{
+    if (!tls_thread_number)
+        tls_thread_number = ++thread_numbers;
+    for (size_t i = 0; i < stream_count; i++)
+        if (streams[i]->per_thread && streams[i]->ctx == c &&
+            streams[i]->owner == tls_thread_number)
+            return streams[i];
+    if (!create || !reserve_stream_slot_locked())
+        return NULL;
+    struct CUstream_st *s = calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    s->h.kind = CUS_FAKE_HANDLE_STREAM;
+    s->h.state = FAKE_LIVE;
+    s->ctx = c;
+    s->per_thread = true;
+    s->owner = tls_thread_number;
+    streams[stream_count++] = s;
+    return s;
+}
+
 /* Frees an operation and what it owns. */
 static void free_op(fake_op *op)
 {
@@ -163,7 +190,7 @@ static void stream_reset_locked(const cus_fake_config *cfg)
     (void)cfg;
     for (size_t i = 0; i < stream_count; i++) {
         free_queue(streams[i]->head);
-        if (streams[i]->is_default)
+        if (streams[i]->is_default || streams[i]->per_thread)
             free(streams[i]); /* the registry frees the others */
     }
     free(streams);
@@ -193,7 +220,8 @@ static CUresult stream_arg_locked(CUstream hs, bool healthy, struct CUstream_st 
         CUresult r = healthy ? fake_current_context_locked(&c) : fake_current_context_any_locked(&c);
         if (r != CUDA_SUCCESS)
             return r;
-        struct CUstream_st *s = fake_default_stream_locked(c);
+        struct CUstream_st *s = hs == CU_STREAM_PER_THREAD ? fake_per_thread_stream_locked(c, true)
+                                                           : fake_default_stream_locked(c);
         if (!s)
             return CUDA_ERROR_OUT_OF_MEMORY;
         *out = s;
@@ -566,7 +594,7 @@ void fake_context_teardown_locked(struct CUctx_st *c)
     unsigned long ticket = ++teardown_tickets;
     for (size_t i = 0; i < stream_count; i++) {
         struct CUstream_st *s = streams[i];
-        if (s->ctx == c && !s->is_default && !s->torn_down)
+        if (s->ctx == c && !s->is_default && !s->per_thread && !s->torn_down)
             s->doomed = ticket;
     }
     fake_areas_doom_locked(c, ticket);
@@ -839,7 +867,8 @@ CUS_API size_t cus_fake_stream_pending(CUstream stream)
     if (is_special_stream(stream)) {
         struct CUctx_st *c = NULL;
         if (fake_current_context_any_locked(&c) == CUDA_SUCCESS)
-            s = c->default_stream;
+            s = stream == CU_STREAM_PER_THREAD ? fake_per_thread_stream_locked(c, false)
+                                               : c->default_stream;
     } else {
         fake_handle *h = fake_handle_find_locked((uintptr_t)stream);
         if (h && h->kind == CUS_FAKE_HANDLE_STREAM)

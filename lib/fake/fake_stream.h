@@ -79,6 +79,12 @@ struct CUstream_st {
     unsigned int flags;
     int priority;
     bool is_default;    /* the context's legacy default stream */
+    /* A thread's per-thread default stream in ctx (CU_STREAM_PER_THREAD),
+     * owner the thread's number: an ordinary blocking stream, made on the
+     * thread's first use and, like the legacy one, not registered and kept
+     * until the next install. */
+    bool per_thread;
+    unsigned long owner;
     bool ctx_destroyed; /* destroyed with its context rather than by cuStreamDestroy */
     bool torn_down;     /* its context's teardown took it */
     bool busy;          /* an operation is executing (maybe with the lock released) */
@@ -93,8 +99,9 @@ struct CUstream_st {
     struct fake_capture *capture;
 };
 
-/* A stream argument: NULL, CU_STREAM_LEGACY and CU_STREAM_PER_THREAD are the
- * current context's default stream (INVALID_CONTEXT / CONTEXT_IS_DESTROYED
+/* A stream argument: NULL and CU_STREAM_LEGACY are the current context's
+ * legacy default stream, CU_STREAM_PER_THREAD the calling thread's
+ * per-thread default stream in it (INVALID_CONTEXT / CONTEXT_IS_DESTROYED
  * without a live one); an unknown or destroyed stream, or one of a dead
  * context, is misuse and CUDA_ERROR_INVALID_HANDLE; a stream of a poisoned
  * context answers its sticky error. */
@@ -103,6 +110,9 @@ FAKE_HIDDEN CUresult fake_stream_arg_locked(CUstream hs, struct CUstream_st **ou
 FAKE_HIDDEN CUresult fake_stream_arg_any_locked(CUstream hs, struct CUstream_st **out);
 /* The context's default stream, made on first use; NULL when out of memory. */
 FAKE_HIDDEN struct CUstream_st *fake_default_stream_locked(struct CUctx_st *c);
+/* The calling thread's per-thread default stream in c, made on first use;
+ * NULL when out of memory. create: false finds it only. */
+FAKE_HIDDEN struct CUstream_st *fake_per_thread_stream_locked(struct CUctx_st *c, bool create);
 /* Appends a copy of proto (its payload, kind, call and result) to s with the
  * extra dependencies and the legacy-stream ones; CUDA_ERROR_OUT_OF_MEMORY. */
 FAKE_HIDDEN CUresult fake_stream_enqueue_locked(struct CUstream_st *s, const fake_op *proto,

@@ -208,6 +208,45 @@ static cus_status scn_graph_capture_replay(void *arg)
     return CUS_SUCCESS;
 }
 
+/* The same work captured on the per-thread default stream, which the driver
+ * captures like any blocking stream (an H200 does: test/probes), and
+ * replayed on it. */
+static cus_status scn_graph_capture_per_thread(void *arg)
+{
+    (void)arg;
+    cus_autoptr(cus_context) ctx = NULL;
+    CUS_TRY(primary0(&ctx));
+    cus_autoptr(cus_host_buffer) hin = NULL;
+    cus_autoptr(cus_host_buffer) hout = NULL;
+    CUS_TRY(cus_host_buffer_alloc(ctx, N * sizeof(float), 0, &hin));
+    CUS_TRY(cus_host_buffer_alloc(ctx, N * sizeof(float), 0, &hout));
+    float *in = cus_host_buffer_data(hin), *out = cus_host_buffer_data(hout);
+    cus_autoptr(cus_buffer) a = NULL;
+    cus_autoptr(cus_buffer) b = NULL;
+    CUS_TRY(cus_buffer_alloc(ctx, N * sizeof(float), &a));
+    CUS_TRY(cus_buffer_alloc(ctx, N * sizeof(float), &b));
+    cus_work_scope w = {NULL, NULL};
+    CUS_TRY(work_load(ctx, &w));
+    cus_autoptr(cus_stream) s = NULL;
+    CUS_TRY(cus_stream_per_thread(ctx, &s));
+
+    cus_autoptr(cus_graph) g = NULL;
+    CUS_TRY(work_capture(s, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL, &w, 3.0f, a, b, in, out, NULL,
+                         &g));
+    size_t nodes = 0;
+    CUS_TRY(cus_graph_node_count(g, &nodes));
+    EXPECT(nodes == 4);
+    cus_autoptr(cus_graph_exec) e = NULL;
+    CUS_TRY(cus_graph_instantiate(g, 0, &e));
+    fill_floats(in, 1.0f, 0.5f);
+    memset(out, 0xff, N * sizeof(float));
+    CUS_TRY(cus_graph_exec_launch(e, s));
+    CUS_TRY(cus_stream_synchronize(s));
+    EXPECT(result_is(in, out, 3.0f));
+    EXPECT(cus_context_stack_depth() == 0);
+    return CUS_SUCCESS;
+}
+
 /* A capture that a cuscope check refuses in the middle (a range past the
  * buffer's end, no driver call): the scope ends the capture. */
 static cus_status capture_past_the_end(cus_stream *s, cus_buffer *a, const float *in,
@@ -467,6 +506,7 @@ static cus_status scn_graph_fork_join(void *arg)
 
 const scenario graph_scenarios[] = {
     {"graph_capture_replay", scn_graph_capture_replay},
+    {"graph_capture_per_thread", scn_graph_capture_per_thread},
     {"graph_capture_error_path", scn_graph_capture_error_path},
     {"graph_keep_alive", scn_graph_keep_alive},
     {"graph_update", scn_graph_update},
