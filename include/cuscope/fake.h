@@ -288,12 +288,24 @@ CUS_API size_t cus_fake_device_bytes_in_use(int ordinal);
  * returns the error, and from then on so does every call that uses the
  * context (its current-context calls, and calls on its streams, events,
  * memory, modules and functions), until the context is destroyed or its
- * primary context reset by its last release. The work queued in it after the
- * fault (copies, memsets, launches, prefetches) is skipped; host functions,
- * event records and stream-ordered allocations and frees still execute, and
- * the frees, destroys, unloads and synchronizations still work (the latter
- * run the queue, then return the error), so that everything can be released.
- * Any other error returned by a host implementation is a misuse, and ignored. */
+ * primary context reset by its last release. That includes the releases,
+ * as on a real GPU (an H200, driver 580): cuMemFree, cuMemFreeAsync,
+ * cuMemFreeHost, cuMemHostUnregister, cuStreamDestroy, cuEventDestroy and
+ * cuModuleUnload of the context's objects answer the error and release
+ * nothing, and so do cuCtxCreate and cuDevicePrimaryCtxRetain while the
+ * poisoned context is current. After a fault only destroying the context
+ * (cuCtxDestroy, which still works), or resetting a primary context by its
+ * last cuDevicePrimaryCtxRelease, releases what it has: its streams, events,
+ * memory, registrations, modules and executable graphs go with it. The
+ * synchronizations run the queue, then return the error. A few calls still
+ * answer, as the driver's do: cuCtxGetDevice (both variants), cuCtxGetFlags,
+ * cuCtxGetApiVersion, cuPointerGetAttribute, and the graph calls that read or
+ * change a graph without running it (cuGraphGetNodes, cuGraphNodeGetType,
+ * cuGraphExecUpdate, cuGraphDestroy, cuGraphExecDestroy). The work queued in
+ * the context after the fault (copies, memsets, launches, prefetches) is
+ * skipped; host functions, event records and stream-ordered allocations and
+ * frees queued before still execute. Any other error returned by a host
+ * implementation is a misuse, and ignored. */
 
 /* The driver's limit is 32764 bytes from 12.1; the fake keeps 4 KiB, and a
  * launch of a kernel with more parameter bytes fails with

@@ -260,8 +260,10 @@ CUresult CUDAAPI fake_cuEventDestroy(CUevent hEvent)
         fake_misuse_locked("double destroy of event 0x%" PRIxPTR, (uintptr_t)hEvent);
         return fake_leave(CUDA_ERROR_INVALID_HANDLE);
     }
+    /* An event of a poisoned context answers its sticky error, as on the
+     * H200: it goes with its context. */
     struct CUevent_st *e = NULL;
-    CUresult r = fake_event_arg_any_locked(hEvent, &e); /* poisoned or not */
+    CUresult r = fake_event_arg_locked(hEvent, &e);
     if (r != CUDA_SUCCESS)
         return fake_leave(r);
     /* A record still queued stays harmless: the record is never freed. */

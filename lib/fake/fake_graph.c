@@ -267,7 +267,7 @@ CUresult CUDAAPI fake_cuGraphGetNodes(CUgraph hGraph, CUgraphNode *nodes, size_t
 {
     FAKE_ENTER(cuGraphGetNodes);
     struct CUgraph_st *g = NULL;
-    CUresult r = fake_graph_graph_arg_locked(hGraph, true, &g);
+    CUresult r = fake_graph_graph_arg_locked(hGraph, false, &g); /* poisoned or not */
     if (r != CUDA_SUCCESS)
         return fake_leave(r);
     if (!numNodes)

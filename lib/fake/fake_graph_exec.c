@@ -253,9 +253,10 @@ static CUresult update_locked(CUgraphExec he, CUgraph hg, CUgraphExecUpdateResul
     info->result = CU_GRAPH_EXEC_UPDATE_ERROR;
     struct CUgraphExec_st *x = NULL;
     struct CUgraph_st *g = NULL;
-    CUresult r = fake_graph_exec_arg_locked(he, true, &x);
+    /* Poisoned or not, as on the H200: an update only changes parameters. */
+    CUresult r = fake_graph_exec_arg_locked(he, false, &x);
     if (r == CUDA_SUCCESS)
-        r = fake_graph_graph_arg_locked(hg, true, &g);
+        r = fake_graph_graph_arg_locked(hg, false, &g);
     if (r != CUDA_SUCCESS)
         return r;
     if (g->capture)

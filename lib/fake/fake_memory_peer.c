@@ -58,8 +58,7 @@ CUresult CUDAAPI fake_cuPointerGetAttribute(void *data, CUpointer_attribute attr
         m = fake_memory_registration_containing_locked(addr);
     if (!m)
         return fake_leave(CUDA_ERROR_INVALID_VALUE);
-    if (m->ctx->sticky != CUDA_SUCCESS)
-        return fake_leave(m->ctx->sticky);
+    /* A poisoned context's memory still answers, as on the H200. */
     bool device = m->h.kind == CUS_FAKE_HANDLE_DEVICE_MEMORY;
     switch (attr) {
     case CU_POINTER_ATTRIBUTE_CONTEXT:

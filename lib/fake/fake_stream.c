@@ -709,8 +709,10 @@ CUresult CUDAAPI fake_cuStreamDestroy(CUstream hStream)
         fake_misuse_locked("double destroy of stream 0x%" PRIxPTR, (uintptr_t)hStream);
         return fake_leave(CUDA_ERROR_INVALID_HANDLE);
     }
+    /* A stream of a poisoned context answers its sticky error, as on the
+     * H200: it goes with its context. */
     struct CUstream_st *s = NULL;
-    CUresult r = fake_stream_arg_any_locked(hStream, &s); /* poisoned or not */
+    CUresult r = fake_stream_arg_locked(hStream, &s);
     if (r != CUDA_SUCCESS)
         return fake_leave(r);
     /* A capture it takes part in loses it (fake_graph.c). */

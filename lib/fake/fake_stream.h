@@ -99,7 +99,7 @@ struct CUstream_st {
  * context, is misuse and CUDA_ERROR_INVALID_HANDLE; a stream of a poisoned
  * context answers its sticky error. */
 FAKE_HIDDEN CUresult fake_stream_arg_locked(CUstream hs, struct CUstream_st **out);
-/* The same, poisoned or not (cuStreamDestroy, cuMemFreeAsync, cuStreamSynchronize). */
+/* The same, poisoned or not (cuStreamSynchronize, cuStreamEndCapture). */
 FAKE_HIDDEN CUresult fake_stream_arg_any_locked(CUstream hs, struct CUstream_st **out);
 /* The context's default stream, made on first use; NULL when out of memory. */
 FAKE_HIDDEN struct CUstream_st *fake_default_stream_locked(struct CUctx_st *c);
