@@ -134,7 +134,10 @@ CUS_API size_t cus_fake_live_handles(cus_fake_handle_kind kind);
  * memset range outside its allocation, memory used after it was freed (or
  * outside its stream-ordered lifetime), a CUDA call inside a host function.
  * Each is counted, and the last one described. The call itself returns the
- * driver's error for it (CUDA_ERROR_INVALID_CONTEXT and the like); misuse
+ * driver's error for it (CUDA_ERROR_INVALID_CONTEXT and the like; a stream or
+ * event whose context was destroyed answers CUDA_ERROR_CONTEXT_IS_DESTROYED,
+ * as the H200 does), or, where the real driver crashes or accepts the handle,
+ * an error of its own (see "Known differences from the real driver"); misuse
  * found while a queued operation executes skips that operation and leaves
  * the synchronizing call's result alone. */
 CUS_API unsigned long cus_fake_misuse_count(void);

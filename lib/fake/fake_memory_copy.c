@@ -199,13 +199,17 @@ static CUresult peer_range_locked(uintptr_t p, size_t n, const struct CUctx_st *
 static CUresult peer_copy_locked(CUdeviceptr dst, CUcontext dstContext, CUdeviceptr src,
                                  CUcontext srcContext, size_t n, CUstream hs, bool async)
 {
+    /* The stream first (so that one of a destroyed context answers
+     * CUDA_ERROR_CONTEXT_IS_DESTROYED, as on the H200), then the contexts:
+     * a destroyed one is misuse and CUDA_ERROR_INVALID_CONTEXT (the H200
+     * crashes in cuMemcpyPeer: deliberate.txt). */
+    struct CUstream_st *s = NULL;
+    CUresult r = async ? fake_stream_arg_locked(hs, &s) : CUDA_SUCCESS;
     struct CUctx_st *dc = NULL, *sc = NULL;
-    CUresult r = fake_context_arg_locked(dstContext, CUDA_ERROR_INVALID_CONTEXT, &dc);
+    if (r == CUDA_SUCCESS)
+        r = fake_context_arg_locked(dstContext, CUDA_ERROR_INVALID_CONTEXT, &dc);
     if (r == CUDA_SUCCESS)
         r = fake_context_arg_locked(srcContext, CUDA_ERROR_INVALID_CONTEXT, &sc);
-    struct CUstream_st *s = NULL;
-    if (r == CUDA_SUCCESS && async)
-        r = fake_stream_arg_locked(hs, &s);
     if (r != CUDA_SUCCESS || n == 0)
         return r;
     fake_op op = {.kind = FAKE_OP_COPY, .u.copy = {.dst = dst, .src = src, .n = n}};

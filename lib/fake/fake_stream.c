@@ -204,19 +204,20 @@ static CUresult stream_arg_locked(CUstream hs, bool healthy, struct CUstream_st 
         fake_misuse_locked("unknown stream handle 0x%" PRIxPTR, (uintptr_t)hs);
         return CUDA_ERROR_INVALID_HANDLE;
     }
+    /* The tombstones tell the two deaths apart. A stream destroyed with its
+     * context answers CUDA_ERROR_CONTEXT_IS_DESTROYED, as on the H200; one
+     * destroyed by cuStreamDestroy crashes the H200 (a use after free inside
+     * the driver): the fake answers CUDA_ERROR_INVALID_HANDLE
+     * (deliberate.txt). Both are misuse. */
     struct CUstream_st *s = (struct CUstream_st *)h;
-    if (h->state == FAKE_DESTROYED) {
-        if (s->ctx_destroyed)
-            fake_misuse_locked("stream 0x%" PRIxPTR " used after its context was destroyed",
-                               (uintptr_t)hs);
-        else
-            fake_misuse_locked("stream 0x%" PRIxPTR " used after cuStreamDestroy", (uintptr_t)hs);
+    if (h->state == FAKE_DESTROYED && !s->ctx_destroyed) {
+        fake_misuse_locked("stream 0x%" PRIxPTR " used after cuStreamDestroy", (uintptr_t)hs);
         return CUDA_ERROR_INVALID_HANDLE;
     }
-    if (s->ctx->h.state != FAKE_LIVE) { /* its context is being torn down */
+    if (h->state == FAKE_DESTROYED || s->ctx->h.state != FAKE_LIVE) { /* or being torn down */
         fake_misuse_locked("stream 0x%" PRIxPTR " used after its context was destroyed",
                            (uintptr_t)hs);
-        return CUDA_ERROR_INVALID_HANDLE;
+        return CUDA_ERROR_CONTEXT_IS_DESTROYED;
     }
     if (healthy && s->ctx->sticky != CUDA_SUCCESS)
         return s->ctx->sticky;

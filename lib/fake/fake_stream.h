@@ -95,9 +95,10 @@ struct CUstream_st {
 
 /* A stream argument: NULL, CU_STREAM_LEGACY and CU_STREAM_PER_THREAD are the
  * current context's default stream (INVALID_CONTEXT / CONTEXT_IS_DESTROYED
- * without a live one); an unknown or destroyed stream, or one of a dead
- * context, is misuse and CUDA_ERROR_INVALID_HANDLE; a stream of a poisoned
- * context answers its sticky error. */
+ * without a live one); an unknown or destroyed stream is misuse and
+ * CUDA_ERROR_INVALID_HANDLE, one of a dead context misuse and
+ * CUDA_ERROR_CONTEXT_IS_DESTROYED (the H200's answer); a stream of a
+ * poisoned context answers its sticky error. */
 FAKE_HIDDEN CUresult fake_stream_arg_locked(CUstream hs, struct CUstream_st **out);
 /* The same, poisoned or not (cuStreamSynchronize, cuStreamEndCapture). */
 FAKE_HIDDEN CUresult fake_stream_arg_any_locked(CUstream hs, struct CUstream_st **out);

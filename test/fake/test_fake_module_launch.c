@@ -296,7 +296,8 @@ static void test_launch_in_another_context_is_misuse(void **state)
     assert_cu_ok(D.pop(&popped));
     assert_cu(launch_add(f, s2, 1, 2), CUDA_ERROR_INVALID_HANDLE);
     assert_int_equal(cus_fake_misuse_count(), 1); /* as cuEventRecord: no misuse */
-    assert_cu(launch_add(f, s, 1, 2), CUDA_ERROR_INVALID_HANDLE); /* destroyed with other */
+    /* destroyed with other: as the H200 answers */
+    assert_cu(launch_add(f, s, 1, 2), CUDA_ERROR_CONTEXT_IS_DESTROYED);
     assert_int_equal(cus_fake_misuse_count(), 2);
     uint64_t p = 1;
     void *args[] = {&p, NULL};
