@@ -424,12 +424,23 @@ CUS_API unsigned long cus_fake_kernels_without_twin(const char **last);
  * CUDA_ERROR_ILLEGAL_STATE, as are instantiating it and updating from it.
  * NULL handles are CUDA_ERROR_INVALID_VALUE. Destroying a graph leaves
  * its executable graphs working: instantiation snapshots the nodes. Unknown
- * and destroyed handles are misuse and CUDA_ERROR_INVALID_VALUE; a context's
- * death destroys its graphs, executable graphs and captures (not counted as
- * leaks; a later use is misuse, "used after its context was destroyed"), and
- * on a poisoned context they follow the rules of the modules above (the
- * destroys and cuStreamEndCapture still work; cuStreamEndCapture then ends
- * the capture and returns the sticky error).
+ * and destroyed handles are misuse and CUDA_ERROR_INVALID_VALUE. A graph
+ * belongs to no context, as on the H200: it outlives the death of the context
+ * it was captured in (a live handle, to destroy), and cuGraphDestroy,
+ * cuGraphGetNodes and cuGraphNodeGetType need no current context and answer
+ * whatever that context's state, poisoned or destroyed. A context's death
+ * destroys its executable graphs and its captures in progress with their
+ * graphs (a later use is misuse, "used after its context was destroyed" or
+ * "capture was discarded with its context"). A graph that outlived its
+ * context keeps its nodes, but what they referred to died with it: its kernel
+ * nodes' functions and its graph allocations (memory nodes), so instantiating
+ * such a graph is misuse and CUDA_ERROR_INVALID_VALUE; one of copies,
+ * memsets and host functions only still instantiates, in the current context
+ * (its copies of the dead context's memory are reported when they run). On a
+ * poisoned context executable graphs follow the rules of the modules above
+ * (cuGraphLaunch and cuGraphUpload answer the sticky error, cuGraphExecUpdate
+ * and cuGraphExecDestroy still work), and cuStreamEndCapture ends the
+ * capture and returns the sticky error.
  *
  * cuGraphLaunch queues the nodes, in order, as ordinary operations on the
  * stream: they run when the host waits for it, like any other work (host
@@ -442,7 +453,10 @@ CUS_API unsigned long cus_fake_kernels_without_twin(const char **last);
  * memory is reported and skipped the same way, replayed or not. A launch of
  * an executable graph of another context than the stream's is
  * CUDA_ERROR_INVALID_VALUE. cuGraphUpload validates and queues nothing.
- * cuGraphInstantiateWithFlags takes AUTO_FREE_ON_LAUNCH, DEVICE_LAUNCH (only
+ * cuGraphInstantiateWithFlags needs a current context (CUDA_ERROR_INVALID_CONTEXT
+ * with none, its sticky error for a poisoned one, as on the H200); the
+ * executable graph belongs to the graph's context (while that lives). It
+ * takes AUTO_FREE_ON_LAUNCH, DEVICE_LAUNCH (only
  * kernel, memcpy and memset nodes, at least one) and USE_NODE_PRIORITY (no
  * effect); UPLOAD is for cuGraphInstantiateWithParams (not emulated):
  * CUDA_ERROR_INVALID_VALUE.
@@ -483,8 +497,9 @@ CUS_API unsigned long cus_fake_kernels_without_twin(const char **last);
  * it cannot capture either. Replays run their nodes one after the other in
  * capture order on the launch stream (a valid order, with no concurrency
  * between branches). A failed (fault-injected) cuStreamEndCapture did none of
- * its work, so the stream still captures. Graph objects are not bound to a
- * current context: no call here needs one, beyond the stream arguments'. */
+ * its work, so the stream still captures. No graph call but
+ * cuGraphInstantiateWithFlags needs a current context, beyond the stream
+ * arguments'. */
 
 /* Captures begun and not yet ended, on any thread (a teardown check). */
 CUS_API size_t cus_fake_active_captures(void);

@@ -551,6 +551,12 @@ fake_launch_exec *fake_module_launch_replay(const fake_launch_exec *x, CUgraphEx
     return r;
 }
 
+const char *fake_module_launch_lost_with_context(const fake_launch_exec *x)
+{
+    const struct CUmod_st *m = x->fn->mod;
+    return m->h.state != FAKE_LIVE && m->ctx_destroyed ? x->fn->name : NULL;
+}
+
 CUcontext fake_module_launch_context(const fake_launch_exec *x)
 {
     return x->fn->mod->ctx;
