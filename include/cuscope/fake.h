@@ -275,9 +275,12 @@ CUS_API size_t cus_fake_device_bytes_in_use(int ordinal);
  * block of 0, more than 1024 threads per block or more than the function
  * allows, a block other than its .reqntid, dynamic shared memory above the
  * function's maximum, clusters that do not divide the grid, a cooperative
- * grid larger than the device holds at once) and the function's context
- * against the current one (a misuse when it differs), copy the arguments by
- * the kernel's layout, record the launch, and queue it on the stream. When it
+ * grid larger than the device holds at once), copy the arguments by the
+ * kernel's layout, record the launch, and queue it on the stream. A function
+ * carries its context: the launch runs there whatever is current (another
+ * context, or none, as on the H200), NULL, CU_STREAM_LEGACY and
+ * CU_STREAM_PER_THREAD are that context's default stream, and a stream of
+ * another context is CUDA_ERROR_INVALID_HANDLE. When it
  * executes, in stream order, the host implementation registered for the
  * kernel's name (if any) runs on the thread that executes the queue, without
  * the fake's lock, with args[i] pointing at the copied argument i: device

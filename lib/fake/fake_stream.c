@@ -235,6 +235,17 @@ CUresult fake_stream_arg_any_locked(CUstream hs, struct CUstream_st **out)
     return stream_arg_locked(hs, false, out);
 }
 
+CUresult fake_stream_arg_in_locked(CUstream hs, struct CUctx_st *c, struct CUstream_st **out)
+{
+    if (!is_special_stream(hs))
+        return stream_arg_locked(hs, true, out);
+    struct CUstream_st *s = fake_default_stream_locked(c);
+    if (!s)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    *out = s;
+    return CUDA_SUCCESS;
+}
+
 /* A name for a stream in messages. */
 static uintptr_t stream_value(const struct CUstream_st *s)
 {

@@ -102,6 +102,11 @@ struct CUstream_st {
 FAKE_HIDDEN CUresult fake_stream_arg_locked(CUstream hs, struct CUstream_st **out);
 /* The same, poisoned or not (cuStreamSynchronize, cuStreamEndCapture). */
 FAKE_HIDDEN CUresult fake_stream_arg_any_locked(CUstream hs, struct CUstream_st **out);
+/* A stream argument of a call that carries its context c (a launch: the
+ * function's): NULL, CU_STREAM_LEGACY and CU_STREAM_PER_THREAD are c's
+ * default stream, whatever is current; the others as fake_stream_arg_locked. */
+FAKE_HIDDEN CUresult fake_stream_arg_in_locked(CUstream hs, struct CUctx_st *c,
+                                               struct CUstream_st **out);
 /* The context's default stream, made on first use; NULL when out of memory. */
 FAKE_HIDDEN struct CUstream_st *fake_default_stream_locked(struct CUctx_st *c);
 /* Appends a copy of proto (its payload, kind, call and result) to s with the
