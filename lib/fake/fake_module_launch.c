@@ -104,8 +104,8 @@ CUresult CUDAAPI fake_cuFuncGetParamInfo(CUfunction func, size_t paramIndex, siz
                                          size_t *paramSize)
 {
     FAKE_ENTER(cuFuncGetParamInfo);
-    struct CUfunc_st *f = NULL;
-    CUresult r = fake_module_function_arg_locked(func, CUDA_ERROR_INVALID_HANDLE, &f);
+    struct CUfunc_st *f = NULL; /* NULL: CUDA_ERROR_INVALID_VALUE, as the H200 answers */
+    CUresult r = fake_module_function_arg_locked(func, CUDA_ERROR_INVALID_VALUE, &f);
     if (r != CUDA_SUCCESS)
         return fake_leave(r);
     if (!paramOffset || paramIndex >= f->fi->nparams) /* past the last: as the driver */
