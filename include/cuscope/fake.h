@@ -145,6 +145,35 @@ CUS_API unsigned long cus_fake_misuse_count(void);
  * other thread can misuse the fake). */
 CUS_API const char *cus_fake_last_misuse(void);
 
+/* --- known differences from the real driver ---------------------------------
+ * The fake follows the context rules an H200 (driver 580.159.04) showed, entry
+ * point by entry point and state by state (test/rules/expected.txt; the unit
+ * test `rules` holds the fake to it). It differs on purpose only where the
+ * real driver's behaviour is undefined, a use after destroy, and there it
+ * crashes (SIGSEGV: it dereferences the destroyed handle) or accepts what it
+ * should not. The fake recognises the destroyed handle (its records outlive
+ * their handles), counts a misuse and returns an error instead:
+ *   - a stream used after cuStreamDestroy (cuStreamQuery, cuStreamSynchronize,
+ *     cuStreamWaitEvent, the getters, the capture calls, cuLaunchHostFunc,
+ *     cuMemAllocAsync, a second cuStreamDestroy), and an event used after
+ *     cuEventDestroy (cuEventRecord, cuEventQuery, cuEventSynchronize,
+ *     cuEventElapsedTime, a second cuEventDestroy): the driver crashes; the
+ *     fake answers CUDA_ERROR_INVALID_HANDLE. (A stream or event destroyed
+ *     with its context is no difference: both answer
+ *     CUDA_ERROR_CONTEXT_IS_DESTROYED.)
+ *   - cuMemcpy of memory freed (by cuMemFree, or with its context), and
+ *     cuMemcpyAsync of memory freed by cuMemFree: the driver crashes; the fake
+ *     reports the use after free and answers CUDA_ERROR_INVALID_VALUE (as the
+ *     typed copies cuMemcpyHtoD and the like do on both);
+ *   - cuMemcpyPeer naming a destroyed context, and cuCtxGetDevice_v2 of one:
+ *     the driver crashes; the fake answers CUDA_ERROR_INVALID_CONTEXT;
+ *   - cuCtxPushCurrent and cuCtxSetCurrent of a destroyed context: the driver
+ *     accepts it (and the process dies later, in its teardown); the fake
+ *     answers CUDA_ERROR_INVALID_CONTEXT and changes no stack.
+ * lib/fake/deliberate.txt lists the same cells for the test. Beyond the
+ * context rules, what the fake does not emulate is said where it applies
+ * (stream capture and graphs, below; the launch argument limit). */
+
 /* The primary context's retain count on a device, and its handle (stable for
  * the fake's lifetime, as with the real driver). */
 CUS_API int cus_fake_primary_retain_count(int ordinal);
