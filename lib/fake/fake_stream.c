@@ -415,8 +415,8 @@ static void execute_locked(struct CUstream_st *s, fake_op *op)
     /* Through the executor its area registered for the kind. Once a kernel
      * poisoned the context, the device's work (copies, memsets, kernels,
      * prefetches) completes unrun; host functions, event records and the
-     * stream-ordered allocator's bookkeeping go on, so that everything can
-     * still be released. */
+     * stream-ordered allocator's bookkeeping queued before go on (the queue
+     * drains; the context's destruction then releases what it has). */
     const fake_op_executor *x = fake_op_executor_of(op->kind);
     unsigned int flags = x ? x->flags : 0;
     if (s->ctx->sticky != CUDA_SUCCESS && (flags & FAKE_OP_DEAD_WHEN_POISONED)) {
