@@ -7,10 +7,13 @@
 
 #include "internal.h"
 
+/* A driver graph belongs to no context: it outlives its context's death and
+ * its poisoning, and cuGraphDestroy needs no current context and works on a
+ * poisoned one (the H200's answers, test/rules/expected.txt). So it is
+ * destroyed even when the context is poisoned: skipping it would leak it. */
 static void graph_destroy(cus_graph *g)
 {
-    if (g->handle && !atomic_load_explicit(&g->ctx->poison, memory_order_relaxed) &&
-        !cus_is_forked_()) {
+    if (g->handle && !cus_is_forked_()) {
         CUresult r = cus_drv_.cuGraphDestroy_(g->handle);
         if (r)
             cus_destroy_error_((cus_status)r, "cus_graph_unref", "cuGraphDestroy",

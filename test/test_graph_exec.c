@@ -49,6 +49,36 @@ static void test_graph_accessors_and_refs(void **state)
     assert_ok(cus_stream_synchronize(s));
 }
 
+/* With no context current: the driver needs one for
+ * cuGraphInstantiateWithFlags (the H200 answers CUDA_ERROR_INVALID_CONTEXT,
+ * test/rules/expected.txt), so cuscope makes the graph's context current for
+ * the call. */
+static void test_instantiate_makes_the_graphs_context_current(void **state)
+{
+    (void)state;
+    cus_autoptr(cus_context) c = new_ctx();
+    cus_autoptr(cus_stream) s = new_stream(c, CU_STREAM_NON_BLOCKING);
+    cus_autoptr(cus_host_buffer) h = new_pinned(c, G_N * 4);
+    cus_autoptr(cus_buffer) buf = new_buffer(c, G_N * 4);
+    cus_autoptr(cus_graph) g = NULL;
+    assert_ok(capture_copies(s, CU_STREAM_CAPTURE_MODE_GLOBAL, buf, u32s(h), u32s(h), 1, &g));
+    assert_null(cus_context_current());
+    stack_snap before = snap();
+    unsigned long calls = cus_fake_call_count();
+    cus_autoptr(cus_graph_exec) ex = instantiate(g);
+    assert_calls_since(calls, "cuCtxPushCurrent", "cuGraphInstantiateWithFlags",
+                       "cuCtxPopCurrent");
+    assert_stack_unchanged(before);
+    /* what the switch is for: the driver refuses it with no context */
+    PFN_cuGraphInstantiateWithFlags_v11040 raw_instantiate;
+    RAW(raw_instantiate, "cuGraphInstantiateWithFlags", 11040);
+    CUgraphExec raw = NULL;
+    assert_cu(raw_instantiate(&raw, cus_graph_handle(g), 0), CUDA_ERROR_INVALID_CONTEXT);
+    assert_null(raw);
+    assert_ok(cus_graph_exec_launch(ex, s));
+    assert_ok(cus_stream_synchronize(s));
+}
+
 static void test_graph_node_count_faults(void **state)
 {
     (void)state;
@@ -374,6 +404,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         ENV_TEST(test_graph_accessors_and_refs),
+        ENV_TEST(test_instantiate_makes_the_graphs_context_current),
         ENV_TEST(test_graph_node_count_faults),
         ENV_TEST(test_kept_objects_counts),
         ENV_TEST(test_graph_unref_faults),

@@ -568,6 +568,7 @@ static CUresult faulting_twin(const cus_fake_launch *l, void **args, void *user)
 static void test_graph_of_a_poisoned_context(void **state)
 {
     (void)state;
+    unsigned long destroys = 0;
     {
         cus_autoptr(cus_context) c = new_ctx();
         cus_autoptr(cus_stream) s = new_stream(c, CU_STREAM_NON_BLOCKING);
@@ -598,9 +599,13 @@ static void test_graph_of_a_poisoned_context(void **state)
         assert_int_equal(cap.status, CUDA_ERROR_ILLEGAL_ADDRESS);
         assert_false(cap.open);
         assert_int_equal(cus_fake_call_count(), calls); /* all fast */
-    } /* graph and exec freed without driver calls; the context destroyed */
-    /* The fake's graph handles of the dead context go with a reinstall. */
-    assert_ok(cus_fake_install(NULL));
+        destroys = cus_fake_calls_of("cuGraphDestroy");
+    } /* the exec freed without a driver call, the context destroyed; the graph
+       * destroyed, as it outlives its context (the driver's graphs belong to
+       * none, and cuGraphDestroy works on a poisoned one) */
+    assert_int_equal(cus_fake_calls_of("cuGraphDestroy"), destroys + 1);
+    assert_int_equal(cus_fake_live_handles(CUS_FAKE_HANDLE_ANY), 0);
+    assert_int_equal(cus_fake_misuse_count(), 0);
 }
 #endif
 

@@ -123,6 +123,30 @@ static void test_prefetch_on_the_legacy_stream_while_current(void **state)
     c = cus_context_unref(c);
 }
 
+/* With no context current: the driver needs one for cuMemAdvise (the H200
+ * answers CUDA_ERROR_INVALID_CONTEXT, test/rules/expected.txt), so cuscope
+ * makes the buffer's current for the call; a prefetch names its stream and
+ * needs none, but is made in the buffer's context too. */
+static void test_advise_makes_the_buffers_context_current(void **state)
+{
+    (void)state;
+    cus_context *c = new_ctx();
+    cus_buffer *m = new_managed(c, N);
+    assert_null(cus_context_current());
+    stack_snap before = snap();
+    unsigned long calls = cus_fake_call_count();
+    assert_ok(cus_buffer_advise(m, CU_MEM_ADVISE_SET_READ_MOSTLY, D0));
+    assert_calls_since(calls, "cuCtxPushCurrent", "cuMemAdvise", "cuCtxPopCurrent");
+    assert_stack_unchanged(before);
+    /* what the switch is for: the driver refuses it with no context */
+    PFN_cuMemAdvise_v8000 raw_advise;
+    RAW(raw_advise, "cuMemAdvise", 8000);
+    assert_cu(raw_advise(cus_buffer_ptr(m), N, CU_MEM_ADVISE_SET_READ_MOSTLY, D0),
+              CUDA_ERROR_INVALID_CONTEXT);
+    m = cus_buffer_unref(m);
+    c = cus_context_unref(c);
+}
+
 /* Two devices: prefetch to the other device, advice naming it. */
 static void test_prefetch_and_advise_to_another_device(void **state)
 {
@@ -453,9 +477,11 @@ static void test_enable_peer_access_errors(void **state)
     assert_status(cus_context_enable_peer_access(NULL, c1), I);
     assert_status(cus_context_enable_peer_access(c0, NULL), I);
     assert_int_equal(cus_fake_call_count(), calls);
-    /* The driver's refusals surface as they are. */
-    assert_status(cus_context_enable_peer_access(c0, c0), CU(CUDA_ERROR_INVALID_CONTEXT));
-    assert_status(cus_context_enable_peer_access(p, p2), CU(CUDA_ERROR_INVALID_CONTEXT));
+    /* The driver's refusals surface as they are: a context with itself is
+     * one device with itself, which the H200 refuses as unsupported
+     * (test/rules/expected.txt). */
+    assert_status(cus_context_enable_peer_access(c0, c0), CU(CUDA_ERROR_PEER_ACCESS_UNSUPPORTED));
+    assert_status(cus_context_enable_peer_access(p, p2), CU(CUDA_ERROR_PEER_ACCESS_UNSUPPORTED));
     assert_status(cus_context_enable_peer_access(c0, c0b), CU(CUDA_ERROR_PEER_ACCESS_UNSUPPORTED));
     assert_int_equal(cus_fake_calls_of("cuCtxEnablePeerAccess"), 3);
     assert_string_equal(cus_last_error()->driver_call, "cuCtxEnablePeerAccess");
@@ -663,9 +689,22 @@ static void test_copy_between_two_contexts_of_one_device_is_a_peer_copy(void **s
     unsigned char in[N], out[N];
     pattern(in, N, 2);
     assert_ok(cus_copy_to_device(a, 0, in, N));
+    /* With no context current: the driver needs one for cuMemcpyPeer (the
+     * H200 answers CUDA_ERROR_INVALID_CONTEXT, test/rules/expected.txt), so
+     * cuscope makes the destination's current for the call. */
+    assert_null(cus_context_current());
+    stack_snap before = snap();
+    unsigned long calls = cus_fake_call_count();
     assert_ok(cus_copy_device(b, 0, a, 0, N));
+    assert_calls_since(calls, "cuCtxPushCurrent", "cuMemcpyPeer", "cuCtxPopCurrent");
+    assert_stack_unchanged(before);
     assert_int_equal(cus_fake_calls_of("cuMemcpyPeer"), 1);
     assert_int_equal(cus_fake_calls_of("cuMemcpyDtoD"), 0);
+    PFN_cuMemcpyPeer_v4000 raw_peer;
+    RAW(raw_peer, "cuMemcpyPeer", 4000);
+    assert_cu(raw_peer(cus_buffer_ptr(b), cus_context_handle(d), cus_buffer_ptr(a),
+                       cus_context_handle(c), N),
+              CUDA_ERROR_INVALID_CONTEXT);
     memset(out, 0, N);
     assert_ok(cus_copy_to_host(out, b, 0, N));
     assert_memory_equal(out, in, N);
@@ -1194,6 +1233,7 @@ int main(void)
         /* managed memory */
         ENV_TEST(test_prefetch_to_device_and_to_cpu),
         ENV_TEST(test_prefetch_on_the_legacy_stream_while_current),
+        ENV_TEST(test_advise_makes_the_buffers_context_current),
         TWO_DEV_TEST(test_prefetch_and_advise_to_another_device),
         ENV_TEST(test_prefetch_to_an_invalid_device),
         ENV_TEST(test_advise),

@@ -134,13 +134,45 @@ CUS_API size_t cus_fake_live_handles(cus_fake_handle_kind kind);
  * memset range outside its allocation, memory used after it was freed (or
  * outside its stream-ordered lifetime), a CUDA call inside a host function.
  * Each is counted, and the last one described. The call itself returns the
- * driver's error for it (CUDA_ERROR_INVALID_CONTEXT and the like); misuse
+ * driver's error for it (CUDA_ERROR_INVALID_CONTEXT and the like; a stream or
+ * event whose context was destroyed answers CUDA_ERROR_CONTEXT_IS_DESTROYED,
+ * as the H200 does), or, where the real driver crashes or accepts the handle,
+ * an error of its own (see "Known differences from the real driver"); misuse
  * found while a queued operation executes skips that operation and leaves
  * the synchronizing call's result alone. */
 CUS_API unsigned long cus_fake_misuse_count(void);
 /* "" if none; valid until the next misuse (on any thread: read it when no
  * other thread can misuse the fake). */
 CUS_API const char *cus_fake_last_misuse(void);
+
+/* --- known differences from the real driver ---------------------------------
+ * The fake follows the context rules an H200 (driver 580.159.04) showed, entry
+ * point by entry point and state by state (test/rules/expected.txt; the unit
+ * test `rules` holds the fake to it). It differs on purpose only where the
+ * real driver's behaviour is undefined, a use after destroy, and there it
+ * crashes (SIGSEGV: it dereferences the destroyed handle) or accepts what it
+ * should not. The fake recognises the destroyed handle (its records outlive
+ * their handles), counts a misuse and returns an error instead:
+ *   - a stream used after cuStreamDestroy (cuStreamQuery, cuStreamSynchronize,
+ *     cuStreamWaitEvent, the getters, the capture calls, cuLaunchHostFunc,
+ *     cuMemAllocAsync, a second cuStreamDestroy), and an event used after
+ *     cuEventDestroy (cuEventRecord, cuEventQuery, cuEventSynchronize,
+ *     cuEventElapsedTime, a second cuEventDestroy): the driver crashes; the
+ *     fake answers CUDA_ERROR_INVALID_HANDLE. (A stream or event destroyed
+ *     with its context is no difference: both answer
+ *     CUDA_ERROR_CONTEXT_IS_DESTROYED.)
+ *   - cuMemcpy of memory freed (by cuMemFree, or with its context), and
+ *     cuMemcpyAsync of memory freed by cuMemFree: the driver crashes; the fake
+ *     reports the use after free and answers CUDA_ERROR_INVALID_VALUE (as the
+ *     typed copies cuMemcpyHtoD and the like do on both);
+ *   - cuMemcpyPeer naming a destroyed context, and cuCtxGetDevice_v2 of one:
+ *     the driver crashes; the fake answers CUDA_ERROR_INVALID_CONTEXT;
+ *   - cuCtxPushCurrent and cuCtxSetCurrent of a destroyed context: the driver
+ *     accepts it (and the process dies later, in its teardown); the fake
+ *     answers CUDA_ERROR_INVALID_CONTEXT and changes no stack.
+ * lib/fake/deliberate.txt lists the same cells for the test. Beyond the
+ * context rules, what the fake does not emulate is said where it applies
+ * (stream capture and graphs, below; the launch argument limit). */
 
 /* The primary context's retain count on a device, and its handle (stable for
  * the fake's lifetime, as with the real driver). */
@@ -280,9 +312,12 @@ CUS_API size_t cus_fake_device_bytes_in_use(int ordinal);
  * block of 0, more than 1024 threads per block or more than the function
  * allows, a block other than its .reqntid, dynamic shared memory above the
  * function's maximum, clusters that do not divide the grid, a cooperative
- * grid larger than the device holds at once) and the function's context
- * against the current one (a misuse when it differs), copy the arguments by
- * the kernel's layout, record the launch, and queue it on the stream. When it
+ * grid larger than the device holds at once), copy the arguments by the
+ * kernel's layout, record the launch, and queue it on the stream. A function
+ * carries its context: the launch runs there whatever is current (another
+ * context, or none, as on the H200), NULL, CU_STREAM_LEGACY and
+ * CU_STREAM_PER_THREAD are that context's default stream, and a stream of
+ * another context is CUDA_ERROR_INVALID_HANDLE. When it
  * executes, in stream order, the host implementation registered for the
  * kernel's name (if any) runs on the thread that executes the queue, without
  * the fake's lock, with args[i] pointing at the copied argument i: device
@@ -296,12 +331,24 @@ CUS_API size_t cus_fake_device_bytes_in_use(int ordinal);
  * returns the error, and from then on so does every call that uses the
  * context (its current-context calls, and calls on its streams, events,
  * memory, modules and functions), until the context is destroyed or its
- * primary context reset by its last release. The work queued in it after the
- * fault (copies, memsets, launches, prefetches) is skipped; host functions,
- * event records and stream-ordered allocations and frees still execute, and
- * the frees, destroys, unloads and synchronizations still work (the latter
- * run the queue, then return the error), so that everything can be released.
- * Any other error returned by a host implementation is a misuse, and ignored. */
+ * primary context reset by its last release. That includes the releases,
+ * as on a real GPU (an H200, driver 580): cuMemFree, cuMemFreeAsync,
+ * cuMemFreeHost, cuMemHostUnregister, cuStreamDestroy, cuEventDestroy and
+ * cuModuleUnload of the context's objects answer the error and release
+ * nothing, and so do cuCtxCreate and cuDevicePrimaryCtxRetain while the
+ * poisoned context is current. After a fault only destroying the context
+ * (cuCtxDestroy, which still works), or resetting a primary context by its
+ * last cuDevicePrimaryCtxRelease, releases what it has: its streams, events,
+ * memory, registrations, modules and executable graphs go with it. The
+ * synchronizations run the queue, then return the error. A few calls still
+ * answer, as the driver's do: cuCtxGetDevice (both variants), cuCtxGetFlags,
+ * cuCtxGetApiVersion, cuPointerGetAttribute, and the graph calls that read or
+ * change a graph without running it (cuGraphGetNodes, cuGraphNodeGetType,
+ * cuGraphExecUpdate, cuGraphDestroy, cuGraphExecDestroy). The work queued in
+ * the context after the fault (copies, memsets, launches, prefetches) is
+ * skipped; host functions, event records and stream-ordered allocations and
+ * frees queued before still execute. Any other error returned by a host
+ * implementation is a misuse, and ignored. */
 
 /* The driver's limit is 32764 bytes from 12.1; the fake keeps 4 KiB, and a
  * launch of a kernel with more parameter bytes fails with
@@ -417,12 +464,23 @@ CUS_API unsigned long cus_fake_kernels_without_twin(const char **last);
  * CUDA_ERROR_ILLEGAL_STATE, as are instantiating it and updating from it.
  * NULL handles are CUDA_ERROR_INVALID_VALUE. Destroying a graph leaves
  * its executable graphs working: instantiation snapshots the nodes. Unknown
- * and destroyed handles are misuse and CUDA_ERROR_INVALID_VALUE; a context's
- * death destroys its graphs, executable graphs and captures (not counted as
- * leaks; a later use is misuse, "used after its context was destroyed"), and
- * on a poisoned context they follow the rules of the modules above (the
- * destroys and cuStreamEndCapture still work; cuStreamEndCapture then ends
- * the capture and returns the sticky error).
+ * and destroyed handles are misuse and CUDA_ERROR_INVALID_VALUE. A graph
+ * belongs to no context, as on the H200: it outlives the death of the context
+ * it was captured in (a live handle, to destroy), and cuGraphDestroy,
+ * cuGraphGetNodes and cuGraphNodeGetType need no current context and answer
+ * whatever that context's state, poisoned or destroyed. A context's death
+ * destroys its executable graphs and its captures in progress with their
+ * graphs (a later use is misuse, "used after its context was destroyed" or
+ * "capture was discarded with its context"). A graph that outlived its
+ * context keeps its nodes, but what they referred to died with it: its kernel
+ * nodes' functions and its graph allocations (memory nodes), so instantiating
+ * such a graph is misuse and CUDA_ERROR_INVALID_VALUE; one of copies,
+ * memsets and host functions only still instantiates, in the current context
+ * (its copies of the dead context's memory are reported when they run). On a
+ * poisoned context executable graphs follow the rules of the modules above
+ * (cuGraphLaunch and cuGraphUpload answer the sticky error, cuGraphExecUpdate
+ * and cuGraphExecDestroy still work), and cuStreamEndCapture ends the
+ * capture and returns the sticky error.
  *
  * cuGraphLaunch queues the nodes, in order, as ordinary operations on the
  * stream: they run when the host waits for it, like any other work (host
@@ -435,7 +493,10 @@ CUS_API unsigned long cus_fake_kernels_without_twin(const char **last);
  * memory is reported and skipped the same way, replayed or not. A launch of
  * an executable graph of another context than the stream's is
  * CUDA_ERROR_INVALID_VALUE. cuGraphUpload validates and queues nothing.
- * cuGraphInstantiateWithFlags takes AUTO_FREE_ON_LAUNCH, DEVICE_LAUNCH (only
+ * cuGraphInstantiateWithFlags needs a current context (CUDA_ERROR_INVALID_CONTEXT
+ * with none, its sticky error for a poisoned one, as on the H200); the
+ * executable graph belongs to the graph's context (while that lives). It
+ * takes AUTO_FREE_ON_LAUNCH, DEVICE_LAUNCH (only
  * kernel, memcpy and memset nodes, at least one) and USE_NODE_PRIORITY (no
  * effect); UPLOAD is for cuGraphInstantiateWithParams (not emulated):
  * CUDA_ERROR_INVALID_VALUE.
@@ -475,8 +536,9 @@ CUS_API unsigned long cus_fake_kernels_without_twin(const char **last);
  * cuEventRecordWithFlags). Replays run their nodes one after the other in
  * capture order on the launch stream (a valid order, with no concurrency
  * between branches). A failed (fault-injected) cuStreamEndCapture did none of
- * its work, so the stream still captures. Graph objects are not bound to a
- * current context: no call here needs one, beyond the stream arguments'. */
+ * its work, so the stream still captures. No graph call but
+ * cuGraphInstantiateWithFlags needs a current context, beyond the stream
+ * arguments'. */
 
 /* Captures begun and not yet ended, on any thread (a teardown check). */
 CUS_API size_t cus_fake_active_captures(void);

@@ -3,8 +3,15 @@
  *   cuCtxCreate pushes; cuCtxSetCurrent replaces the top (NULL pops it);
  *   cuCtxDestroy kills the context for every thread but pops it only from the
  *   caller's stack, and only if it is on top; other threads keep it and their
- *   current-context calls get CUDA_ERROR_CONTEXT_IS_DESTROYED; primary
- *   contexts are counted, never pushed, and inactive at a count of 0. */
+ *   current-context calls get CUDA_ERROR_CONTEXT_IS_DESTROYED (but
+ *   cuCtxGetDevice and cuCtxGetFlags, which answer); primary contexts are
+ *   counted, never pushed, and inactive at a count of 0.
+ * A poisoned context (a kernel's sticky error) answers its error to the
+ * calls that use it, and while it is current to the creations (cuCtxCreate,
+ * cuDevicePrimaryCtxRetain); the getters cuCtxGetDevice (both),
+ * cuCtxGetFlags and cuCtxGetApiVersion still answer, and cuCtxDestroy (or
+ * the last cuDevicePrimaryCtxRelease) still works: the H200's rules
+ * (test/rules/expected.txt). */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -184,11 +191,17 @@ static bool is_context_kind(const fake_handle *h)
     return h->kind == CUS_FAKE_HANDLE_CONTEXT || h->kind == CUS_FAKE_HANDLE_PRIMARY_CONTEXT;
 }
 
-/* An explicit context argument. Unknown and destroyed handles are misuse
- * (undefined on the real driver, which may crash or quietly accept them):
- * CUDA_ERROR_INVALID_CONTEXT. A primary context released to a count of 0 is
- * misuse too, answered with `if_inactive`. */
-static CUresult context_arg_locked(CUcontext ctx, CUresult if_inactive, struct CUctx_st **out)
+/* An explicit context argument. Unknown and destroyed handles are misuse:
+ * an unknown one is CUDA_ERROR_INVALID_CONTEXT, a destroyed one answers
+ * `if_destroyed`, what the H200 answers for the entry point
+ * (test/rules/expected.txt: CUDA_ERROR_INVALID_CONTEXT for cuCtxDestroy and
+ * cuCtxGetApiVersion, CUDA_ERROR_CONTEXT_IS_DESTROYED for cuCtxSynchronize_v2
+ * and the peer-access calls; where the driver crashes or accepts it, the fake
+ * answers CUDA_ERROR_INVALID_CONTEXT, lib/fake/deliberate.txt). A primary
+ * context released to a count of 0 is misuse too, answered with
+ * `if_inactive`. */
+static CUresult context_arg_locked(CUcontext ctx, CUresult if_destroyed, CUresult if_inactive,
+                                   struct CUctx_st **out)
 {
     fake_handle *h = fake_handle_find_locked((uintptr_t)ctx);
     if (!h || !is_context_kind(h)) {
@@ -197,7 +210,7 @@ static CUresult context_arg_locked(CUcontext ctx, CUresult if_inactive, struct C
     }
     if (h->state == FAKE_DESTROYED) {
         fake_misuse_locked("context 0x%" PRIxPTR " used after cuCtxDestroy", (uintptr_t)ctx);
-        return CUDA_ERROR_INVALID_CONTEXT;
+        return if_destroyed;
     }
     struct CUctx_st *c = (struct CUctx_st *)h;
     if (h->state == FAKE_INACTIVE) {
@@ -206,6 +219,18 @@ static CUresult context_arg_locked(CUcontext ctx, CUresult if_inactive, struct C
                            (uintptr_t)ctx, (int)c->device);
         return if_inactive;
     }
+    *out = c;
+    return CUDA_SUCCESS;
+}
+
+/* The calling thread's current context, live or not: the getters that the
+ * H200 answers even for a context destroyed by another thread
+ * (cuCtxGetDevice, cuCtxGetFlags); CUDA_ERROR_INVALID_CONTEXT with none. */
+static CUresult top_any_locked(struct CUctx_st **out)
+{
+    struct CUctx_st *c = top_locked();
+    if (!c)
+        return CUDA_ERROR_INVALID_CONTEXT;
     *out = c;
     return CUDA_SUCCESS;
 }
@@ -246,10 +271,10 @@ CUresult fake_current_context_any_locked(struct CUctx_st **out)
     return current_locked(out);
 }
 
-CUresult fake_context_arg_locked(CUcontext ctx, CUresult if_inactive, struct CUctx_st **out)
+CUresult fake_context_arg_locked(CUcontext ctx, CUresult if_dead, struct CUctx_st **out)
 {
     struct CUctx_st *c = NULL;
-    CUresult r = context_arg_locked(ctx, if_inactive, &c);
+    CUresult r = context_arg_locked(ctx, if_dead, if_dead, &c);
     if (r != CUDA_SUCCESS || !c)
         return r;
     if (c->sticky != CUDA_SUCCESS)
@@ -268,6 +293,16 @@ CUresult fake_context_arg_locked(CUcontext ctx, CUresult if_inactive, struct CUc
 
 /* --- creation and destruction ---------------------------------------------------------------------- */
 
+/* The creations (cuCtxCreate, cuDevicePrimaryCtxRetain) with a poisoned
+ * context current answer its sticky error, as on the H200: after a fault the
+ * process makes no new context until the poisoned one is off the thread's
+ * stack (or destroyed). */
+static CUresult current_sticky_locked(void)
+{
+    const struct CUctx_st *c = top_locked();
+    return c && c->h.state == FAKE_LIVE ? c->sticky : CUDA_SUCCESS;
+}
+
 static CUresult create_locked(CUcontext *pctx, unsigned int flags, CUdevice dev)
 {
     if (!pctx)
@@ -278,6 +313,9 @@ static CUresult create_locked(CUcontext *pctx, unsigned int flags, CUdevice dev)
         return CUDA_ERROR_INVALID_VALUE;
     if (!fake_device_at_locked(dev))
         return CUDA_ERROR_INVALID_DEVICE;
+    CUresult r = current_sticky_locked();
+    if (r != CUDA_SUCCESS)
+        return r;
     if (!reserve_locked())
         return CUDA_ERROR_OUT_OF_MEMORY;
     struct CUctx_st *c = fake_handle_new_locked(CUS_FAKE_HANDLE_CONTEXT, sizeof *c, 0);
@@ -368,7 +406,10 @@ CUresult CUDAAPI fake_cuCtxPushCurrent(CUcontext ctx)
     if (!ctx)
         return fake_leave(CUDA_ERROR_INVALID_VALUE);
     struct CUctx_st *c = NULL;
-    CUresult r = context_arg_locked(ctx, CUDA_ERROR_CONTEXT_IS_DESTROYED, &c);
+    /* A destroyed context: the H200 pushes it (and the process dies in its
+     * teardown); the fake reports the misuse and refuses (deliberate.txt). */
+    CUresult r = context_arg_locked(ctx, CUDA_ERROR_INVALID_CONTEXT,
+                                    CUDA_ERROR_CONTEXT_IS_DESTROYED, &c);
     if (r != CUDA_SUCCESS)
         return fake_leave(r);
     if (!reserve_locked())
@@ -396,8 +437,9 @@ CUresult CUDAAPI fake_cuCtxSetCurrent(CUcontext ctx)
         pop_locked(); /* NULL pops the top only; nothing on an empty stack */
         return fake_leave(CUDA_SUCCESS);
     }
-    struct CUctx_st *c = NULL;
-    CUresult r = context_arg_locked(ctx, CUDA_ERROR_CONTEXT_IS_DESTROYED, &c);
+    struct CUctx_st *c = NULL; /* a destroyed one: as cuCtxPushCurrent */
+    CUresult r = context_arg_locked(ctx, CUDA_ERROR_INVALID_CONTEXT,
+                                    CUDA_ERROR_CONTEXT_IS_DESTROYED, &c);
     if (r != CUDA_SUCCESS)
         return fake_leave(r);
     thread_stack *s = stack_locked();
@@ -422,14 +464,19 @@ CUresult CUDAAPI fake_cuCtxGetCurrent(CUcontext *pctx)
 
 /* --- calls on the current context -------------------------------------------------------------------- */
 
+/* cuCtxGetDevice and cuCtxGetFlags answer for the current context whatever
+ * its state, as the H200 does: poisoned, or destroyed by another thread while
+ * current here. */
 CUresult CUDAAPI fake_cuCtxGetDevice(CUdevice_v1 *device)
 {
     FAKE_ENTER(cuCtxGetDevice);
     if (!device)
         return fake_leave(CUDA_ERROR_INVALID_VALUE);
-    GET_CURRENT(c);
-    *device = c->device;
-    return fake_leave(CUDA_SUCCESS);
+    struct CUctx_st *c = NULL;
+    CUresult r = top_any_locked(&c);
+    if (r == CUDA_SUCCESS)
+        *device = c->device;
+    return fake_leave(r);
 }
 
 CUresult CUDAAPI fake_cuCtxGetFlags(unsigned int *flags)
@@ -437,9 +484,11 @@ CUresult CUDAAPI fake_cuCtxGetFlags(unsigned int *flags)
     FAKE_ENTER(cuCtxGetFlags);
     if (!flags)
         return fake_leave(CUDA_ERROR_INVALID_VALUE);
-    GET_CURRENT(c);
-    *flags = c->flags;
-    return fake_leave(CUDA_SUCCESS);
+    struct CUctx_st *c = NULL;
+    CUresult r = top_any_locked(&c);
+    if (r == CUDA_SUCCESS)
+        *flags = c->flags;
+    return fake_leave(r);
 }
 
 CUresult CUDAAPI fake_cuCtxSynchronize(void)
@@ -457,23 +506,25 @@ CUresult CUDAAPI fake_cuCtxSynchronize(void)
 
 #ifdef FAKE_HAVE_13000_ENTRIES
 /* The CUDA 13.0 variants name their context; NULL means the current one.
- * Poisoned or not: the callers check. */
-static CUresult context_or_current_locked(CUcontext ctx, struct CUctx_st **out)
+ * Poisoned or not: the callers check. A destroyed one answers if_destroyed. */
+static CUresult context_or_current_locked(CUcontext ctx, CUresult if_destroyed,
+                                          struct CUctx_st **out)
 {
     if (!ctx)
         return current_locked(out);
-    return context_arg_locked(ctx, CUDA_ERROR_INVALID_CONTEXT, out);
+    return context_arg_locked(ctx, if_destroyed, CUDA_ERROR_INVALID_CONTEXT, out);
 }
 
+/* Poisoned or not, as the H200 answers. A destroyed context crashes the
+ * H200; the fake reports the misuse and answers CUDA_ERROR_INVALID_CONTEXT
+ * (deliberate.txt). */
 CUresult CUDAAPI fake_cuCtxGetDevice_v2(CUdevice *device, CUcontext ctx)
 {
     FAKE_ENTER(cuCtxGetDevice_v2);
     if (!device)
         return fake_leave(CUDA_ERROR_INVALID_VALUE);
     struct CUctx_st *c = NULL;
-    CUresult r = context_or_current_locked(ctx, &c);
-    if (r == CUDA_SUCCESS)
-        r = c->sticky;
+    CUresult r = context_or_current_locked(ctx, CUDA_ERROR_INVALID_CONTEXT, &c);
     if (r == CUDA_SUCCESS)
         *device = c->device;
     return fake_leave(r);
@@ -483,7 +534,7 @@ CUresult CUDAAPI fake_cuCtxSynchronize_v2(CUcontext ctx)
 {
     FAKE_ENTER(cuCtxSynchronize_v2);
     struct CUctx_st *c = NULL;
-    CUresult r = context_or_current_locked(ctx, &c);
+    CUresult r = context_or_current_locked(ctx, CUDA_ERROR_CONTEXT_IS_DESTROYED, &c);
     if (r != CUDA_SUCCESS)
         return fake_leave(r);
     fake_context_work->synchronize_locked(c);
@@ -496,10 +547,11 @@ CUresult CUDAAPI fake_cuCtxGetApiVersion(CUcontext ctx, unsigned int *version)
     FAKE_ENTER(cuCtxGetApiVersion);
     if (!version)
         return fake_leave(CUDA_ERROR_INVALID_VALUE);
+    /* Poisoned or not, as the H200 answers. */
     struct CUctx_st *c = NULL;
-    CUresult r = ctx ? context_arg_locked(ctx, CUDA_ERROR_INVALID_CONTEXT, &c) : current_locked(&c);
-    if (r == CUDA_SUCCESS)
-        r = c->sticky;
+    CUresult r = ctx ? context_arg_locked(ctx, CUDA_ERROR_INVALID_CONTEXT,
+                                          CUDA_ERROR_INVALID_CONTEXT, &c)
+                     : current_locked(&c);
     if (r != CUDA_SUCCESS)
         return fake_leave(r);
     /* The context ABI version, not the driver's: driver 580 (CUDA 13.0)
@@ -605,6 +657,9 @@ CUresult CUDAAPI fake_cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice_v1 dev)
     fake_device *d = fake_device_at_locked(dev);
     if (!d)
         return fake_leave(CUDA_ERROR_INVALID_DEVICE);
+    CUresult r = current_sticky_locked(); /* as cuCtxCreate */
+    if (r != CUDA_SUCCESS)
+        return fake_leave(r);
     if (!d->primary) {
         struct CUctx_st *c = fake_handle_new_locked(CUS_FAKE_HANDLE_PRIMARY_CONTEXT, sizeof *c, 0);
         if (!c)

@@ -36,12 +36,13 @@ FAKE_HIDDEN void fake_context_defaults(struct CUctx_st *c);
  * if a kernel poisoned it. */
 FAKE_HIDDEN CUresult fake_current_context_locked(struct CUctx_st **out);
 /* The same, poisoned or not: for the calls that still work on a poisoned
- * context (frees, destroys, synchronizations that report the error after). */
+ * context (the synchronizations, which run the queue and report the error
+ * after). */
 FAKE_HIDDEN CUresult fake_current_context_any_locked(struct CUctx_st **out);
-/* An explicit context argument: unknown or destroyed handles are misuse and
- * CUDA_ERROR_INVALID_CONTEXT; a released primary context answers if_inactive;
- * a poisoned one its sticky error. */
-FAKE_HIDDEN CUresult fake_context_arg_locked(CUcontext ctx, CUresult if_inactive,
+/* An explicit context argument: an unknown handle is misuse and
+ * CUDA_ERROR_INVALID_CONTEXT; a destroyed context or a released primary one
+ * is misuse answered with if_dead; a poisoned one answers its sticky error. */
+FAKE_HIDDEN CUresult fake_context_arg_locked(CUcontext ctx, CUresult if_dead,
                                              struct CUctx_st **out);
 
 /* Pops the calling thread's emulated stack down to depth entries, with no

@@ -46,14 +46,19 @@ static CUresult event_arg_locked(CUevent he, bool healthy, struct CUevent_st **o
         fake_misuse_locked("unknown event handle 0x%" PRIxPTR, (uintptr_t)he);
         return CUDA_ERROR_INVALID_HANDLE;
     }
+    /* As for streams: an event destroyed with its context answers
+     * CUDA_ERROR_CONTEXT_IS_DESTROYED (the H200's answer), one destroyed by
+     * cuEventDestroy CUDA_ERROR_INVALID_HANDLE (the H200 crashes:
+     * deliberate.txt); both are misuse. */
     struct CUevent_st *e = (struct CUevent_st *)h;
-    if (h->state == FAKE_DESTROYED || e->ctx->h.state != FAKE_LIVE) {
-        if (h->state == FAKE_DESTROYED && !e->ctx_destroyed)
-            fake_misuse_locked("event 0x%" PRIxPTR " used after cuEventDestroy", (uintptr_t)he);
-        else
-            fake_misuse_locked("event 0x%" PRIxPTR " used after its context was destroyed",
-                               (uintptr_t)he);
+    if (h->state == FAKE_DESTROYED && !e->ctx_destroyed) {
+        fake_misuse_locked("event 0x%" PRIxPTR " used after cuEventDestroy", (uintptr_t)he);
         return CUDA_ERROR_INVALID_HANDLE;
+    }
+    if (h->state == FAKE_DESTROYED || e->ctx->h.state != FAKE_LIVE) {
+        fake_misuse_locked("event 0x%" PRIxPTR " used after its context was destroyed",
+                           (uintptr_t)he);
+        return CUDA_ERROR_CONTEXT_IS_DESTROYED;
     }
     if (healthy && e->ctx->sticky != CUDA_SUCCESS)
         return e->ctx->sticky;
@@ -260,8 +265,10 @@ CUresult CUDAAPI fake_cuEventDestroy(CUevent hEvent)
         fake_misuse_locked("double destroy of event 0x%" PRIxPTR, (uintptr_t)hEvent);
         return fake_leave(CUDA_ERROR_INVALID_HANDLE);
     }
+    /* An event of a poisoned context answers its sticky error, as on the
+     * H200: it goes with its context. */
     struct CUevent_st *e = NULL;
-    CUresult r = fake_event_arg_any_locked(hEvent, &e); /* poisoned or not */
+    CUresult r = fake_event_arg_locked(hEvent, &e);
     if (r != CUDA_SUCCESS)
         return fake_leave(r);
     /* A record still queued stays harmless: the record is never freed. */

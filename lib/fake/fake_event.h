@@ -22,10 +22,11 @@ struct CUevent_st {
     unsigned long long capture_id;
 };
 
-/* An event argument: unknown, destroyed, or of a dead context: misuse and
- * CUDA_ERROR_INVALID_HANDLE; of a poisoned context: its sticky error. */
+/* An event argument: unknown or destroyed: misuse and
+ * CUDA_ERROR_INVALID_HANDLE; of a dead context: misuse and
+ * CUDA_ERROR_CONTEXT_IS_DESTROYED; of a poisoned context: its sticky error. */
 FAKE_HIDDEN CUresult fake_event_arg_locked(CUevent he, struct CUevent_st **out);
-/* The same, poisoned or not (cuEventDestroy, cuEventSynchronize). */
+/* The same, poisoned or not (cuEventSynchronize). */
 FAKE_HIDDEN CUresult fake_event_arg_any_locked(CUevent he, struct CUevent_st **out);
 
 #endif

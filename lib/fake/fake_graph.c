@@ -27,6 +27,13 @@
  * with the last of them. Node records stay until the next install, so that a
  * node handle of a destroyed graph is recognised rather than undefined.
  *
+ * Contexts. A graph belongs to no context (the H200's rules,
+ * test/rules/expected.txt): it outlives the context it was captured in, and
+ * the calls on it answer whatever that context's state. Executable graphs
+ * belong to a context and die with it, as do captures in progress (their
+ * graphs too); instantiating a graph whose kernels or graph allocations died
+ * with its context is misuse (fake_graph_exec.c).
+ *
  * Replay. cuGraphLaunch queues each node's operation, in order, on the
  * stream, as the call that captured it would have (with cuGraphLaunch as the
  * call in messages): nothing runs before the host waits for the stream, and
@@ -188,8 +195,9 @@ void fake_graph_exec_release_locked(struct CUgraphExec_st *x)
 }
 
 /* A graph argument: NULL is CUDA_ERROR_INVALID_VALUE; unknown and destroyed
- * graphs are misuse too; `healthy`: a poisoned context answers its error. */
-CUresult fake_graph_graph_arg_locked(CUgraph hg, bool healthy, struct CUgraph_st **out)
+ * graphs are misuse too. A graph belongs to no context (as on the H200): the
+ * state of the context it was captured in does not matter. */
+CUresult fake_graph_graph_arg_locked(CUgraph hg, struct CUgraph_st **out)
 {
     if (!hg)
         return CUDA_ERROR_INVALID_VALUE;
@@ -199,18 +207,17 @@ CUresult fake_graph_graph_arg_locked(CUgraph hg, bool healthy, struct CUgraph_st
         return CUDA_ERROR_INVALID_VALUE;
     }
     struct CUgraph_st *g = (struct CUgraph_st *)h;
-    if (h->state != FAKE_LIVE || g->ctx->h.state != FAKE_LIVE) {
-        if (h->state != FAKE_LIVE && !g->ctx_destroyed)
+    if (h->state != FAKE_LIVE) {
+        if (!g->ctx_destroyed)
             fake_misuse_locked("graph 0x%" PRIxPTR " used after cuGraphDestroy (or the end of "
                                "its failed capture)",
                                (uintptr_t)hg);
         else
-            fake_misuse_locked("graph 0x%" PRIxPTR " used after its context was destroyed",
+            fake_misuse_locked("graph 0x%" PRIxPTR " used after its capture was discarded with "
+                               "its context",
                                (uintptr_t)hg);
         return CUDA_ERROR_INVALID_VALUE;
     }
-    if (healthy && g->ctx->sticky != CUDA_SUCCESS)
-        return g->ctx->sticky;
     *out = g;
     return CUDA_SUCCESS;
 }
@@ -253,7 +260,7 @@ CUresult CUDAAPI fake_cuGraphDestroy(CUgraph hGraph)
         return fake_leave(CUDA_ERROR_INVALID_VALUE);
     }
     struct CUgraph_st *g = NULL;
-    CUresult r = fake_graph_graph_arg_locked(hGraph, false, &g); /* poisoned or not */
+    CUresult r = fake_graph_graph_arg_locked(hGraph, &g); /* its context's state does not matter */
     if (r != CUDA_SUCCESS)
         return fake_leave(r);
     if (g->capture) /* the graph of a capture in progress: cuStreamEndCapture owns it */
@@ -267,7 +274,7 @@ CUresult CUDAAPI fake_cuGraphGetNodes(CUgraph hGraph, CUgraphNode *nodes, size_t
 {
     FAKE_ENTER(cuGraphGetNodes);
     struct CUgraph_st *g = NULL;
-    CUresult r = fake_graph_graph_arg_locked(hGraph, true, &g);
+    CUresult r = fake_graph_graph_arg_locked(hGraph, &g); /* its context's state does not matter */
     if (r != CUDA_SUCCESS)
         return fake_leave(r);
     if (!numNodes)
@@ -312,11 +319,11 @@ CUresult CUDAAPI fake_cuGraphNodeGetType(CUgraphNode hNode, CUgraphNodeType *typ
 
 /* --- teardown and reset ---------------------------------------------------------------------- */
 
+/* A context's death destroys its executable graphs; its graphs stay, as on
+ * the H200 (but the graphs of its captures in progress, which
+ * fake_graph_capture.c discards). */
 static void graph_doom_locked(struct CUctx_st *c, unsigned long ticket)
 {
-    for (size_t i = 0; i < fake_graph_graph_count; i++)
-        if (fake_graph_graphs[i]->ctx == c && fake_graph_graphs[i]->h.state == FAKE_LIVE)
-            fake_graph_graphs[i]->doomed = ticket;
     for (size_t i = 0; i < fake_graph_exec_count; i++)
         if (fake_graph_execs[i]->ctx == c && fake_graph_execs[i]->h.state == FAKE_LIVE)
             fake_graph_execs[i]->doomed = ticket;
@@ -330,13 +337,6 @@ static void graph_destroy_doomed_locked(struct CUctx_st *c, unsigned long ticket
         if (x->doomed == ticket && x->h.state == FAKE_LIVE) {
             x->ctx_destroyed = true;
             fake_graph_exec_release_locked(x);
-        }
-    }
-    for (size_t i = 0; i < fake_graph_graph_count; i++) {
-        struct CUgraph_st *g = fake_graph_graphs[i];
-        if (g->doomed == ticket && g->h.state == FAKE_LIVE) {
-            g->ctx_destroyed = true;
-            fake_graph_graph_release_locked(g);
         }
     }
 }

@@ -16,6 +16,41 @@ enum {
     FLAG_USE_NODE_PRIORITY = 8,
 };
 
+/* Whether the graph still has what its nodes refer to, once the context it
+ * was captured in is dead: its kernel nodes' functions and its graph
+ * allocations went with it (misuse, reported here). Copies, memsets and host
+ * functions are checked when they run. */
+static bool nodes_survive_locked(const struct CUgraph_st *g)
+{
+    const fake_graph_body *b = g->body;
+    for (size_t i = 0; i < b->nnodes; i++) {
+        const struct CUgraphNode_st *n = b->nodes[i];
+        const char *kernel = n->kind == FAKE_OP_LAUNCH
+                                 ? fake_module_launch_lost_with_context(n->u.launch.exec)
+                                 : NULL;
+        if (kernel) {
+            fake_misuse_locked("cuGraphInstantiateWithFlags of graph 0x%" PRIxPTR ", whose kernel "
+                               "node %zu ('%s') lost its function with the context 0x%" PRIxPTR
+                               " it was captured in",
+                               (uintptr_t)g, i, kernel, (uintptr_t)g->ctx);
+            return false;
+        }
+        if ((n->kind == FAKE_OP_ALLOC || n->kind == FAKE_OP_FREE) &&
+            !fake_memory_is_graph_alloc(n->u.mem.mem)) {
+            fake_misuse_locked("cuGraphInstantiateWithFlags of graph 0x%" PRIxPTR ", whose memory "
+                               "node %zu lost its allocation with the context 0x%" PRIxPTR
+                               " it was captured in",
+                               (uintptr_t)g, i, (uintptr_t)g->ctx);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Instantiation needs a current context, as on the H200 (INVALID_CONTEXT
+ * with none; a poisoned one answers its error); the executable graph belongs
+ * to the graph's context, or, once that is dead, to the current one (a graph
+ * outlives its context: see nodes_survive_locked for what it can still be). */
 CUresult CUDAAPI fake_cuGraphInstantiateWithFlags(CUgraphExec *phGraphExec, CUgraph hGraph,
                                                   unsigned long long flags)
 {
@@ -23,7 +58,11 @@ CUresult CUDAAPI fake_cuGraphInstantiateWithFlags(CUgraphExec *phGraphExec, CUgr
     if (!phGraphExec)
         return fake_leave(CUDA_ERROR_INVALID_VALUE);
     struct CUgraph_st *g = NULL;
-    CUresult r = fake_graph_graph_arg_locked(hGraph, true, &g);
+    CUresult r = fake_graph_graph_arg_locked(hGraph, &g);
+    if (r != CUDA_SUCCESS)
+        return fake_leave(r);
+    struct CUctx_st *current = NULL;
+    r = fake_current_context_locked(&current);
     if (r != CUDA_SUCCESS)
         return fake_leave(r);
     const unsigned long long known =
@@ -48,12 +87,18 @@ CUresult CUDAAPI fake_cuGraphInstantiateWithFlags(CUgraphExec *phGraphExec, CUgr
     /* A graph with memory nodes has one executable graph at a time. */
     if (b->has_memory_nodes && g->execs_live)
         return fake_leave(CUDA_ERROR_INVALID_VALUE);
+    struct CUctx_st *owner = g->ctx;
+    if (owner->h.state != FAKE_LIVE) {
+        if (!nodes_survive_locked(g))
+            return fake_leave(CUDA_ERROR_INVALID_VALUE);
+        owner = current;
+    }
     if (!RESERVE(fake_graph_execs, fake_graph_exec_count, fake_graph_exec_capacity))
         return fake_leave(CUDA_ERROR_OUT_OF_MEMORY);
     struct CUgraphExec_st *x = fake_handle_new_locked(CUS_FAKE_HANDLE_GRAPH_EXEC, sizeof *x, 0);
     if (!x)
         return fake_leave(CUDA_ERROR_OUT_OF_MEMORY);
-    x->ctx = g->ctx;
+    x->ctx = owner;
     x->body = fake_graph_body_ref(g->body); /* a snapshot: the body never changes */
     x->origin = g;
     x->flags = flags;
@@ -253,9 +298,10 @@ static CUresult update_locked(CUgraphExec he, CUgraph hg, CUgraphExecUpdateResul
     info->result = CU_GRAPH_EXEC_UPDATE_ERROR;
     struct CUgraphExec_st *x = NULL;
     struct CUgraph_st *g = NULL;
-    CUresult r = fake_graph_exec_arg_locked(he, true, &x);
+    /* Poisoned or not, as on the H200: an update only changes parameters. */
+    CUresult r = fake_graph_exec_arg_locked(he, false, &x);
     if (r == CUDA_SUCCESS)
-        r = fake_graph_graph_arg_locked(hg, true, &g);
+        r = fake_graph_graph_arg_locked(hg, &g);
     if (r != CUDA_SUCCESS)
         return r;
     if (g->capture)

@@ -34,12 +34,13 @@ struct fake_graph_body {
 
 struct CUgraph_st {
     fake_handle h; /* kind GRAPH */
+    /* The context it was captured in: its executable graphs' (while it
+     * lives); the graph outlives it, as on the H200. */
     struct CUctx_st *ctx;
     fake_graph_body *body;        /* NULL once destroyed */
     struct fake_capture *capture; /* being captured: neither instantiable nor destroyable */
     unsigned long execs_live;     /* executable graphs made from it, still alive */
-    bool ctx_destroyed;
-    unsigned long doomed;
+    bool ctx_destroyed;           /* its capture was discarded with its context */
 };
 
 struct CUgraphExec_st {
@@ -111,8 +112,10 @@ FAKE_HIDDEN bool fake_graph_body_allocates(const fake_graph_body *b, const fake_
 FAKE_HIDDEN void fake_graph_graph_release_locked(struct CUgraph_st *g);
 FAKE_HIDDEN void fake_graph_exec_release_locked(struct CUgraphExec_st *x);
 /* A graph argument: NULL is CUDA_ERROR_INVALID_VALUE; unknown and destroyed
- * graphs are misuse too; `healthy`: a poisoned context answers its error. */
-FAKE_HIDDEN CUresult fake_graph_graph_arg_locked(CUgraph hg, bool healthy, struct CUgraph_st **out);
+ * graphs are misuse too; its context's state does not matter (a graph
+ * belongs to no context). An executable graph's: `healthy`, a poisoned
+ * context answers its error; one of a dead context is misuse. */
+FAKE_HIDDEN CUresult fake_graph_graph_arg_locked(CUgraph hg, struct CUgraph_st **out);
 FAKE_HIDDEN CUresult fake_graph_exec_arg_locked(CUgraphExec he, bool healthy,
                                                 struct CUgraphExec_st **out);
 

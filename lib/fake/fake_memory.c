@@ -546,13 +546,20 @@ CUresult CUDAAPI fake_cuMemHostRegister(void *p, size_t bytesize, unsigned int F
 CUresult CUDAAPI fake_cuMemHostUnregister(void *p)
 {
     FAKE_ENTER(cuMemHostUnregister);
-    NEED_CURRENT();
+    /* No current context needed; a poisoned owner refuses with its sticky
+     * error (before and after the synchronization), as cuMemFree. */
+    if (!p)
+        return fake_leave(CUDA_ERROR_INVALID_VALUE);
     fake_mem *r = containing(regs, reg_count, (uintptr_t)p);
-    if (!p || !r || r->base != (uintptr_t)p) /* the base given to cuMemHostRegister */
+    if (!r || r->base != (uintptr_t)p) /* the base given to cuMemHostRegister */
         return fake_leave(CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED);
+    if (r->ctx->sticky != CUDA_SUCCESS)
+        return fake_leave(r->ctx->sticky);
     fake_context_synchronize_locked(r->ctx); /* its queued copies run first */
     if (r->h.state != FAKE_LIVE) /* unregistered meanwhile */
         return fake_leave(CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED);
+    if (r->ctx->sticky != CUDA_SUCCESS)
+        return fake_leave(r->ctx->sticky);
     remove_sorted(regs, &reg_count, r);
     fake_handle_set_state_locked(&r->h, FAKE_DESTROYED);
     return fake_leave(CUDA_SUCCESS);

@@ -52,6 +52,16 @@ static bool freeable_locked(const fake_mem *m, const char *call)
     return true;
 }
 
+/* The frees need no current context, but refuse the memory of a poisoned
+ * context with its sticky error, as the H200 does: after a fault only the
+ * context's destruction (or its primary context's reset) releases what it
+ * has. Checked again after the implicit synchronization, which may run the
+ * faulting kernel. */
+static CUresult owner_sticky(const fake_mem *m)
+{
+    return m->ctx->sticky;
+}
+
 /* A graph allocation is freed outside its graph only once a launch left it
  * allocated (and it was not freed since). */
 static bool graph_freeable_locked(const fake_mem *m, const char *call)
@@ -84,7 +94,6 @@ CUresult CUDAAPI fake_cuMemAlloc(CUdeviceptr *dptr, size_t bytesize)
 CUresult CUDAAPI fake_cuMemFree(CUdeviceptr dptr)
 {
     FAKE_ENTER(cuMemFree);
-    NEED_CURRENT();
     if (dptr == 0)
         return fake_leave(CUDA_SUCCESS); /* like free(NULL) */
     fake_mem *m = alloc_at_locked((uintptr_t)dptr, "cuMemFree");
@@ -98,6 +107,8 @@ CUresult CUDAAPI fake_cuMemFree(CUdeviceptr dptr)
     }
     if (!freeable_locked(m, "cuMemFree"))
         return fake_leave(CUDA_ERROR_INVALID_VALUE);
+    if (owner_sticky(m) != CUDA_SUCCESS)
+        return fake_leave(owner_sticky(m));
     if (m->graph) {
         /* Only what a launch left allocated, after that launch. */
         if (!graph_freeable_locked(m, "cuMemFree"))
@@ -105,6 +116,8 @@ CUresult CUDAAPI fake_cuMemFree(CUdeviceptr dptr)
         fake_context_synchronize_locked(m->ctx);
         if (!freeable_locked(m, "cuMemFree") || !graph_freeable_locked(m, "cuMemFree"))
             return fake_leave(CUDA_ERROR_INVALID_VALUE);
+        if (owner_sticky(m) != CUDA_SUCCESS)
+            return fake_leave(owner_sticky(m));
         m->valid = false;
         m->outstanding = false;
         fake_memory_graph_retire_locked(m);
@@ -117,6 +130,8 @@ CUresult CUDAAPI fake_cuMemFree(CUdeviceptr dptr)
         fake_context_synchronize_locked(m->ctx);
         if (!freeable_locked(m, "cuMemFree")) /* freed meanwhile by another thread */
             return fake_leave(CUDA_ERROR_INVALID_VALUE);
+        if (owner_sticky(m) != CUDA_SUCCESS)
+            return fake_leave(owner_sticky(m));
     }
     fake_memory_release_locked(m);
     return fake_leave(CUDA_SUCCESS);
@@ -156,10 +171,13 @@ CUresult CUDAAPI fake_cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstre
 CUresult CUDAAPI fake_cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream)
 {
     FAKE_ENTER(cuMemFreeAsync);
+    /* The stream of a poisoned context answers its sticky error. */
     struct CUstream_st *s = NULL;
-    CUresult r = fake_stream_arg_any_locked(hStream, &s); /* frees work on a poisoned context */
+    CUresult r = fake_stream_arg_locked(hStream, &s);
     if (r != CUDA_SUCCESS)
         return fake_leave(r);
+    if (dptr == 0)
+        return fake_leave(CUDA_SUCCESS); /* as cuMemFree, and as the H200 answers */
     fake_mem *m = alloc_at_locked((uintptr_t)dptr, "cuMemFreeAsync");
     if (!m)
         return fake_leave(CUDA_ERROR_INVALID_VALUE);
@@ -180,6 +198,8 @@ CUresult CUDAAPI fake_cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream)
     }
     if (!freeable_locked(m, "cuMemFreeAsync"))
         return fake_leave(CUDA_ERROR_INVALID_VALUE);
+    if (owner_sticky(m) != CUDA_SUCCESS)
+        return fake_leave(owner_sticky(m));
     if (m->graph && !graph_freeable_locked(m, "cuMemFreeAsync"))
         return fake_leave(CUDA_ERROR_INVALID_VALUE);
     fake_op op = {.kind = FAKE_OP_FREE, .u.mem = {m}};
@@ -225,7 +245,6 @@ CUresult CUDAAPI fake_cuMemHostAlloc(void **pp, size_t bytesize, unsigned int Fl
 CUresult CUDAAPI fake_cuMemFreeHost(void *p)
 {
     FAKE_ENTER(cuMemFreeHost);
-    NEED_CURRENT();
     if (!p)
         return fake_leave(CUDA_SUCCESS);
     fake_mem *m = alloc_at_locked((uintptr_t)p, "cuMemFreeHost");
@@ -238,9 +257,13 @@ CUresult CUDAAPI fake_cuMemFreeHost(void *p)
     }
     if (!freeable_locked(m, "cuMemFreeHost"))
         return fake_leave(CUDA_ERROR_INVALID_VALUE);
+    if (owner_sticky(m) != CUDA_SUCCESS)
+        return fake_leave(owner_sticky(m));
     fake_context_synchronize_locked(m->ctx);
     if (!freeable_locked(m, "cuMemFreeHost"))
         return fake_leave(CUDA_ERROR_INVALID_VALUE);
+    if (owner_sticky(m) != CUDA_SUCCESS)
+        return fake_leave(owner_sticky(m));
     fake_memory_release_locked(m);
     return fake_leave(CUDA_SUCCESS);
 }

@@ -199,13 +199,20 @@ static CUresult peer_range_locked(uintptr_t p, size_t n, const struct CUctx_st *
 static CUresult peer_copy_locked(CUdeviceptr dst, CUcontext dstContext, CUdeviceptr src,
                                  CUcontext srcContext, size_t n, CUstream hs, bool async)
 {
+    /* The stream first (so that one of a destroyed context answers
+     * CUDA_ERROR_CONTEXT_IS_DESTROYED, as on the H200), then the contexts:
+     * a destroyed one is misuse and CUDA_ERROR_INVALID_CONTEXT (the H200
+     * crashes in cuMemcpyPeer: deliberate.txt). cuMemcpyPeer needs a current
+     * context, whichever it is, as on the H200 (INVALID_CONTEXT with none);
+     * cuMemcpyPeerAsync does not. */
+    struct CUstream_st *s = NULL;
+    struct CUctx_st *current = NULL;
+    CUresult r = async ? fake_stream_arg_locked(hs, &s) : fake_current_context_locked(&current);
     struct CUctx_st *dc = NULL, *sc = NULL;
-    CUresult r = fake_context_arg_locked(dstContext, CUDA_ERROR_INVALID_CONTEXT, &dc);
+    if (r == CUDA_SUCCESS)
+        r = fake_context_arg_locked(dstContext, CUDA_ERROR_INVALID_CONTEXT, &dc);
     if (r == CUDA_SUCCESS)
         r = fake_context_arg_locked(srcContext, CUDA_ERROR_INVALID_CONTEXT, &sc);
-    struct CUstream_st *s = NULL;
-    if (r == CUDA_SUCCESS && async)
-        r = fake_stream_arg_locked(hs, &s);
     if (r != CUDA_SUCCESS || n == 0)
         return r;
     fake_op op = {.kind = FAKE_OP_COPY, .u.copy = {.dst = dst, .src = src, .n = n}};
@@ -339,9 +346,15 @@ static bool advice_needs_device(int advice)
            advice == CU_MEM_ADVISE_SET_ACCESSED_BY || advice == CU_MEM_ADVISE_UNSET_ACCESSED_BY;
 }
 
+/* Both variants need a current context, whichever it is, as on the H200
+ * (CUDA_ERROR_INVALID_CONTEXT with none; a poisoned one answers its error). */
 static CUresult advise_locked(CUdeviceptr devPtr, size_t count, int advice, bool on_device,
                               int device)
 {
+    struct CUctx_st *c = NULL;
+    CUresult r = fake_current_context_locked(&c);
+    if (r != CUDA_SUCCESS)
+        return r;
     if (advice < CU_MEM_ADVISE_SET_READ_MOSTLY || advice > CU_MEM_ADVISE_UNSET_ACCESSED_BY)
         return CUDA_ERROR_INVALID_VALUE;
     if (advice_needs_device(advice) && on_device && !device_ok(device))
@@ -349,7 +362,7 @@ static CUresult advise_locked(CUdeviceptr devPtr, size_t count, int advice, bool
     if (count == 0)
         return CUDA_SUCCESS;
     fake_mem *m = NULL;
-    CUresult r = managed_range_locked(devPtr, count, "advice range", &m); /* no effect beyond checks */
+    r = managed_range_locked(devPtr, count, "advice range", &m); /* no effect beyond checks */
     return r == CUDA_SUCCESS ? m->ctx->sticky : r;
 }
 

@@ -58,8 +58,7 @@ CUresult CUDAAPI fake_cuPointerGetAttribute(void *data, CUpointer_attribute attr
         m = fake_memory_registration_containing_locked(addr);
     if (!m)
         return fake_leave(CUDA_ERROR_INVALID_VALUE);
-    if (m->ctx->sticky != CUDA_SUCCESS)
-        return fake_leave(m->ctx->sticky);
+    /* A poisoned context's memory still answers, as on the H200. */
     bool device = m->h.kind == CUS_FAKE_HANDLE_DEVICE_MEMORY;
     switch (attr) {
     case CU_POINTER_ATTRIBUTE_CONTEXT:
@@ -104,7 +103,9 @@ CUresult CUDAAPI fake_cuPointerGetAttribute(void *data, CUpointer_attribute attr
     return fake_leave(CUDA_SUCCESS);
 }
 
-/* --- peer access ----------------------------------------------------------------------------------- */
+/* --- peer access -----------------------------------------------------------------------------------
+ * A destroyed peer context is misuse and CUDA_ERROR_CONTEXT_IS_DESTROYED, as
+ * the H200 answers. */
 
 CUresult CUDAAPI fake_cuDeviceCanAccessPeer(int *canAccessPeer, CUdevice dev, CUdevice peerDev)
 {
@@ -130,14 +131,14 @@ CUresult CUDAAPI fake_cuCtxEnablePeerAccess(CUcontext peerContext, unsigned int 
     FAKE_ENTER(cuCtxEnablePeerAccess);
     GET_CURRENT(c);
     struct CUctx_st *peer = NULL;
-    CUresult r = fake_context_arg_locked(peerContext, CUDA_ERROR_INVALID_CONTEXT, &peer);
+    CUresult r = fake_context_arg_locked(peerContext, CUDA_ERROR_CONTEXT_IS_DESTROYED, &peer);
     if (r != CUDA_SUCCESS)
         return fake_leave(r);
     if (Flags != 0)
         return fake_leave(CUDA_ERROR_INVALID_VALUE);
-    if (peer == c)
-        return fake_leave(CUDA_ERROR_INVALID_CONTEXT);
-    if (peer->device == c->device) /* cuDeviceCanAccessPeer says 0 */
+    /* The same device (the context itself too, as the H200 answers):
+     * cuDeviceCanAccessPeer says 0. */
+    if (peer->device == c->device)
         return fake_leave(CUDA_ERROR_PEER_ACCESS_UNSUPPORTED);
     if (find_link(c, peer))
         return fake_leave(CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED);
@@ -158,7 +159,7 @@ CUresult CUDAAPI fake_cuCtxDisablePeerAccess(CUcontext peerContext)
     FAKE_ENTER(cuCtxDisablePeerAccess);
     GET_CURRENT(c);
     struct CUctx_st *peer = NULL;
-    CUresult r = fake_context_arg_locked(peerContext, CUDA_ERROR_INVALID_CONTEXT, &peer);
+    CUresult r = fake_context_arg_locked(peerContext, CUDA_ERROR_CONTEXT_IS_DESTROYED, &peer);
     if (r != CUDA_SUCCESS)
         return fake_leave(r);
     peer_link *l = find_link(c, peer);

@@ -43,21 +43,10 @@ typedef enum side {
 
 /* --- helpers for the entry points ------------------------------------------------------------ */
 
-/* --- helpers for the entry points ------------------------------------------------------------ */
-
 #define GET_CURRENT(c)                                                         \
     struct CUctx_st *c = NULL;                                                 \
     do {                                                                       \
         CUresult cur_r_ = fake_current_context_locked(&c);                     \
-        if (cur_r_ != CUDA_SUCCESS)                                            \
-            return fake_leave(cur_r_);                                         \
-    } while (0)
-
-/* For the frees, which work on a poisoned context too. */
-#define NEED_CURRENT()                                                         \
-    do {                                                                       \
-        struct CUctx_st *cur_c_ = NULL;                                        \
-        CUresult cur_r_ = fake_current_context_any_locked(&cur_c_);            \
         if (cur_r_ != CUDA_SUCCESS)                                            \
             return fake_leave(cur_r_);                                         \
     } while (0)

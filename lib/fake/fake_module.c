@@ -697,8 +697,10 @@ CUresult CUDAAPI fake_cuModuleUnload(CUmodule hmod)
         fake_misuse_locked("double cuModuleUnload of module 0x%" PRIxPTR, (uintptr_t)hmod);
         return fake_leave(CUDA_ERROR_INVALID_HANDLE);
     }
+    /* A module of a poisoned context answers its sticky error, as on the
+     * H200 (it goes with its context), before and after the synchronization. */
     struct CUmod_st *m = NULL;
-    CUresult r = fake_module_module_arg_locked(hmod, false, &m); /* poisoned or not */
+    CUresult r = fake_module_module_arg_locked(hmod, true, &m);
     if (r != CUDA_SUCCESS)
         return fake_leave(r);
     /* The driver synchronizes: the context's queued work (its launches of
@@ -712,6 +714,8 @@ CUresult CUDAAPI fake_cuModuleUnload(CUmodule hmod)
             fake_misuse_locked("double cuModuleUnload of module 0x%" PRIxPTR, (uintptr_t)hmod);
         return fake_leave(CUDA_ERROR_INVALID_HANDLE);
     }
+    if (m->ctx->sticky != CUDA_SUCCESS)
+        return fake_leave(m->ctx->sticky);
     unload_locked(m, false);
     return fake_leave(CUDA_SUCCESS);
 }

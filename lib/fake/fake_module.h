@@ -13,6 +13,9 @@ FAKE_HIDDEN void fake_module_launch_free(fake_launch_exec *exec);
 FAKE_HIDDEN fake_launch_exec *fake_module_launch_replay(const fake_launch_exec *x, CUgraphExec exec,
                                                         CUstream stream);
 FAKE_HIDDEN void fake_module_record_launch_locked(const fake_launch_exec *x);
+/* The kernel's name when its module went with its context (a graph that
+ * outlived the context it was captured in), NULL otherwise. */
+FAKE_HIDDEN const char *fake_module_launch_lost_with_context(const fake_launch_exec *x);
 /* What cuGraphExecUpdate compares: the function's context, cooperative. */
 FAKE_HIDDEN CUcontext fake_module_launch_context(const fake_launch_exec *x);
 FAKE_HIDDEN bool fake_module_launch_cooperative(const fake_launch_exec *x);

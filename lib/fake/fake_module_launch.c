@@ -107,8 +107,8 @@ CUresult CUDAAPI fake_cuFuncGetParamInfo(CUfunction func, size_t paramIndex, siz
                                          size_t *paramSize)
 {
     FAKE_ENTER(cuFuncGetParamInfo);
-    struct CUfunc_st *f = NULL;
-    CUresult r = fake_module_function_arg_locked(func, CUDA_ERROR_INVALID_HANDLE, &f);
+    struct CUfunc_st *f = NULL; /* NULL: CUDA_ERROR_INVALID_VALUE, as the H200 answers */
+    CUresult r = fake_module_function_arg_locked(func, CUDA_ERROR_INVALID_VALUE, &f);
     if (r != CUDA_SUCCESS)
         return fake_leave(r);
     if (!paramOffset || paramIndex >= f->fi->nparams) /* past the last: as the driver */
@@ -470,6 +470,9 @@ static CUresult check_config_locked(const struct CUfunc_st *f, const launch_cfg 
     return CUDA_SUCCESS;
 }
 
+/* A launch runs in its function's context, whatever is current (none, or
+ * another context: the H200 launches either way, test/rules/expected.txt);
+ * the legacy stream handles are that context's default stream. */
 static CUresult launch_locked(CUfunction hfunc, const launch_cfg *cfg, void **kernelParams,
                               void **extra)
 {
@@ -477,18 +480,9 @@ static CUresult launch_locked(CUfunction hfunc, const launch_cfg *cfg, void **ke
     CUresult r = fake_module_function_arg_locked(hfunc, CUDA_ERROR_INVALID_HANDLE, &f);
     if (r != CUDA_SUCCESS)
         return r;
-    struct CUctx_st *c = NULL;
-    r = fake_current_context_locked(&c);
-    if (r != CUDA_SUCCESS)
-        return r;
-    if (f->mod->ctx != c) {
-        fake_misuse_locked("function 0x%" PRIxPTR " ('%s') of context 0x%" PRIxPTR
-                           " launched with context 0x%" PRIxPTR " current",
-                           (uintptr_t)f, f->name, (uintptr_t)f->mod->ctx, (uintptr_t)c);
-        return CUDA_ERROR_INVALID_HANDLE;
-    }
+    struct CUctx_st *c = f->mod->ctx; /* live and healthy: the function's check */
     struct CUstream_st *s = NULL;
-    r = fake_stream_arg_locked(cfg->stream, &s);
+    r = fake_stream_arg_in_locked(cfg->stream, c, &s);
     if (r != CUDA_SUCCESS)
         return r;
     if (s->ctx != c) /* as cuEventRecord: a stream of another context */
@@ -552,6 +546,12 @@ fake_launch_exec *fake_module_launch_replay(const fake_launch_exec *x, CUgraphEx
     r->graph_exec = exec;
     r->stream = stream;
     return r;
+}
+
+const char *fake_module_launch_lost_with_context(const fake_launch_exec *x)
+{
+    const struct CUmod_st *m = x->fn->mod;
+    return m->h.state != FAKE_LIVE && m->ctx_destroyed ? x->fn->name : NULL;
 }
 
 CUcontext fake_module_launch_context(const fake_launch_exec *x)

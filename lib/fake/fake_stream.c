@@ -232,19 +232,20 @@ static CUresult stream_arg_locked(CUstream hs, bool healthy, struct CUstream_st 
         fake_misuse_locked("unknown stream handle 0x%" PRIxPTR, (uintptr_t)hs);
         return CUDA_ERROR_INVALID_HANDLE;
     }
+    /* The tombstones tell the two deaths apart. A stream destroyed with its
+     * context answers CUDA_ERROR_CONTEXT_IS_DESTROYED, as on the H200; one
+     * destroyed by cuStreamDestroy crashes the H200 (a use after free inside
+     * the driver): the fake answers CUDA_ERROR_INVALID_HANDLE
+     * (deliberate.txt). Both are misuse. */
     struct CUstream_st *s = (struct CUstream_st *)h;
-    if (h->state == FAKE_DESTROYED) {
-        if (s->ctx_destroyed)
-            fake_misuse_locked("stream 0x%" PRIxPTR " used after its context was destroyed",
-                               (uintptr_t)hs);
-        else
-            fake_misuse_locked("stream 0x%" PRIxPTR " used after cuStreamDestroy", (uintptr_t)hs);
+    if (h->state == FAKE_DESTROYED && !s->ctx_destroyed) {
+        fake_misuse_locked("stream 0x%" PRIxPTR " used after cuStreamDestroy", (uintptr_t)hs);
         return CUDA_ERROR_INVALID_HANDLE;
     }
-    if (s->ctx->h.state != FAKE_LIVE) { /* its context is being torn down */
+    if (h->state == FAKE_DESTROYED || s->ctx->h.state != FAKE_LIVE) { /* or being torn down */
         fake_misuse_locked("stream 0x%" PRIxPTR " used after its context was destroyed",
                            (uintptr_t)hs);
-        return CUDA_ERROR_INVALID_HANDLE;
+        return CUDA_ERROR_CONTEXT_IS_DESTROYED;
     }
     if (healthy && s->ctx->sticky != CUDA_SUCCESS)
         return s->ctx->sticky;
@@ -260,6 +261,18 @@ CUresult fake_stream_arg_locked(CUstream hs, struct CUstream_st **out)
 CUresult fake_stream_arg_any_locked(CUstream hs, struct CUstream_st **out)
 {
     return stream_arg_locked(hs, false, out);
+}
+
+CUresult fake_stream_arg_in_locked(CUstream hs, struct CUctx_st *c, struct CUstream_st **out)
+{
+    if (!is_special_stream(hs))
+        return stream_arg_locked(hs, true, out);
+    struct CUstream_st *s = hs == CU_STREAM_PER_THREAD ? fake_per_thread_stream_locked(c, true)
+                                                       : fake_default_stream_locked(c);
+    if (!s)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    *out = s;
+    return CUDA_SUCCESS;
 }
 
 /* A name for a stream in messages. */
@@ -431,8 +444,8 @@ static void execute_locked(struct CUstream_st *s, fake_op *op)
     /* Through the executor its area registered for the kind. Once a kernel
      * poisoned the context, the device's work (copies, memsets, kernels,
      * prefetches) completes unrun; host functions, event records and the
-     * stream-ordered allocator's bookkeeping go on, so that everything can
-     * still be released. */
+     * stream-ordered allocator's bookkeeping queued before go on (the queue
+     * drains; the context's destruction then releases what it has). */
     const fake_op_executor *x = fake_op_executor_of(op->kind);
     unsigned int flags = x ? x->flags : 0;
     if (s->ctx->sticky != CUDA_SUCCESS && (flags & FAKE_OP_DEAD_WHEN_POISONED)) {
@@ -737,8 +750,10 @@ CUresult CUDAAPI fake_cuStreamDestroy(CUstream hStream)
         fake_misuse_locked("double destroy of stream 0x%" PRIxPTR, (uintptr_t)hStream);
         return fake_leave(CUDA_ERROR_INVALID_HANDLE);
     }
+    /* A stream of a poisoned context answers its sticky error, as on the
+     * H200: it goes with its context. */
     struct CUstream_st *s = NULL;
-    CUresult r = fake_stream_arg_any_locked(hStream, &s); /* poisoned or not */
+    CUresult r = fake_stream_arg_locked(hStream, &s);
     if (r != CUDA_SUCCESS)
         return fake_leave(r);
     /* A capture it takes part in loses it (fake_graph.c). */

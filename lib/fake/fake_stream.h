@@ -102,12 +102,19 @@ struct CUstream_st {
 /* A stream argument: NULL and CU_STREAM_LEGACY are the current context's
  * legacy default stream, CU_STREAM_PER_THREAD the calling thread's
  * per-thread default stream in it (INVALID_CONTEXT / CONTEXT_IS_DESTROYED
- * without a live one); an unknown or destroyed stream, or one of a dead
- * context, is misuse and CUDA_ERROR_INVALID_HANDLE; a stream of a poisoned
- * context answers its sticky error. */
+ * without a live one); an unknown or destroyed stream is misuse and
+ * CUDA_ERROR_INVALID_HANDLE, one of a dead context misuse and
+ * CUDA_ERROR_CONTEXT_IS_DESTROYED (the H200's answer); a stream of a
+ * poisoned context answers its sticky error. */
 FAKE_HIDDEN CUresult fake_stream_arg_locked(CUstream hs, struct CUstream_st **out);
-/* The same, poisoned or not (cuStreamDestroy, cuMemFreeAsync, cuStreamSynchronize). */
+/* The same, poisoned or not (cuStreamSynchronize, cuStreamEndCapture). */
 FAKE_HIDDEN CUresult fake_stream_arg_any_locked(CUstream hs, struct CUstream_st **out);
+/* A stream argument of a call that carries its context c (a launch: the
+ * function's): NULL and CU_STREAM_LEGACY are c's legacy default stream,
+ * CU_STREAM_PER_THREAD the calling thread's per-thread one in c, whatever
+ * is current; the others as fake_stream_arg_locked. */
+FAKE_HIDDEN CUresult fake_stream_arg_in_locked(CUstream hs, struct CUctx_st *c,
+                                               struct CUstream_st **out);
 /* The context's default stream, made on first use; NULL when out of memory. */
 FAKE_HIDDEN struct CUstream_st *fake_default_stream_locked(struct CUctx_st *c);
 /* The calling thread's per-thread default stream in c, made on first use;

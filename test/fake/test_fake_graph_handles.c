@@ -145,7 +145,11 @@ static void test_a_stream_destroyed_while_capturing(void **state)
     assert_cu_ok(D.event_destroy(e));
 }
 
-static void test_context_destruction_takes_its_graphs(void **state)
+/* A context's death takes its executable graphs and its captures in
+ * progress (with their graphs); a graph it made outlives it, as on the H200
+ * (test/rules/expected.txt: cuGraphDestroy, cuGraphGetNodes and
+ * cuGraphNodeGetType of it succeed). */
+static void test_a_graph_outlives_its_context(void **state)
 {
     (void)state;
     CUstream s = new_stream(CU_STREAM_NON_BLOCKING), s2 = new_stream(CU_STREAM_NON_BLOCKING);
@@ -156,19 +160,70 @@ static void test_context_destruction_takes_its_graphs(void **state)
     CUgraphExec x = instantiate(g);
     assert_cu_ok(D.graph_launch(x, s)); /* queued: runs before the context goes */
     assert_cu_ok(D.begin(s2, CU_STREAM_CAPTURE_MODE_RELAXED)); /* in progress */
+    CUgraph captured = NULL;
+    CUstreamCaptureStatus st2;
+    assert_cu_ok(D.info_v2(s2, &st2, NULL, &captured, NULL, NULL));
     assert_cu_ok(D.ctx_destroy(ctx));
     ctx = NULL;
     assert_int_equal(runs, 1);
     assert_int_equal(cus_fake_active_captures(), 0);
-    assert_int_equal(cus_fake_live_handles(CUS_FAKE_HANDLE_GRAPH), 0);
     assert_int_equal(cus_fake_live_handles(CUS_FAKE_HANDLE_GRAPH_EXEC), 0);
-    assert_int_equal(cus_fake_live_handles(CUS_FAKE_HANDLE_ANY), 0);
+    assert_int_equal(cus_fake_live_handles(CUS_FAKE_HANDLE_GRAPH), 1);
+    assert_int_equal(cus_fake_live_handles(CUS_FAKE_HANDLE_ANY), 1);
     assert_int_equal(cus_fake_misuse_count(), 0);
-    assert_cu(D.graph_destroy(g), CUDA_ERROR_INVALID_VALUE);
-    assert_contains(cus_fake_last_misuse(), "used after its context was destroyed");
+
+    /* With no context at all: the graph calls that need none. */
+    assert_int_equal(node_count(g), 1);
+    CUgraphNode node = NULL;
+    size_t n = 1;
+    assert_cu_ok(D.get_nodes(g, &node, &n));
+    assert_int_equal(type_of(node), CU_GRAPH_NODE_TYPE_HOST);
+    CUgraphExec x2 = NULL;
+    assert_cu(D.instantiate(&x2, g, 0), CUDA_ERROR_INVALID_CONTEXT); /* needs one */
+    /* In a new context: a graph of host functions only still instantiates,
+     * and its executable graph is the current context's. */
+    assert_cu_ok(D.ctx_create(&ctx, 0, 0));
+    x2 = instantiate(g);
+    CUstream s3 = new_stream(CU_STREAM_NON_BLOCKING);
+    assert_cu_ok(D.graph_launch(x2, s3));
+    assert_cu_ok(D.stream_sync(s3));
+    assert_int_equal(runs, 2);
+    assert_int_equal(cus_fake_misuse_count(), 0);
+    assert_cu_ok(D.exec_destroy(x2));
+    assert_cu_ok(D.stream_destroy(s3));
+    assert_cu_ok(D.graph_destroy(g));
+
+    /* What died with the context is misuse. */
     assert_cu(D.exec_destroy(x), CUDA_ERROR_INVALID_VALUE);
     assert_contains(cus_fake_last_misuse(), "used after its context was destroyed");
+    assert_cu(D.graph_destroy(captured), CUDA_ERROR_INVALID_VALUE);
+    assert_contains(cus_fake_last_misuse(), "capture was discarded with its context");
     assert_int_equal(cus_fake_misuse_count(), 2);
+}
+
+/* A graph whose kernel node lost its function with the context it was
+ * captured in: read and destroyed, but not instantiated (misuse). */
+static void test_a_graph_whose_kernel_died_with_its_context(void **state)
+{
+    (void)state;
+    CUmodule m = load_module();
+    CUstream s = new_stream(CU_STREAM_NON_BLOCKING);
+    CUdeviceptr d = new_buffer(N * 4);
+    assert_cu_ok(D.begin(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    assert_cu_ok(launch_scale(function(m, "scale"), s, d, N, 2));
+    CUgraph g = end_capture(s);
+    assert_cu_ok(D.ctx_destroy(ctx));
+    ctx = NULL;
+    assert_int_equal(cus_fake_live_handles(CUS_FAKE_HANDLE_ANY), 1); /* the graph */
+    assert_int_equal(node_count(g), 1);
+    assert_cu_ok(D.ctx_create(&ctx, 0, 0));
+    CUgraphExec x = NULL;
+    assert_cu(D.instantiate(&x, g, 0), CUDA_ERROR_INVALID_VALUE);
+    assert_null(x);
+    assert_int_equal(cus_fake_misuse_count(), 1);
+    assert_contains(cus_fake_last_misuse(), "kernel node 0 ('scale') lost its function");
+    assert_cu_ok(D.graph_destroy(g));
+    assert_int_equal(cus_fake_live_handles(CUS_FAKE_HANDLE_GRAPH), 0);
 }
 
 /* A joined stream of another context: its context's death breaks the capture. */
@@ -213,18 +268,21 @@ static void test_a_poisoned_context(void **state)
     const CUresult E = CUDA_ERROR_ILLEGAL_ADDRESS;
     assert_cu(D.stream_sync(s), E); /* the replayed kernel faulted */
     assert_int_equal(runs, 1); /* host functions still run */
-    /* From now on: the sticky error, but destroys and the end still work. */
+    /* From now on: the sticky error, as on the H200, for what runs or
+     * instantiates; the graph calls that only read or change parameters
+     * still answer, and the graph destroys and the end still work. */
     assert_cu(D.graph_launch(x, s), E);
     assert_cu(D.upload(x, s), E);
     CUgraphExec x2 = NULL;
     assert_cu(D.instantiate(&x2, g, 0), E);
     size_t n = 0;
-    assert_cu(D.get_nodes(g, NULL, &n), E);
+    assert_cu_ok(D.get_nodes(g, NULL, &n));
+    assert_int_equal(n, 2);
     assert_cu(D.begin(s, CU_STREAM_CAPTURE_MODE_GLOBAL), E);
     CUstreamCaptureStatus st;
     assert_cu(D.is_capturing(s2, &st), E);
     CUgraphExecUpdateResultInfo info;
-    assert_cu(D.update(x, g, &info), E);
+    assert_cu_ok(D.update(x, g, &info));
     CUgraph dropped = (CUgraph)(uintptr_t)1;
     assert_cu(D.end(s2, &dropped), E); /* ended, and nothing returned */
     assert_null(dropped);
@@ -232,10 +290,12 @@ static void test_a_poisoned_context(void **state)
     assert_cu_ok(D.exec_destroy(x));
     assert_cu_ok(D.graph_destroy(g));
     assert_int_equal(cus_fake_live_handles(CUS_FAKE_HANDLE_GRAPH), 0);
-    assert_cu_ok(D.free(d));
-    assert_cu_ok(D.stream_destroy(s));
-    assert_cu_ok(D.stream_destroy(s2));
-    assert_cu_ok(D.unload(m));
+    /* The frees, stream destroys and unloads do not: the context's death
+     * releases what it has. */
+    assert_cu(D.free(d), E);
+    assert_cu(D.stream_destroy(s), E);
+    assert_cu(D.stream_destroy(s2), E);
+    assert_cu(D.unload(m), E);
     assert_ok(cus_fake_register_kernel("scale", NULL, NULL));
     assert_cu_ok(D.ctx_destroy(ctx));
     ctx = NULL;
@@ -408,7 +468,8 @@ static void test_a_graph_frees_another_graphs_allocation(void **state)
     assert_cu_ok(D.stream_destroy(s));
 }
 
-/* A context's death takes its graph allocations, allocated or not. */
+/* A context's death takes its graph allocations, allocated or not (the
+ * graph that allocates them stays, but cannot be instantiated again). */
 static void test_graph_memory_goes_with_its_context(void **state)
 {
     (void)state;
@@ -427,9 +488,16 @@ static void test_graph_memory_goes_with_its_context(void **state)
     assert_int_equal(cus_fake_live_handles(CUS_FAKE_HANDLE_DEVICE_MEMORY), 3);
     assert_cu_ok(D.ctx_destroy(ctx));
     ctx = NULL;
-    assert_int_equal(cus_fake_live_handles(CUS_FAKE_HANDLE_ANY), 0);
+    assert_int_equal(cus_fake_live_handles(CUS_FAKE_HANDLE_ANY), 1); /* g */
     assert_int_equal(cus_fake_device_bytes_in_use(0), 0);
     assert_int_equal(cus_fake_misuse_count(), 0);
+    (void)x; /* gone with the context */
+    assert_cu_ok(D.ctx_create(&ctx, 0, 0));
+    CUgraphExec x2 = NULL;
+    assert_cu(D.instantiate(&x2, g, 0), CUDA_ERROR_INVALID_VALUE);
+    assert_contains(cus_fake_last_misuse(), "memory node 0 lost its allocation");
+    assert_cu_ok(D.graph_destroy(g));
+    assert_int_equal(cus_fake_live_handles(CUS_FAKE_HANDLE_GRAPH), 0);
 }
 
 static void test_a_prefetch_cannot_be_captured(void **state)
@@ -454,14 +522,15 @@ int main(void)
         MISUSE_TEST(test_destroyed_graph_handles_are_misuse),
         G_TEST(test_graph_handles_are_counted),
         G_TEST(test_a_stream_destroyed_while_capturing),
-        MISUSE_TEST(test_context_destruction_takes_its_graphs),
+        MISUSE_TEST(test_a_graph_outlives_its_context),
+        MISUSE_TEST(test_a_graph_whose_kernel_died_with_its_context),
         G_TEST(test_a_joined_stream_of_a_dying_context),
         G_TEST(test_a_poisoned_context),
         G_TEST(test_allocation_and_free_nodes),
         MISUSE_TEST(test_an_allocation_left_allocated_by_a_launch),
         MISUSE_TEST(test_graph_memory_outside_its_lifetime_is_reported),
         MISUSE_TEST(test_a_graph_frees_another_graphs_allocation),
-        G_TEST(test_graph_memory_goes_with_its_context),
+        MISUSE_TEST(test_graph_memory_goes_with_its_context),
         G_TEST(test_a_prefetch_cannot_be_captured),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

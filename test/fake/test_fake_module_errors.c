@@ -42,8 +42,6 @@ static void test_a_sticky_kernel_error_poisons_the_context(void **state)
     assert_cu(D.event_sync(e), E);
     assert_cu(D.stream_query(s), E);
     assert_cu(D.event_record(e, s), E);
-    CUdevice dev = -1;
-    assert_cu(D.ctx_get_device(&dev), E);
     CUdeviceptr p = 0;
     assert_cu(D.alloc(&p, 16), E);
     CUstream s2 = NULL;
@@ -60,17 +58,29 @@ static void test_a_sticky_kernel_error_poisons_the_context(void **state)
     assert_cu(D.get_attr(&v, CU_FUNC_ATTRIBUTE_NUM_REGS, f), E);
     assert_cu(launch_add(f, s, buf, 1), E);
     assert_cu(D.host_fn(s, nop_host_fn, NULL), E);
-    CUcontext owner = NULL;
-    assert_cu(D.pointer_attr(&owner, CU_POINTER_ATTRIBUTE_CONTEXT, buf), E);
     assert_int_equal(cus_fake_launch_count(), 1);
+    /* So do the frees, destroys and unloads (as on the H200), and the
+     * creations while it is current. */
+    assert_cu(D.free_async(abuf, s), E);
+    assert_cu(D.free(buf), E);
+    assert_cu(D.event_destroy(e), E);
+    assert_cu(D.stream_destroy(s), E);
+    assert_cu(D.unload(m), E);
+    CUcontext other = NULL;
+    assert_cu(D.ctx_create(&other, 0, 0), E);
+    CUcontext primary = NULL;
+    assert_cu(D.retain(&primary, 0), E);
+    assert_int_equal(cus_fake_live_handles(CUS_FAKE_HANDLE_MODULE), 1);
+    assert_int_equal(cus_fake_live_handles(CUS_FAKE_HANDLE_STREAM), 1);
+    /* The getters of the context and of its memory still answer. */
+    CUdevice dev = -1;
+    assert_cu_ok(D.ctx_get_device(&dev));
+    assert_int_equal(dev, 0);
+    CUcontext owner = NULL;
+    assert_cu_ok(D.pointer_attr(&owner, CU_POINTER_ATTRIBUTE_CONTEXT, buf));
+    assert_ptr_equal(owner, ctx);
 
-    /* Frees, destroys and unloads still work, and release their handles. */
-    assert_cu_ok(D.free_async(abuf, s));
-    assert_cu_ok(D.free(buf));
-    assert_cu_ok(D.event_destroy(e));
-    assert_cu_ok(D.stream_destroy(s));
-    assert_cu_ok(D.unload(m));
-    assert_int_equal(cus_fake_live_handles(CUS_FAKE_HANDLE_MODULE), 0);
+    /* Destroying the context releases everything it had. */
     assert_cu_ok(D.ctx_destroy(ctx));
     ctx = NULL;
     assert_int_equal(cus_fake_live_handles(CUS_FAKE_HANDLE_ANY), 0);
@@ -94,16 +104,20 @@ static void test_a_synchronous_copy_after_a_faulting_kernel_returns_the_error(vo
     assert_cu_ok(launch_add(function(m, "add"), NULL, buf, 1));
     unsigned char host[16];
     assert_cu(D.dtoh(host, buf, 16), CUDA_ERROR_LAUNCH_FAILED); /* the copy ran it */
-    /* Another context is not affected. */
+    /* Another context is not affected (made with the poisoned one off the
+     * stack: while it is current, creations answer its error). */
+    CUcontext popped = NULL;
+    assert_cu_ok(D.pop(&popped));
     CUcontext other = NULL;
     assert_cu_ok(D.ctx_create(&other, 0, 0));
     CUdeviceptr p = 0;
     assert_cu_ok(D.alloc(&p, 16));
     assert_cu_ok(D.free(p));
     assert_cu_ok(D.ctx_destroy(other));
+    assert_cu_ok(D.push(popped));
     assert_cu(D.ctx_sync(), CUDA_ERROR_LAUNCH_FAILED);
-    assert_cu_ok(D.free(buf));
-    assert_cu_ok(D.unload(m));
+    assert_cu(D.free(buf), CUDA_ERROR_LAUNCH_FAILED); /* its context's death frees it */
+    assert_cu(D.unload(m), CUDA_ERROR_LAUNCH_FAILED);
 }
 
 static void test_a_poisoned_primary_context_is_reset_by_its_last_release(void **state)
@@ -119,8 +133,15 @@ static void test_a_poisoned_primary_context_is_reset_by_its_last_release(void **
     CUmodule m = load_text(test_ptx);
     assert_cu_ok(launch_add(function(m, "add"), NULL, 0, 0));
     assert_cu(D.ctx_sync(), CUDA_ERROR_ILLEGAL_INSTRUCTION);
+    /* A second retain: refused while it is current, as on the H200; off
+     * the stack, the same context, still poisoned. */
     CUcontext again = NULL;
-    assert_cu_ok(D.retain(&again, 0)); /* a second retain: still poisoned */
+    assert_cu(D.retain(&again, 0), CUDA_ERROR_ILLEGAL_INSTRUCTION);
+    CUcontext top = NULL;
+    assert_cu_ok(D.pop(&top));
+    assert_cu_ok(D.retain(&again, 0));
+    assert_ptr_equal(again, primary);
+    assert_cu_ok(D.push(primary));
     assert_cu(D.ctx_sync(), CUDA_ERROR_ILLEGAL_INSTRUCTION);
     assert_cu_ok(D.release(0));
     assert_cu(D.ctx_sync(), CUDA_ERROR_ILLEGAL_INSTRUCTION);

@@ -6,6 +6,16 @@
  * held to it cell by cell, but for the differences lib/fake/deliberate.txt
  * lists with their reasons.
  *
+ * deliberate.txt: one difference, or a family of them, a line,
+ *   <rows> <column> driver=<result> fake=<result> <the reason>
+ * <rows> a row's name as the table prints it (cuStreamQuery@2000), or a shell
+ * pattern of names (fnmatch(3): cuStream*@*) that names at least one row;
+ * <column> one of the columns below; driver= and fake= the two results, *
+ * for any. A line excuses every cell of its column, in the rows it names,
+ * whose two results it matches; a line that excuses none fails the test
+ * (but for a line naming a single row whose cell is not compared, n/a or
+ * skip, which stays for a run that compares it).
+ *
  * A row is one entry point at one ABI version (symbol@version): one line of
  * RULES_ROWS below and one CALL() in rows.c that makes a valid call with the
  * handles of a fixture. The fixture (cells.c), built afresh in a new context

@@ -1,6 +1,7 @@
 /* The table: printing and writing it, reading the checked-in one, comparing
  * them cell by cell (with the fake's deliberate differences), and checking
  * that the rows cover every entry point the fake serves. */
+#include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -149,7 +150,7 @@ bool rules_table_read(rules_table *t, const char *path)
 /* --- the deliberate differences -------------------------------------------------------------------- */
 
 typedef struct deliberate {
-    const rules_row *row;
+    char rows[96]; /* a row's name, or a pattern of them (fnmatch) */
     int column;
     char driver[RULES_CELL_SIZE], fake[RULES_CELL_SIZE]; /* "*": any */
     char reason[256];
@@ -157,8 +158,25 @@ typedef struct deliberate {
     bool used;
 } deliberate;
 
-/* Reads path: lines "<entry>@<version> <column> driver=<value> fake=<value>
- * <reason>"; # comments and blank lines. Returns the count, -1 on an error. */
+static bool row_matches(const deliberate *d, const rules_row *row)
+{
+    char name[96];
+    rules_row_name(row, name, sizeof name);
+    return fnmatch(d->rows, name, 0) == 0;
+}
+
+/* Whether a row that the line names ran (all of them, with no `ran`). */
+static bool ran_any(const deliberate *d, const bool *ran)
+{
+    for (size_t i = 0; i < rules_row_count; i++)
+        if ((!ran || ran[i]) && row_matches(d, &rules_rows[i]))
+            return true;
+    return false;
+}
+
+/* Reads path: lines "<rows> <column> driver=<value> fake=<value> <reason>",
+ * <rows> a row's name or a pattern of them (rules.h); # comments and blank
+ * lines. Returns the count, -1 on an error. */
 static int read_deliberate(const char *path, deliberate **out)
 {
     *out = NULL;
@@ -184,10 +202,9 @@ static int read_deliberate(const char *path, deliberate **out)
                             "fake=<value> <reason>\"\n", path, lineno);
             goto fail;
         }
-        const rules_row *r = rules_row_find(row);
         int c = column_index(column, strlen(column));
-        if (!r || c < 0) {
-            fprintf(stderr, "%s:%u: no such cell: %s %s\n", path, lineno, row, column);
+        if (c < 0) {
+            fprintf(stderr, "%s:%u: no such column: %s\n", path, lineno, column);
             goto fail;
         }
         if (n == cap) {
@@ -199,8 +216,12 @@ static int read_deliberate(const char *path, deliberate **out)
         }
         deliberate *d = &list[n++];
         memset(d, 0, sizeof *d);
-        d->row = r;
+        rules_copy(d->rows, sizeof d->rows, row);
         d->column = c;
+        if (!ran_any(d, NULL)) {
+            fprintf(stderr, "%s:%u: no row is %s\n", path, lineno, row);
+            goto fail;
+        }
         d->line = lineno;
         rules_copy(d->driver, sizeof d->driver, dv);
         rules_copy(d->fake, sizeof d->fake, fv);
@@ -224,7 +245,7 @@ static deliberate *find_deliberate(deliberate *list, int n, const rules_row *row
                                    const char *driver, const char *fake)
 {
     for (int i = 0; i < n; i++)
-        if (list[i].row == row && list[i].column == column &&
+        if (list[i].column == column && row_matches(&list[i], row) &&
             value_matches(list[i].driver, driver) && value_matches(list[i].fake, fake))
             return &list[i];
     return NULL;
@@ -266,10 +287,12 @@ int rules_table_compare(const rules_table *got, const rules_table *want,
             }
             if (unknown(g) || unknown(w) || strcmp(g, w) == 0) {
                 /* A deliberate line for a cell the driver answers like the
-                 * fake excuses nothing; one for a cell not compared stays. */
+                 * fake excuses nothing; one for a cell not compared stays
+                 * (a line for that very row: a pattern of rows must excuse
+                 * a difference). */
                 if (rules_on_fake && (unknown(g) || unknown(w)))
                     for (int d = 0; d < nlist; d++)
-                        if (list[d].row == row && list[d].column == c)
+                        if (list[d].column == c && strcmp(list[d].rows, name) == 0)
                             list[d].used = true;
                 continue;
             }
@@ -291,12 +314,10 @@ int rules_table_compare(const rules_table *got, const rules_table *want,
         }
     }
     for (int d = 0; d < nlist; d++) {
-        if (list[d].used || (ran && !ran[list[d].row - rules_rows]))
+        if (list[d].used || !ran_any(&list[d], ran))
             continue;
-        char name[96];
-        rules_row_name(list[d].row, name, sizeof name);
         printf("%s:%u: %s %s driver=%s fake=%s excuses no difference: remove it\n",
-               deliberate_path, list[d].line, name, rules_column_names[list[d].column],
+               deliberate_path, list[d].line, list[d].rows, rules_column_names[list[d].column],
                list[d].driver, list[d].fake);
         failures++;
     }
