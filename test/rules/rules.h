@@ -379,7 +379,8 @@ extern const bool rules_on_fake;
 
 /* --- cells (cells.c) ---------------------------------------------------------------- */
 
-#define RULES_CELL_SIZE 48
+/* Room for a result name, or two alternatives "A|B" (expected.txt). */
+#define RULES_CELL_SIZE 96
 
 /* The columns that apply to a row (bits of COL_BIT). */
 unsigned rules_columns_of(const rules_row *row);
