@@ -95,7 +95,7 @@ if [ "$built" = yes ]; then
         # every gpu test but those, by name
         while IFS= read -r t; do skipping "$t" || gpu_tests+=("$t"); done < <(
             meson test -C "$BUILD" --suite gpu --list 2>/dev/null | grep -o 'gpu-[A-Za-z0-9_-]*$')
-        say "gpu tests run (GPU_RUN_SKIP=${GPU_RUN_SKIP:-}): ${gpu_tests[*]}"
+        say "gpu tests run (leaving out:${SKIP% }): ${gpu_tests[*]}"
         # none left would make meson run every test there is
         ((${#gpu_tests[@]})) || { say "no gpu test left to run"; gpu_tests=(--suite none-left); }
     else
