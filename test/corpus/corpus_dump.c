@@ -42,7 +42,7 @@
 #ifdef CUS_TEST_FAKE
 #include "harness/check.h"
 #else
-#include <dlfcn.h>
+#include "harness/libcuda.h"
 
 #include "harness/env.h"
 #endif
@@ -126,8 +126,7 @@ static int driver_close(void)
 #else
 static const char driver_label[] = "the driver";
 
-static void *libcuda;
-static PFN_cuGetProcAddress_v12000 get_proc_address;
+static cus_driver_resolver get_proc_address;
 
 static void *lookup(const char *symbol, int version)
 {
@@ -139,28 +138,21 @@ static void *lookup(const char *symbol, int version)
     return p;
 }
 
-/* libcuda as test_stack_diff.c opens it ($CUSCOPE_LIBCUDA, or libcuda.so.1),
- * after the harness's own check that a driver and a device are there. */
+/* libcuda (harness/libcuda.h), after the harness's own check that a driver
+ * and a device are there. */
 static int driver_open(void)
 {
     env_require_driver_or_skip();
-    const char *lib = getenv("CUSCOPE_LIBCUDA");
-    if (!lib || !*lib)
-        lib = "libcuda.so.1";
-    libcuda = dlopen(lib, RTLD_NOW);
-    void *gpa = libcuda ? dlsym(libcuda, "cuGetProcAddress_v2") : NULL;
-    if (!gpa) {
-        printf("skipping: %s: %s\n", lib, libcuda ? "no cuGetProcAddress_v2" : dlerror());
+    char why[256];
+    if (!(get_proc_address = libcuda_resolver(why, sizeof why))) {
+        printf("skipping: %s\n", why);
         return EXIT_SKIP;
     }
-    memcpy(&get_proc_address, &gpa, sizeof gpa);
     return 0;
 }
 
 static int driver_close(void)
 {
-    if (libcuda)
-        dlclose(libcuda);
     return 0;
 }
 #endif

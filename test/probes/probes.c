@@ -21,7 +21,6 @@
  * CUS_FAKE_QUERY_NONE mode, where queued work stays queued until
  * something waits for it: a call that waits runs it, one that does not
  * leaves it pending. */
-#include <dlfcn.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -34,6 +33,8 @@
 #include "cuscope/driver.h"
 #ifdef CUS_TEST_FAKE
 #include "cuscope/fake.h"
+#else
+#include "../harness/libcuda.h"
 #endif
 
 /* A kernel that spins for `cycles` clock cycles (0.25 s at 2 GHz for 5e8). */
@@ -164,14 +165,11 @@ int main(void)
     cus_fake_set_query_mode(CUS_FAKE_QUERY_NONE);
     resolve = cus_fake_get_proc_address;
 #else
-    const char *lib = getenv("CUSCOPE_LIBCUDA");
-    void *h = dlopen(lib && *lib ? lib : "libcuda.so.1", RTLD_NOW);
-    void *gpa = h ? dlsym(h, "cuGetProcAddress_v2") : NULL;
-    if (!gpa) {
-        printf("skipping: no CUDA driver with cuGetProcAddress_v2\n");
+    char why[256];
+    if (!(resolve = libcuda_resolver(why, sizeof why))) {
+        printf("skipping: %s\n", why);
         return 77;
     }
-    memcpy(&resolve, &gpa, sizeof gpa);
 #endif
     LOAD(D.init, "cuInit", 2000);
     LOAD(D.device_get, "cuDeviceGet", 2000);

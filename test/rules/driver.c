@@ -9,7 +9,7 @@
 #ifdef CUS_TEST_FAKE
 #include <cuscope/fake.h>
 #else
-#include <dlfcn.h>
+#include "../harness/libcuda.h"
 #endif
 
 #include "rules.h"
@@ -61,22 +61,7 @@ const bool rules_on_fake = false;
 
 static PFN_cuGetProcAddress_v12000 open_resolver(char *why, size_t size)
 {
-    const char *lib = getenv("CUSCOPE_LIBCUDA");
-    if (!lib || !*lib)
-        lib = "libcuda.so.1";
-    void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-        snprintf(why, size, "dlopen(%s): %s", lib, dlerror());
-        return NULL;
-    }
-    void *p = dlsym(h, "cuGetProcAddress_v2");
-    if (!p) {
-        snprintf(why, size, "%s has no cuGetProcAddress_v2 (a driver older than 12.0)", lib);
-        return NULL;
-    }
-    PFN_cuGetProcAddress_v12000 resolve;
-    memcpy(&resolve, &p, sizeof p);
-    return resolve;
+    return libcuda_resolver(why, size);
 }
 
 void rules_driver_close(void)
