@@ -372,6 +372,26 @@ static void test_the_fake_reset_pops_what_failed_pops_left(void **state)
     env_destroyed.count = 0; /* the two reports were the point */
 }
 
+/* Inside a host function the reset is refused, and touches nothing. */
+static void reset_in_host_fn(void *user)
+{
+    *(cus_status *)user = cus_fake_reset(NULL);
+}
+
+static void test_the_fake_reset_is_refused_in_a_host_function(void **state)
+{
+    (void)state;
+    cus_context *c = new_ctx();
+    cus_stream *s = NULL;
+    assert_ok(cus_stream_create(c, CU_STREAM_NON_BLOCKING, 0, &s));
+    cus_status got = CUS_SUCCESS;
+    assert_ok(cus_stream_launch_host_fn(s, reset_in_host_fn, &got));
+    assert_ok(cus_stream_synchronize(s));
+    assert_int_equal(got, CUS_ERROR_IN_HOST_FUNCTION);
+    s = cus_stream_unref(s);
+    c = cus_context_unref(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -385,6 +405,7 @@ int main(void)
         ENV_TEST(test_a_failed_call_returns_its_own_status),
         ENV_TEST(test_the_public_pop_does_not_retry_and_a_guard_exit_does),
         ENV_TEST(test_the_fake_reset_pops_what_failed_pops_left),
+        ENV_TEST(test_the_fake_reset_is_refused_in_a_host_function),
     };
     return cmocka_run_group_tests_name("switch", tests, NULL, NULL);
 }
