@@ -213,8 +213,9 @@ void fake_misuse_locked(const char *fmt, ...)
     misuse_count++;
 }
 
-/* Whether an area refuses a potentially unsafe call (a capture prohibits it). */
-static bool unsafe_call_refused_locked(void)
+/* Whether an area refuses a potentially unsafe call (a capture prohibits it);
+ * a refusal invalidates the captures that prohibit it. */
+bool fake_unsafe_call_refused_locked(void)
 {
     for (size_t i = 0; i < area_count; i++)
         if (areas[i]->unsafe_call_locked && areas[i]->unsafe_call_locked())
@@ -250,7 +251,7 @@ bool fake_enter(fake_entry_id id, CUresult *result)
     }
     /* A potentially unsafe call while a capture prohibits it: refused, and
      * the capture invalidated (fake_graph.c). */
-    if ((fake_entries[id].flags & FAKE_CAPTURE_UNSAFE) && unsafe_call_refused_locked()) {
+    if ((fake_entries[id].flags & FAKE_CAPTURE_UNSAFE) && fake_unsafe_call_refused_locked()) {
         *result = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
         fake_unlock();
         return false;

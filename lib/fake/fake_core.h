@@ -155,7 +155,7 @@ enum { FAKE_UNCOUNTED = 1, FAKE_BEFORE_INIT = 2, FAKE_CAPTURE_UNSAFE = 4 };
     X(cuGraphGetNodes, 10000, cuGraphGetNodes, 0)                                   \
     X(cuGraphNodeGetType, 10000, cuGraphNodeGetType, 0)                             \
     X(cuGraphInstantiateWithFlags, 11040, cuGraphInstantiateWithFlags, 0)           \
-    X(cuGraphExecDestroy, 10000, cuGraphExecDestroy, 0)                             \
+    X(cuGraphExecDestroy, 10000, cuGraphExecDestroy, FAKE_CAPTURE_UNSAFE)                             \
     X(cuGraphLaunch, 10000, cuGraphLaunch, 0)                                       \
     X(cuGraphUpload, 11010, cuGraphUpload, 0)                                       \
     X(cuGraphExecUpdate, 10020, cuGraphExecUpdate, 0)                               \
@@ -262,6 +262,11 @@ FAKE_HIDDEN void fake_unlock(void);
 FAKE_HIDDEN bool fake_enter(fake_entry_id id, CUresult *result);
 /* The epilogue: releases the lock and returns r. */
 FAKE_HIDDEN CUresult fake_leave(CUresult r);
+/* Whether a potentially unsafe call made now is refused (a capture prohibits
+ * it, in the thread's interaction mode); a refusal invalidates the captures
+ * that prohibit it. For the calls that are unsafe only in some cases
+ * (cuMemFreeAsync outside a capture); the others say FAKE_CAPTURE_UNSAFE. */
+FAKE_HIDDEN bool fake_unsafe_call_refused_locked(void);
 
 #define FAKE_ENTER(name)                                                       \
     do {                                                                       \

@@ -196,6 +196,11 @@ CUresult CUDAAPI fake_cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream)
         return fake_leave(m->graph ? fake_stream_enqueue_locked(s, &op, NULL, 0)
                                    : CUDA_ERROR_INVALID_VALUE);
     }
+    /* Outside a capture, a stream-ordered free is as unsafe as cuMemFree
+     * (an H200 refuses it on another stream while a GLOBAL capture is open,
+     * test/probes/probes.c: release-free-async-*). */
+    if (fake_unsafe_call_refused_locked())
+        return fake_leave(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
     if (!freeable_locked(m, "cuMemFreeAsync"))
         return fake_leave(CUDA_ERROR_INVALID_VALUE);
     if (owner_sticky(m) != CUDA_SUCCESS)

@@ -16,12 +16,26 @@
  *                              (cuStreamBeginCapture(CU_STREAM_PER_THREAD)):
  *                              begin, a launch into it, end, the node count.
  *   capture-legacy-begin       the same on the legacy default stream.
+ *   release-<call>-<case>      a release's driver call (cuMemFree,
+ *                              cuMemFreeHost, cuModuleUnload, cuEventDestroy,
+ *                              cuStreamDestroy, cuGraphExecDestroy,
+ *                              cuGraphDestroy, cuMemFreeAsync on another
+ *                              stream) made while a capture is open, and how
+ *                              the capture ends: the case says which thread
+ *                              calls (own: the capturing one, other: another),
+ *                              the capture's mode (global, local) and the
+ *                              caller's interaction mode (default, or
+ *                              relaxed through cuThreadExchangeStreamCaptureMode).
+ *   capture-info-legacy-no-context  cuStreamGetCaptureInfo of the legacy
+ *                              stream with no context current.
  *
  * On the fake, "the kernel is done" is asked with cuStreamQuery in
  * CUS_FAKE_QUERY_NONE mode, where queued work stays queued until
  * something waits for it: a call that waits runs it, one that does not
  * leaves it pending. */
+#include <pthread.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -92,6 +106,14 @@ static struct {
     PFN_cuGraphGetNodes_v10000 graph_nodes;
     PFN_cuGraphDestroy_v10000 graph_destroy;
     PFN_cuGetErrorName_v6000 error_name;
+    PFN_cuThreadExchangeStreamCaptureMode_v10010 exchange_mode;
+    PFN_cuMemAllocHost_v3020 alloc_host;
+    PFN_cuMemFreeHost_v2000 free_host;
+    PFN_cuEventCreate_v2000 event_create;
+    PFN_cuEventDestroy_v4000 event_destroy;
+    PFN_cuGraphInstantiateWithFlags_v11040 instantiate;
+    PFN_cuGraphExecDestroy_v10000 exec_destroy;
+    PFN_cuStreamGetCaptureInfo_v10010 capture_info;
 } D;
 
 static const char *name(CUresult r)
@@ -101,7 +123,9 @@ static const char *name(CUresult r)
 }
 
 /* The answers of an NVIDIA H200, driver 580.159.04 (CUDA 13.0), 2026-12-04:
- * both builds are held to them. */
+ * both builds are held to them. (In the run that gave the release-* lines a
+ * 128-byte buffer cut their last word: "end CUDA_ERROR_STREAM_CAPTURE_INVALID"
+ * is the start of no other name than ..._INVALIDATED.) */
 static const char *const h200[] = {
     "free-waits-own-context: yes (the kernel had finished)",
     "free-waits-other-context: no (the kernel was still running)",
@@ -111,22 +135,71 @@ static const char *const h200[] = {
     "capture-per-thread-end: CUDA_SUCCESS",
     "capture-per-thread-nodes: 1",
     "capture-legacy-begin: CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED",
+    "release-free-own-global-default: CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, then launch CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, end CUDA_ERROR_STREAM_CAPTURE_INVALIDATED",
+    "release-free-own-global-relaxed: CUDA_SUCCESS, then launch CUDA_SUCCESS, end CUDA_SUCCESS",
+    "release-free-own-local-relaxed: CUDA_SUCCESS, then launch CUDA_SUCCESS, end CUDA_SUCCESS",
+    "release-free-other-global-default: CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, then launch CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, end CUDA_ERROR_STREAM_CAPTURE_INVALIDATED",
+    "release-free-other-global-relaxed: CUDA_SUCCESS, then launch CUDA_SUCCESS, end CUDA_SUCCESS",
+    "release-free-other-local-default: CUDA_SUCCESS, then launch CUDA_SUCCESS, end CUDA_SUCCESS",
+    "release-free-host-own-global-default: CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, then launch CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, end CUDA_ERROR_STREAM_CAPTURE_INVALIDATED",
+    "release-free-host-own-global-relaxed: CUDA_SUCCESS, then launch CUDA_SUCCESS, end CUDA_SUCCESS",
+    "release-free-host-own-local-relaxed: CUDA_SUCCESS, then launch CUDA_SUCCESS, end CUDA_SUCCESS",
+    "release-free-host-other-global-default: CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, then launch CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, end CUDA_ERROR_STREAM_CAPTURE_INVALIDATED",
+    "release-free-host-other-global-relaxed: CUDA_SUCCESS, then launch CUDA_SUCCESS, end CUDA_SUCCESS",
+    "release-free-host-other-local-default: CUDA_SUCCESS, then launch CUDA_SUCCESS, end CUDA_SUCCESS",
+    "release-module-unload-own-global-default: CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, then launch CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, end CUDA_ERROR_STREAM_CAPTURE_INVALIDATED",
+    "release-module-unload-own-global-relaxed: CUDA_SUCCESS, then launch CUDA_SUCCESS, end CUDA_SUCCESS",
+    "release-module-unload-own-local-relaxed: CUDA_SUCCESS, then launch CUDA_SUCCESS, end CUDA_SUCCESS",
+    "release-module-unload-other-global-default: CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, then launch CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, end CUDA_ERROR_STREAM_CAPTURE_INVALIDATED",
+    "release-module-unload-other-global-relaxed: CUDA_SUCCESS, then launch CUDA_SUCCESS, end CUDA_SUCCESS",
+    "release-module-unload-other-local-default: CUDA_SUCCESS, then launch CUDA_SUCCESS, end CUDA_SUCCESS",
+    "release-event-destroy-own-global-default: CUDA_SUCCESS, then launch CUDA_SUCCESS, end CUDA_SUCCESS",
+    "release-event-destroy-own-global-relaxed: CUDA_SUCCESS, then launch CUDA_SUCCESS, end CUDA_SUCCESS",
+    "release-event-destroy-own-local-relaxed: CUDA_SUCCESS, then launch CUDA_SUCCESS, end CUDA_SUCCESS",
+    "release-event-destroy-other-global-default: CUDA_SUCCESS, then launch CUDA_SUCCESS, end CUDA_SUCCESS",
+    "release-event-destroy-other-global-relaxed: CUDA_SUCCESS, then launch CUDA_SUCCESS, end CUDA_SUCCESS",
+    "release-event-destroy-other-local-default: CUDA_SUCCESS, then launch CUDA_SUCCESS, end CUDA_SUCCESS",
+    "release-stream-destroy-own-global-default: CUDA_SUCCESS, then launch CUDA_SUCCESS, end CUDA_SUCCESS",
+    "release-stream-destroy-own-global-relaxed: CUDA_SUCCESS, then launch CUDA_SUCCESS, end CUDA_SUCCESS",
+    "release-stream-destroy-own-local-relaxed: CUDA_SUCCESS, then launch CUDA_SUCCESS, end CUDA_SUCCESS",
+    "release-stream-destroy-other-global-default: CUDA_SUCCESS, then launch CUDA_SUCCESS, end CUDA_SUCCESS",
+    "release-stream-destroy-other-global-relaxed: CUDA_SUCCESS, then launch CUDA_SUCCESS, end CUDA_SUCCESS",
+    "release-stream-destroy-other-local-default: CUDA_SUCCESS, then launch CUDA_SUCCESS, end CUDA_SUCCESS",
+    "release-graph-exec-destroy-own-global-default: CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, then launch CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, end CUDA_ERROR_STREAM_CAPTURE_INVALIDATED",
+    "release-graph-exec-destroy-own-global-relaxed: CUDA_SUCCESS, then launch CUDA_SUCCESS, end CUDA_SUCCESS",
+    "release-graph-exec-destroy-own-local-relaxed: CUDA_SUCCESS, then launch CUDA_SUCCESS, end CUDA_SUCCESS",
+    "release-graph-exec-destroy-other-global-default: CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, then launch CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, end CUDA_ERROR_STREAM_CAPTURE_INVALIDATED",
+    "release-graph-exec-destroy-other-global-relaxed: CUDA_SUCCESS, then launch CUDA_SUCCESS, end CUDA_SUCCESS",
+    "release-graph-exec-destroy-other-local-default: CUDA_SUCCESS, then launch CUDA_SUCCESS, end CUDA_SUCCESS",
+    "release-graph-destroy-own-global-default: CUDA_SUCCESS, then launch CUDA_SUCCESS, end CUDA_SUCCESS",
+    "release-graph-destroy-own-global-relaxed: CUDA_SUCCESS, then launch CUDA_SUCCESS, end CUDA_SUCCESS",
+    "release-graph-destroy-own-local-relaxed: CUDA_SUCCESS, then launch CUDA_SUCCESS, end CUDA_SUCCESS",
+    "release-graph-destroy-other-global-default: CUDA_SUCCESS, then launch CUDA_SUCCESS, end CUDA_SUCCESS",
+    "release-graph-destroy-other-global-relaxed: CUDA_SUCCESS, then launch CUDA_SUCCESS, end CUDA_SUCCESS",
+    "release-graph-destroy-other-local-default: CUDA_SUCCESS, then launch CUDA_SUCCESS, end CUDA_SUCCESS",
+    "release-free-async-own-global-default: CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, then launch CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, end CUDA_ERROR_STREAM_CAPTURE_INVALIDATED",
+    "release-free-async-own-global-relaxed: CUDA_SUCCESS, then launch CUDA_SUCCESS, end CUDA_SUCCESS",
+    "release-free-async-own-local-relaxed: CUDA_SUCCESS, then launch CUDA_SUCCESS, end CUDA_SUCCESS",
+    "release-free-async-other-global-default: CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, then launch CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, end CUDA_ERROR_STREAM_CAPTURE_INVALIDATED",
+    "release-free-async-other-global-relaxed: CUDA_SUCCESS, then launch CUDA_SUCCESS, end CUDA_SUCCESS",
+    "release-free-async-other-local-default: CUDA_SUCCESS, then launch CUDA_SUCCESS, end CUDA_SUCCESS",
+    "capture-info-legacy-no-context: CUDA_ERROR_INVALID_CONTEXT",
 };
 #define NPROBES (sizeof h200 / sizeof h200[0])
 
-static char answers[16][160];
+static char answers[128][224];
 static size_t nanswers;
 
 static void say(const char *probe, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void say(const char *probe, const char *fmt, ...)
 {
-    char v[128];
+    char v[192];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(v, sizeof v, fmt, ap);
     va_end(ap);
     printf("probe %s: %s\n", probe, v);
-    if (nanswers < 16)
+    if (nanswers < 128)
         snprintf(answers[nanswers++], sizeof answers[0], "%s: %s", probe, v);
 }
 
@@ -155,6 +228,135 @@ static const char *still_running(CUstream s)
     return q == CUDA_ERROR_NOT_READY ? "no (the kernel was still running)"
            : q == CUDA_SUCCESS       ? "yes (the kernel had finished)"
                                      : name(q);
+}
+
+
+/* --- releases while a capture is open ------------------------------------------ */
+
+typedef enum {
+    REL_FREE, REL_FREE_HOST, REL_UNLOAD, REL_EVENT, REL_STREAM, REL_EXEC, REL_GRAPH,
+    REL_FREE_ASYNC, REL_COUNT
+} release_kind;
+static const char *const release_names[REL_COUNT] = {
+    "free", "free-host", "module-unload", "event-destroy", "stream-destroy",
+    "graph-exec-destroy", "graph-destroy", "free-async",
+};
+
+typedef struct release_obj {
+    release_kind kind;
+    CUdeviceptr ptr;
+    void *host;
+    CUmodule module;
+    CUevent event;
+    CUstream stream;
+    CUgraphExec exec;
+    CUgraph graph;
+    CUstream other; /* free-async's stream */
+} release_obj;
+
+static CUcontext probe_ctx;
+static CUstream side; /* where the graphs released are captured */
+
+static void release_make(release_obj *o)
+{
+    switch (o->kind) {
+    case REL_FREE: CHECK(D.alloc(&o->ptr, 4096)); break;
+    case REL_FREE_HOST: CHECK(D.alloc_host(&o->host, 4096)); break;
+    case REL_UNLOAD: CHECK(D.load(&o->module, spin_ptx)); break;
+    case REL_EVENT: CHECK(D.event_create(&o->event, CU_EVENT_DISABLE_TIMING)); break;
+    case REL_STREAM: CHECK(D.stream_create(&o->stream, CU_STREAM_NON_BLOCKING)); break;
+    case REL_EXEC:
+    case REL_GRAPH: {
+        CHECK(D.begin_capture(side, CU_STREAM_CAPTURE_MODE_RELAXED));
+        void *args[] = {&spin_cycles};
+        CHECK(D.launch(spin, 1, 1, 1, 1, 1, 1, 0, side, args, NULL));
+        CHECK(D.end_capture(side, &o->graph));
+        if (o->kind == REL_EXEC) {
+            CHECK(D.instantiate(&o->exec, o->graph, 0));
+            CHECK(D.graph_destroy(o->graph));
+            o->graph = NULL;
+        }
+        break;
+    }
+    case REL_FREE_ASYNC:
+        CHECK(D.alloc_async(&o->ptr, 4096, side));
+        CHECK(D.stream_sync(side));
+        o->other = side;
+        break;
+    case REL_COUNT: break;
+    }
+}
+
+static CUresult release_do(release_obj *o)
+{
+    switch (o->kind) {
+    case REL_FREE: return D.free(o->ptr);
+    case REL_FREE_HOST: return D.free_host(o->host);
+    case REL_UNLOAD: return D.unload(o->module);
+    case REL_EVENT: return D.event_destroy(o->event);
+    case REL_STREAM: return D.stream_destroy(o->stream);
+    case REL_EXEC: return D.exec_destroy(o->exec);
+    case REL_GRAPH: return D.graph_destroy(o->graph);
+    case REL_FREE_ASYNC: return D.free_async(o->ptr, o->other);
+    case REL_COUNT: break;
+    }
+    return CUDA_ERROR_UNKNOWN;
+}
+
+typedef struct release_call {
+    release_obj *obj;
+    bool relaxed;
+    bool push; /* another thread: make the context current there */
+    CUresult r;
+} release_call;
+
+static void *release_run(void *arg)
+{
+    release_call *c = arg;
+    if (c->push)
+        CHECK(D.push(probe_ctx));
+    CUstreamCaptureMode old = CU_STREAM_CAPTURE_MODE_RELAXED;
+    if (c->relaxed)
+        CHECK(D.exchange_mode(&old));
+    c->r = release_do(c->obj);
+    if (c->relaxed)
+        CHECK(D.exchange_mode(&old));
+    if (c->push)
+        CHECK(D.pop(NULL));
+    return NULL;
+}
+
+static void release_probe(CUstream s, release_kind kind, bool other, CUstreamCaptureMode mode,
+                          bool relaxed)
+{
+    release_obj o = {.kind = kind};
+    release_make(&o);
+    CHECK(D.begin_capture(s, mode));
+    void *args[] = {&spin_cycles};
+    CHECK(D.launch(spin, 1, 1, 1, 1, 1, 1, 0, s, args, NULL));
+    release_call c = {&o, relaxed, other, CUDA_SUCCESS};
+    if (other) {
+        pthread_t t;
+        if (pthread_create(&t, NULL, release_run, &c) || pthread_join(t, NULL)) {
+            fprintf(stderr, "probes: pthread\n");
+            exit(1);
+        }
+    } else {
+        release_run(&c);
+    }
+    CUresult rl = D.launch(spin, 1, 1, 1, 1, 1, 1, 0, s, args, NULL);
+    CUgraph g = NULL;
+    CUresult re = D.end_capture(s, &g);
+    if (g)
+        CHECK(D.graph_destroy(g));
+    char probe[96];
+    snprintf(probe, sizeof probe, "release-%s-%s-%s-%s", release_names[kind],
+             other ? "other" : "own", mode == CU_STREAM_CAPTURE_MODE_GLOBAL ? "global" : "local",
+             relaxed ? "relaxed" : "default");
+    say(probe, "%s, then launch %s, end %s", name(c.r), name(rl), name(re));
+    if (c.r != CUDA_SUCCESS)
+        CHECK(release_do(&o));
+    CHECK(D.ctx_sync());
 }
 
 int main(void)
@@ -195,6 +397,14 @@ int main(void)
     LOAD(D.graph_nodes, "cuGraphGetNodes", 10000);
     LOAD(D.graph_destroy, "cuGraphDestroy", 10000);
     LOAD(D.error_name, "cuGetErrorName", 6000);
+    LOAD(D.exchange_mode, "cuThreadExchangeStreamCaptureMode", 10010);
+    LOAD(D.alloc_host, "cuMemAllocHost", 3020);
+    LOAD(D.free_host, "cuMemFreeHost", 2000);
+    LOAD(D.event_create, "cuEventCreate", 2000);
+    LOAD(D.event_destroy, "cuEventDestroy", 4000);
+    LOAD(D.instantiate, "cuGraphInstantiateWithFlags", 11040);
+    LOAD(D.exec_destroy, "cuGraphExecDestroy", 10000);
+    LOAD(D.capture_info, "cuStreamGetCaptureInfo", 10010);
 
     CUdevice dev;
     CUresult ir = D.init(0);
@@ -263,6 +473,29 @@ int main(void)
         (void)D.end_capture(CU_STREAM_LEGACY, &g);
         if (g)
             (void)D.graph_destroy(g);
+    }
+
+    /* releases while a capture is open */
+    probe_ctx = a;
+    CHECK(D.stream_create(&side, CU_STREAM_NON_BLOCKING));
+    for (int k = 0; k < REL_COUNT; k++) {
+        release_probe(s, (release_kind)k, false, CU_STREAM_CAPTURE_MODE_GLOBAL, false);
+        release_probe(s, (release_kind)k, false, CU_STREAM_CAPTURE_MODE_GLOBAL, true);
+        release_probe(s, (release_kind)k, false, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL, true);
+        release_probe(s, (release_kind)k, true, CU_STREAM_CAPTURE_MODE_GLOBAL, false);
+        release_probe(s, (release_kind)k, true, CU_STREAM_CAPTURE_MODE_GLOBAL, true);
+        release_probe(s, (release_kind)k, true, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL, false);
+    }
+    CHECK(D.stream_destroy(side));
+
+    /* the legacy stream's capture state, no context current */
+    {
+        CUcontext top = NULL;
+        CHECK(D.pop(&top));
+        CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+        cuuint64_t id = 0;
+        say("capture-info-legacy-no-context", "%s", name(D.capture_info(CU_STREAM_LEGACY, &st, &id)));
+        CHECK(D.push(top));
     }
 
     CHECK(D.stream_destroy(s));
