@@ -1,9 +1,10 @@
-/* Stream capture: the captures cuscope began (capture records), what each
- * keeps alive for the graph it will make (keep lists, filled by the keep and
- * adopt functions that the object files call as they queue work on a
- * stream), the capture guard's begin, end and abandon, and the count of open
- * captures, while which releases are deferred (object.c) and run at the last
- * one's end. The end hands its keep list to the graph it makes (graph.c). */
+/* Stream capture: the captures cuscope began (capture records, in a
+ * registry sharded by the driver's capture id), what each keeps alive for the
+ * graph it will make (keep lists with a hash set beside them, filled by the
+ * keep and adopt functions that the object files call before they queue work
+ * on a stream), the stream-ordered frees each runs after its end, and the
+ * capture guard's begin, end and abandon. The end hands its keep list to the
+ * graph it makes (graph.c). */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -20,133 +21,194 @@ void cus_keep_list_release_(keep_list *k)
     k->count = k->capacity = 0;
 }
 
-/* An object already kept is not kept twice: a graph replaying one buffer a
- * thousand times holds it once. */
-static bool keep_list_has(const keep_list *k, const void *obj)
-{
-    for (size_t i = k->count; i-- > 0;)
-        if (k->items[i].obj == obj)
-            return true;
-    return false;
-}
-
 /* --- the captures cuscope began ------------------------------------------- */
 
 typedef struct capture_record {
-    struct capture_record *next;
+    struct capture_record *next; /* in its shard */
     cuuint64_t id;
-    cus_stream *stream;
-    keep_list keep;
-    bool out_of_memory;  /* a keep failed: the end reports it */
-    CUresult keep_error; /* a stream's capture could not be read: the end reports it */
+    cus_stream *stream; /* the stream it began on */
+    keep_list keep;     /* what the graph will hold, in the order kept */
+    /* The objects of `keep`, as an open-addressing set (linear probing, a
+     * power of two, at most half full): an object already kept is found in
+     * O(1), so a graph replaying one buffer a thousand times holds it once
+     * and a capture of N distinct buffers costs O(N). */
+    const void **set;
+    size_t set_capacity;
+    /* Destructions that wait for the end: stream-ordered frees queued on a
+     * stream of this capture (cus_refcount's deferred link). */
+    cus_refcount *after_end;
+    bool out_of_memory; /* a keep failed: the end reports it */
 } capture_record;
 
-static pthread_mutex_t captures_lock = PTHREAD_MUTEX_INITIALIZER;
-static capture_record *captures;
+/* The registry: records by id, in shards with a lock each, so that captures
+ * on different threads take different locks (the driver numbers captures
+ * in sequence, so consecutive ones fall in different shards). A shard's lock
+ * also guards its records' keep lists, sets and after_end lists: a captured
+ * launch takes one lock, once, for all it keeps. */
+#define SHARDS 64
+typedef struct shard {
+    _Alignas(CUS_CACHE_LINE_) pthread_mutex_t lock;
+    capture_record *head;
+} shard;
+static shard shards[SHARDS];
 
-static capture_record *record_take_locked(cus_stream *stream)
+static inline shard *shard_of(cuuint64_t id)
 {
-    for (capture_record **p = &captures; *p; p = &(*p)->next)
-        if ((*p)->stream == stream) {
-            capture_record *r = *p;
-            *p = r->next;
+    return &shards[id % SHARDS];
+}
+
+static capture_record *find_locked(shard *sh, cuuint64_t id)
+{
+    for (capture_record *r = sh->head; r; r = r->next)
+        if (r->id == id)
             return r;
-        }
     return NULL;
 }
 
-/* Whether a capture cuscope began is open on stream itself (not joined). */
-static bool began_capture(const cus_stream *stream)
+static void unlink_locked(shard *sh, capture_record *rec)
 {
-    bool found = false;
-    pthread_mutex_lock(&captures_lock);
-    for (capture_record *r = captures; r && !found; r = r->next)
-        found = r->stream == stream;
-    pthread_mutex_unlock(&captures_lock);
-    return found;
+    for (capture_record **p = &sh->head; *p; p = &(*p)->next)
+        if (*p == rec) {
+            *p = rec->next;
+            return;
+        }
 }
 
-/* What keep_in_capture() did. */
-typedef enum {
-    KEEP_DONE,         /* kept with the capture's graph */
-    KEEP_NOT_CAPTURED, /* no cuscope capture has the stream */
-    KEEP_OUT_OF_MEMORY,
-    KEEP_QUERY_FAILED, /* *query: the driver's error; every open capture fails its end */
-} keep_outcome;
-
-static keep_outcome keep_in_capture(cus_stream *stream, void *obj, void *(*ref)(void *),
-                                    cus_release_fn_ release, CUresult *query)
+static inline size_t pointer_hash(const void *p)
 {
-    keep_outcome outcome = KEEP_NOT_CAPTURED;
-    if (!stream || !obj)
-        return KEEP_NOT_CAPTURED;
-    /* The stream a capture began on is found without asking the driver. */
-    bool origin = began_capture(stream);
-    cuuint64_t id = 0;
-    if (!origin) {
-        /* It may have joined a capture begun on another stream (through an
-         * event): the capture's id finds the record. */
-        CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
-        CUresult q = cus_drv_.cuStreamGetCaptureInfo_(stream->handle, &status, &id);
-        if (q) {
-            /* Whether the work is being captured is unknown, so whether it
-             * dangles at replay is too: every open capture fails its end. */
-            pthread_mutex_lock(&captures_lock);
-            for (capture_record *r = captures; r; r = r->next)
-                if (!r->keep_error)
-                    r->keep_error = q;
-            pthread_mutex_unlock(&captures_lock);
-            *query = q;
-            return KEEP_QUERY_FAILED;
-        }
-        if (status != CU_STREAM_CAPTURE_STATUS_ACTIVE)
-            return KEEP_NOT_CAPTURED;
+    uint64_t x = (uint64_t)(uintptr_t)p; /* a murmur3 finalizer: heap addresses share low bits */
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdull;
+    x ^= x >> 33;
+    return (size_t)x;
+}
+
+/* Where obj is in the set, or the empty slot where it would go. */
+static const void **set_slot(const capture_record *r, const void *obj)
+{
+    size_t mask = r->set_capacity - 1;
+    for (size_t i = pointer_hash(obj) & mask;; i = (i + 1) & mask)
+        if (!r->set[i] || r->set[i] == obj)
+            return &r->set[i];
+}
+
+/* Room for one more object in both the set and the list. */
+static bool reserve_one(capture_record *r)
+{
+    keep_list *k = &r->keep;
+    if (k->count == k->capacity) {
+        size_t want = k->capacity ? k->capacity * 2 : 16;
+        keep_entry *grown = cus_realloc_(k->items, want * sizeof *grown);
+        if (!grown)
+            return false;
+        k->items = grown;
+        k->capacity = want;
     }
-    pthread_mutex_lock(&captures_lock);
-    for (capture_record *r = captures; r; r = r->next) {
-        if (origin ? r->stream != stream : r->id != id)
-            continue;
-        keep_list *k = &r->keep;
-        if (keep_list_has(k, obj)) {
-            outcome = KEEP_DONE;
-            break;
-        }
-        if (k->count == k->capacity) {
-            size_t want = k->capacity ? k->capacity * 2 : 8;
-            keep_entry *grown = cus_realloc_(k->items, want * sizeof *grown);
-            if (!grown) {
-                r->out_of_memory = true;
-                outcome = KEEP_OUT_OF_MEMORY;
-                break;
+    if ((k->count + 1) * 2 > r->set_capacity) {
+        size_t want = r->set_capacity ? r->set_capacity * 2 : 32;
+        const void **set = cus_calloc_(want, sizeof *set);
+        if (!set)
+            return false;
+        free(r->set);
+        r->set = set;
+        r->set_capacity = want;
+        for (size_t i = 0; i < k->count; i++)
+            *set_slot(r, k->items[i].obj) = k->items[i].obj;
+    }
+    return true;
+}
+
+/* Keeps one item with r (the shard locked); false when out of memory (the
+ * capture's end then fails). */
+static bool keep_locked(capture_record *r, const cus_keep_item_ *item)
+{
+    if (r->set_capacity && *set_slot(r, item->obj))
+        return true; /* kept already */
+    if (!reserve_one(r)) {
+        r->out_of_memory = true;
+        return false;
+    }
+    *set_slot(r, item->obj) = item->obj;
+    r->keep.items[r->keep.count++] = (keep_entry){item->ref(item->obj), item->release};
+    return true;
+}
+
+/* The objects this thread kept lately, with the capture that keeps them: a
+ * hit needs no lock. An id is never reused, so an entry stays true until its
+ * capture ends, and no later capture has its id. */
+#define MEMO 16
+static _Thread_local struct {
+    cuuint64_t id;
+    const void *obj;
+} memo[MEMO];
+
+static inline unsigned int memo_index(const void *obj)
+{
+    return (unsigned int)(pointer_hash(obj) % MEMO);
+}
+
+/* The id of the cuscope-visible capture that stream is in (0: none):
+ * the capture begun on it, without asking the driver, or, for a stream that
+ * may have joined one, the driver's answer with the stream's context
+ * current. The legacy default stream cannot capture, nor join a capture. */
+static cus_status capture_id_of(cus_stream *stream, cuuint64_t *id, const char *function)
+{
+    *id = 0;
+    if (!stream || stream->kind == CUS_STREAM_LEGACY_DEFAULT)
+        return CUS_SUCCESS;
+    *id = atomic_load_explicit(&stream->capture_id, memory_order_acquire);
+    if (*id)
+        return CUS_SUCCESS;
+    CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+    cuuint64_t asked = 0;
+    CUS_IN_CONTEXT_AS(function, stream->ctx, "cuStreamGetCaptureInfo",
+                      cus_drv_.cuStreamGetCaptureInfo_(stream->handle, &status, &asked));
+    if (status == CU_STREAM_CAPTURE_STATUS_ACTIVE)
+        *id = asked;
+    return CUS_SUCCESS;
+}
+
+static cus_status keep(cus_stream *stream, const cus_keep_item_ *items, unsigned int n,
+                       const char *function)
+{
+    cuuint64_t id;
+    CUS_TRY(capture_id_of(stream, &id, function));
+    if (!id)
+        return CUS_SUCCESS;
+    unsigned int missed = 0;
+    for (unsigned int i = 0; i < n; i++) {
+        unsigned int m = memo_index(items[i].obj);
+        missed += memo[m].id != id || memo[m].obj != items[i].obj;
+    }
+    if (!missed)
+        return CUS_SUCCESS;
+    shard *sh = shard_of(id);
+    pthread_mutex_lock(&sh->lock);
+    capture_record *r = find_locked(sh, id);
+    if (r) {
+        for (unsigned int i = 0; i < n; i++) {
+            if (keep_locked(r, &items[i])) {
+                unsigned int m = memo_index(items[i].obj);
+                memo[m].id = id;
+                memo[m].obj = items[i].obj;
             }
-            k->items = grown;
-            k->capacity = want;
         }
-        k->items[k->count++] = (keep_entry){ref(obj), release};
-        outcome = KEEP_DONE;
-        break;
     }
-    pthread_mutex_unlock(&captures_lock);
-    return outcome;
-}
-
-static bool keep(cus_stream *stream, void *obj, void *(*ref)(void *), cus_release_fn_ release)
-{
-    CUresult query;
-    return keep_in_capture(stream, obj, ref, release, &query) == KEEP_DONE;
+    pthread_mutex_unlock(&sh->lock);
+    return CUS_SUCCESS; /* not a cuscope capture (r NULL): nothing to keep for */
 }
 
 static cus_status refuse_on(cus_stream *stream, const char *function, const char *what)
 {
-    bool origin = began_capture(stream);
-    CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
-    if (!origin) {
+    bool capturing = atomic_load_explicit(&stream->capture_id, memory_order_acquire) != 0;
+    if (!capturing && stream->kind != CUS_STREAM_LEGACY_DEFAULT) {
+        CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
         cuuint64_t id;
-        CUresult r = cus_drv_.cuStreamGetCaptureInfo_(stream->handle, &status, &id);
-        if (r)
-            return cus_context_driver_fail_(stream->ctx, r, function, "cuStreamGetCaptureInfo");
+        CUS_IN_CONTEXT_AS(function, stream->ctx, "cuStreamGetCaptureInfo",
+                          cus_drv_.cuStreamGetCaptureInfo_(stream->handle, &status, &id));
+        capturing = status != CU_STREAM_CAPTURE_STATUS_NONE;
     }
-    if (origin || status != CU_STREAM_CAPTURE_STATUS_NONE)
+    if (capturing)
         return cus_fail_(CUS_ERROR_NOT_SUPPORTED, function, NULL,
                          "%s on a stream being captured: cuscope does not make graph "
                          "allocations (allocate before the capture)", what);
@@ -159,26 +221,88 @@ static cus_status adopt_memory(cus_stream *stream, void *mem, bool *adopted,
                                const char *function)
 {
     *adopted = false;
-    CUresult query = CUDA_SUCCESS;
-    switch (keep_in_capture(stream, mem, ref_identity, free, &query)) {
-    case KEEP_DONE:
-        *adopted = true;
+    cuuint64_t id;
+    CUS_TRY(capture_id_of(stream, &id, function));
+    if (!id)
         return CUS_SUCCESS;
-    case KEEP_NOT_CAPTURED:
-        return CUS_SUCCESS;
-    case KEEP_OUT_OF_MEMORY:
+    shard *sh = shard_of(id);
+    pthread_mutex_lock(&sh->lock);
+    capture_record *r = find_locked(sh, id);
+    if (r) {
+        cus_keep_item_ item = {mem, ref_identity, free};
+        *adopted = keep_locked(r, &item);
+    }
+    pthread_mutex_unlock(&sh->lock);
+    if (r && !*adopted)
         return cus_fail_(CUS_ERROR_OUT_OF_HOST_MEMORY, function, NULL,
                          "keeping a record alive with the graph being captured (the capture's "
                          "end will fail)");
-    case KEEP_QUERY_FAILED:
-        break;
+    return CUS_SUCCESS;
+}
+
+/* A release in a destruction: nothing is recorded, and a failed query (the
+ * context dead, most likely) lets the caller go on and free now. */
+static bool defer_to_end(cus_stream *stream, cus_refcount *ref, void *obj,
+                         cus_destroy_fn_ destroy)
+{
+    cuuint64_t id = 0;
+    if (!stream || stream->kind == CUS_STREAM_LEGACY_DEFAULT)
+        return false;
+    id = atomic_load_explicit(&stream->capture_id, memory_order_acquire);
+    if (!id) {
+        CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+        CUresult q;
+        {
+            CUS_SWITCH_AS(sw, stream->ctx, "cus_buffer_unref");
+            if (sw_status)
+                return false;
+            q = cus_drv_.cuStreamGetCaptureInfo_(stream->handle, &status, &id);
+        }
+        if (q || status != CU_STREAM_CAPTURE_STATUS_ACTIVE)
+            return false;
     }
-    return cus_context_driver_fail_(stream->ctx, query, function, "cuStreamGetCaptureInfo");
+    shard *sh = shard_of(id);
+    pthread_mutex_lock(&sh->lock);
+    capture_record *r = find_locked(sh, id);
+    if (r) {
+        ref->deferred_obj = obj;
+        ref->deferred_destroy = destroy;
+        ref->deferred_next = r->after_end;
+        r->after_end = ref;
+    }
+    pthread_mutex_unlock(&sh->lock);
+    return r != NULL;
+}
+
+/* Runs what waited for a capture's end, on the thread that ended it. */
+static void run_after_end(capture_record *rec)
+{
+    cus_refcount *list = rec->after_end;
+    rec->after_end = NULL;
+    while (list) {
+        cus_refcount *next = list->deferred_next;
+        list->deferred_next = NULL;
+        /* As cus_release_deferred: a reference taken meanwhile parked the
+         * count (reported then), and the object is kept. */
+        if (CUS_LIKELY(atomic_load_explicit(&list->count, memory_order_relaxed) == 0))
+            cus_run_destroy_(list->deferred_obj, list->deferred_destroy);
+        list = next;
+    }
+}
+
+static void record_free(capture_record *rec)
+{
+    cus_keep_list_release_(&rec->keep);
+    free(rec->set);
+    run_after_end(rec);
+    free(rec);
 }
 
 __attribute__((constructor)) static void register_capture_ops(void)
 {
-    cus_capture_ops = (cus_capture_ops_){keep, refuse_on, adopt_memory};
+    for (size_t i = 0; i < SHARDS; i++)
+        pthread_mutex_init(&shards[i].lock, NULL);
+    cus_capture_ops = (cus_capture_ops_){keep, refuse_on, adopt_memory, defer_to_end};
 }
 
 /* Ends a capture that cus_capture_begin could not track; what cannot be
@@ -218,37 +342,59 @@ CUS_API cus_capture_guard cus_capture_begin(cus_stream *stream, CUstreamCaptureM
         return g;
     }
     cus_release_deferred_if_any_();
-    cus_autofree capture_record *rec = cus_calloc_(1, sizeof *rec);
+    capture_record *rec = cus_calloc_(1, sizeof *rec);
     if (!rec) {
         g.status = CUS_FAIL(CUS_ERROR_OUT_OF_HOST_MEMORY, NULL, "allocating a capture");
         return g;
     }
+    /* Counted before the driver begins: work queued on any thread once the
+     * capture is open sees the count, and keeps what it uses. */
+    atomic_fetch_add_explicit(&cus_captures_active_, 1, memory_order_seq_cst);
     {
         CUS_SWITCH(sw, ctx);
-        if ((g.status = sw_status))
-            return g;
-        g.status = cus_switch_check_(
-            &sw, cus_drv_.cuStreamBeginCapture_(stream->handle, mode), "cuStreamBeginCapture");
-        if (g.status)
-            return g;
-        CUstreamCaptureStatus status;
-        g.status = cus_switch_check_(
-            &sw, cus_drv_.cuStreamGetCaptureInfo_(stream->handle, &status, &rec->id),
-            "cuStreamGetCaptureInfo");
-        if (g.status) {
-            drop_begun_capture(stream); /* cannot track it: do not leave it open */
-            return g;
+        g.status = sw_status;
+        if (!g.status)
+            g.status = cus_switch_check_(
+                &sw, cus_drv_.cuStreamBeginCapture_(stream->handle, mode), "cuStreamBeginCapture");
+        if (!g.status) {
+            CUstreamCaptureStatus status;
+            g.status = cus_switch_check_(
+                &sw, cus_drv_.cuStreamGetCaptureInfo_(stream->handle, &status, &rec->id),
+                "cuStreamGetCaptureInfo");
+            if (g.status)
+                drop_begun_capture(stream); /* cannot track it: do not leave it open */
         }
     }
+    if (g.status) {
+        atomic_fetch_sub_explicit(&cus_captures_active_, 1, memory_order_relaxed);
+        free(rec);
+        return g;
+    }
     rec->stream = stream;
-    pthread_mutex_lock(&captures_lock);
-    rec->next = captures;
-    captures = cus_steal(&rec);
-    atomic_fetch_add_explicit(&cus_captures_active_, 1, memory_order_relaxed);
-    pthread_mutex_unlock(&captures_lock);
+    shard *sh = shard_of(rec->id);
+    pthread_mutex_lock(&sh->lock);
+    rec->next = sh->head;
+    sh->head = rec;
+    pthread_mutex_unlock(&sh->lock);
+    atomic_store_explicit(&stream->capture_id, rec->id, memory_order_release);
     g.stream = cus_stream_ref(stream);
     g.open = true;
     return g;
+}
+
+/* Takes the record of the capture begun on stream out of the registry. */
+static capture_record *record_take(cus_stream *stream)
+{
+    cuuint64_t id = atomic_exchange_explicit(&stream->capture_id, 0, memory_order_acq_rel);
+    if (!id)
+        return NULL;
+    shard *sh = shard_of(id);
+    pthread_mutex_lock(&sh->lock);
+    capture_record *rec = find_locked(sh, id);
+    if (rec)
+        unlink_locked(sh, rec);
+    pthread_mutex_unlock(&sh->lock);
+    return rec;
 }
 
 /* Ends the driver's capture; *graph may be NULL. *over says whether the
@@ -283,11 +429,9 @@ static CUresult end_capture(cus_capture_guard *g, CUgraph *graph, capture_record
         }
     }
     if (*over || always) {
-        pthread_mutex_lock(&captures_lock);
-        *rec = record_take_locked(g->stream);
-        pthread_mutex_unlock(&captures_lock);
-        if (*rec && atomic_fetch_sub_explicit(&cus_captures_active_, 1, memory_order_relaxed) == 1)
-            (void)cus_release_deferred(); /* what was released while captures were open */
+        *rec = record_take(g->stream);
+        if (*rec)
+            atomic_fetch_sub_explicit(&cus_captures_active_, 1, memory_order_relaxed);
     }
     return r;
 }
@@ -302,10 +446,8 @@ static void guard_close(cus_capture_guard *g)
  * references it kept are released, unless they moved to the graph. */
 static void record_discard(capture_record **rec)
 {
-    if (*rec) {
-        cus_keep_list_release_(&(*rec)->keep);
-        free(*rec);
-    }
+    if (*rec)
+        record_free(*rec);
 }
 
 CUS_API cus_status cus_capture_end(cus_capture_guard *guard, cus_graph **out)
@@ -324,10 +466,6 @@ CUS_API cus_status cus_capture_end(cus_capture_guard *guard, cus_graph **out)
     cus_status st = CUS_SUCCESS;
     if (r)
         st = cus_context_driver_fail_(ctx, r, __func__, call);
-    else if (rec && rec->keep_error)
-        st = cus_fail_((cus_status)rec->keep_error, __func__, "cuStreamGetCaptureInfo",
-                       "a stream's capture could not be read while work was captured, so what "
-                       "the graph uses could not be kept alive: the graph is discarded");
     else if (!g || (rec && rec->out_of_memory))
         st = CUS_FAIL(CUS_ERROR_OUT_OF_HOST_MEMORY, NULL,
                       "keeping the captured objects alive: the graph is discarded");
@@ -395,8 +533,7 @@ CUS_API void cus_capture_abandon(cus_capture_guard *guard)
     if (rec && rec->out_of_memory)
         cus_host_alloc_absorbed_(); /* nothing was to come of the capture */
     if (rec)
-        cus_keep_list_release_(&rec->keep);
-    free(rec);
+        record_free(rec);
     guard_close(guard);
     cus_error_restore_(&saved);
 }
@@ -412,13 +549,13 @@ CUS_API cus_status cus_stream_is_capturing(cus_stream *stream, bool *capturing)
     return CUS_SUCCESS;
 }
 
-/* fork.c's child hook: a parent thread may have held the lock at fork time.
+/* fork.c's child hook: a parent thread may have held a lock at fork time.
  * In a forked child no capture can end (cus_capture_end refuses), so none
- * counts as open: releases run at once (host memory only) instead of waiting
- * on a list that nothing would run. */
+ * counts as open: nothing is kept (the records stay, unreachable). */
 static void atfork_child(bool forked)
 {
-    pthread_mutex_init(&captures_lock, NULL);
+    for (size_t i = 0; i < SHARDS; i++)
+        pthread_mutex_init(&shards[i].lock, NULL);
     if (forked)
         atomic_store_explicit(&cus_captures_active_, 0, memory_order_relaxed);
 }

@@ -182,8 +182,9 @@ CUS_API cus_status cus_context_poisoned(const cus_context *ctx)
     return ctx ? atomic_load_explicit(&ctx->poison, memory_order_relaxed) : CUS_SUCCESS;
 }
 
-void cus_destroy_in_context_(cus_context *ctx, const char *function, const char *driver_call,
-                             CUresult (*call)(void *), void *arg, const char *what)
+static void destroy_in_context(cus_context *ctx, const char *function, const char *driver_call,
+                               CUresult (*call)(void *), void *arg, const char *what,
+                               bool relaxed)
 {
     if (atomic_load_explicit(&ctx->poison, memory_order_relaxed))
         return; /* a dead context: the driver call would only fail again */
@@ -197,7 +198,7 @@ void cus_destroy_in_context_(cus_context *ctx, const char *function, const char 
                            "making context %p current to release %s", (void *)ctx->handle, what);
         return;
     }
-    CUresult r = call(arg);
+    CUresult r = relaxed ? cus_call_relaxed_(call, arg, function) : call(arg);
     if (r && cus_status_is_sticky((cus_status)r)) {
         /* A fault surfaced by the release: later calls fail fast, as after
          * any other call that returned it. */
@@ -206,6 +207,35 @@ void cus_destroy_in_context_(cus_context *ctx, const char *function, const char 
     }
     if (r)
         cus_destroy_error_((cus_status)r, function, driver_call, "releasing %s", what);
+}
+
+void cus_destroy_in_context_(cus_context *ctx, const char *function, const char *driver_call,
+                             CUresult (*call)(void *), void *arg, const char *what)
+{
+    destroy_in_context(ctx, function, driver_call, call, arg, what, false);
+}
+
+void cus_destroy_in_context_relaxed_(cus_context *ctx, const char *function,
+                                     const char *driver_call, CUresult (*call)(void *),
+                                     void *arg, const char *what)
+{
+    destroy_in_context(ctx, function, driver_call, call, arg, what, true);
+}
+
+CUresult cus_call_relaxed_(CUresult (*call)(void *), void *arg, const char *function)
+{
+    CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+    CUresult x = cus_drv_.cuThreadExchangeStreamCaptureMode_(&mode);
+    if (x)
+        cus_destroy_error_((cus_status)x, function, "cuThreadExchangeStreamCaptureMode",
+                           "entering relaxed capture interaction for a release (it is made in "
+                           "the thread's mode)");
+    CUresult r = call(arg);
+    if (!x && (x = cus_drv_.cuThreadExchangeStreamCaptureMode_(&mode)))
+        cus_destroy_error_((cus_status)x, function, "cuThreadExchangeStreamCaptureMode",
+                           "restoring the thread's capture interaction mode after a release "
+                           "(the thread stays relaxed)");
+    return r;
 }
 
 CUS_API cus_status cus_context_synchronize(cus_context *ctx)

@@ -56,9 +56,9 @@ CUS_API cus_status cus_event_record(cus_event *event, cus_stream *stream)
                         "event of context %p recorded on a stream of context %p",
                         (void *)cus_context_handle(event->ctx),
                         (void *)cus_context_handle(stream->ctx));
+    CUS_TRY(cus_capture_keep_event_(stream, event, __func__));
     CUS_IN_CONTEXT(event->ctx, "cuEventRecord",
                    cus_drv_.cuEventRecord_(event->handle, stream->handle));
-    cus_capture_keep_event_(stream, event);
     return CUS_SUCCESS;
 }
 

@@ -13,6 +13,10 @@
 
 #define CUS_HIDDEN __attribute__((visibility("hidden")))
 #define CUS_PRINTF(f, a) __attribute__((format(printf, f, a)))
+/* What a write by one thread evicts from the others' caches: a 64-byte line,
+ * and on x86 its neighbour too (the L2's adjacent-line prefetcher fetches
+ * lines in pairs), hence 128, as crossbeam's CachePadded uses. */
+#define CUS_CACHE_LINE_ 128
 #define CUS_LIKELY(x) __builtin_expect(!!(x), 1)
 #define CUS_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
@@ -155,10 +159,11 @@ static inline void cus_object_freed_(void)
 }
 
 /* Captures begun through cuscope and not yet ended (counted by capture.c,
- * defined in object.c, which defers by it). While one is open, destructions
- * are deferred to its end: a release's driver call
- * (cuMemFree, cuModuleUnload, cuMemFreeAsync on a capturing stream) would
- * invalidate the capture, or be captured into it. */
+ * defined in object.c): while none is open, nothing is kept for a graph.
+ * Counted before cuStreamBeginCapture, so that no work captured is missed.
+ * Releases do not wait for captures: the ones a capture would refuse make
+ * their driver call in relaxed interaction mode (cus_destroy_in_context_),
+ * and a capture keeps what its graph uses alive by references. */
 CUS_HIDDEN extern atomic_int cus_captures_active_;
 static inline bool cus_captures_open_(void)
 {
@@ -268,7 +273,10 @@ static inline void cus_api_frame_leave_(cus_api_frame_ *f)
 /* Generates T_ref and T_unref for a struct with a `cus_refcount refs` member
  * and a destroy function that frees it. The destroy runs with the thread's
  * last error saved and restored; inside a host function it is deferred. */
-#define CUS_DEFINE_REF_UNREF(T, destroy)                                       \
+#define CUS_DEFINE_REF_UNREF(T, destroy) CUS_DEFINE_REF_UNREF_TAKEN(T, destroy, cus_never_taken_)
+/* The same, with taken(p, refs, erased destroy): true when it took the
+ * destruction to run later (a stream-ordered free whose stream captures). */
+#define CUS_DEFINE_REF_UNREF_TAKEN(T, destroy, taken)                          \
     static void T##_destroy_erased_(void *p) { destroy((T *)p); }              \
     CUS_API T *T##_ref(T *p)                                                   \
     {                                                                          \
@@ -279,13 +287,18 @@ static inline void cus_api_frame_leave_(cus_api_frame_ *f)
     CUS_API T *T##_unref(T *p)                                                 \
     {                                                                          \
         if (p && cus_refcount_dec_(&p->refs)) {                                \
-            if (CUS_UNLIKELY(cus_in_host_fn_ || cus_captures_open_()))         \
+            if (CUS_UNLIKELY(cus_in_host_fn_))                                 \
                 cus_defer_destroy_(&p->refs, p, T##_destroy_erased_);          \
-            else                                                               \
+            else if (!taken(p, &p->refs, T##_destroy_erased_))                 \
                 cus_run_destroy_(p, T##_destroy_erased_);                      \
         }                                                                      \
         return NULL;                                                           \
     }
+static inline bool cus_never_taken_(const void *p, cus_refcount *r, cus_destroy_fn_ destroy)
+{
+    (void)p, (void)r, (void)destroy;
+    return false;
+}
 
 /* --- contexts (context.c, context_stack.c) ---------------------------------- */
 
@@ -389,6 +402,10 @@ struct cus_stream {
     CUstream handle;
     cus_context *ctx; /* a reference */
     cus_stream_kind kind;
+    /* The driver's id of the cuscope capture begun on this stream and not yet
+     * ended, else 0 (capture.c): the launches on it find their capture
+     * without asking the driver. */
+    _Atomic(cuuint64_t) capture_id;
 };
 
 struct cus_event {
@@ -463,6 +480,14 @@ typedef struct keep_list {
 /* Releases every entry and empties the list. */
 CUS_HIDDEN void cus_keep_list_release_(keep_list *k);
 
+/* One object for a capture to keep: a new reference taken with ref, released
+ * with release when the graph dies. */
+typedef struct cus_keep_item_ {
+    void *obj;
+    void *(*ref)(void *);
+    cus_release_fn_ release;
+} cus_keep_item_;
+
 /* What capture.c does for the objects below it. capture.c sits above every
  * object (a capture holds its stream), and the objects (streams, events,
  * buffers, modules) must tell it what their work uses: they call through
@@ -471,46 +496,64 @@ CUS_HIDDEN void cus_keep_list_release_(keep_list *k);
  * object file calls capture.c by name. Only ever called while a capture may
  * be open, or on paths that already make a driver call. */
 typedef struct cus_capture_ops_ {
-    /* Keeps obj (a new reference taken with ref, released with `release`)
-     * alive with the graph being captured on stream, if stream is in a
-     * cuscope capture. */
-    bool (*keep)(cus_stream *stream, void *obj, void *(*ref)(void *), cus_release_fn_ release);
+    /* Keeps the n items alive with the graph being captured on stream, if
+     * stream is in a cuscope capture (begun on it, or joined to it), before
+     * the work that uses them is queued. Whether a stream that no capture
+     * began on has joined one is asked of the driver with the stream's
+     * context current. Fails (recorded, naming `function`) only when that
+     * cannot be told: the work must not be queued then. Out of host memory is
+     * not a failure here: the capture's end reports it. */
+    cus_status (*keep)(cus_stream *stream, const cus_keep_item_ *items, unsigned int n,
+                       const char *function);
     /* CUS_ERROR_NOT_SUPPORTED, naming `what`, when stream is being captured
      * (or when that cannot be told: the driver's error); else CUS_SUCCESS. */
     cus_status (*refuse_on)(cus_stream *stream, const char *function, const char *what);
     /* When stream is in a cuscope capture, hands mem (malloc'd) to the
      * graph, which frees it when it dies, and sets *adopted. Fails
-     * (recorded, naming `function`) when the capture could not keep it: out
-     * of host memory, or the capture query failed; the capture's end fails
-     * then too. */
+     * (recorded, naming `function`) when the capture query failed; out of
+     * host memory fails the capture's end. */
     cus_status (*adopt_memory)(cus_stream *stream, void *mem, bool *adopted,
                                const char *function);
+    /* A destruction that queues work on stream (a stream-ordered free): when
+     * a cuscope capture has the stream, the capture takes it and runs it
+     * after its end, and this returns true; else false, and the caller runs
+     * it. Asks nothing of the driver when the stream began the capture. */
+    bool (*defer_to_end)(cus_stream *stream, cus_refcount *r, void *obj, cus_destroy_fn_ destroy);
 } cus_capture_ops_;
 CUS_HIDDEN extern cus_capture_ops_ cus_capture_ops;
-static inline bool cus_capture_keep_slow_(cus_stream *stream, void *obj, void *(*ref)(void *),
-                                          cus_release_fn_ release)
-{
-    return cus_capture_ops.keep(stream, obj, ref, release);
-}
-/* Defines cus_capture_keep_<name>_(stream, obj) for an object type T with
- * T_ref/T_unref: keeps obj alive with the graph being captured on stream, if
- * stream is in a cuscope capture. One relaxed load while no capture is open.
- * Each object's file defines its own (capture.c keeps; the object's file
- * knows how to hold one). */
+/* Defines, for an object type T with T_ref/T_unref,
+ *   cus_keep_item_ cus_capture_item_<name>_(T *obj): obj as a keep item, and
+ *   cus_status cus_capture_keep_<name>_(stream, obj, function): keeps obj
+ *     alive with the graph being captured on stream, if stream is in a
+ *     cuscope capture (cus_capture_ops_.keep), before the work is queued.
+ * One relaxed load while no capture is open. Each object's file defines its
+ * own (capture.c keeps; the object's file knows how to hold one). */
 #define CUS_DEFINE_CAPTURE_KEEP(name, T)                                       \
     static void *T##_keep_ref_(void *p) { return T##_ref((T *)p); }           \
     static void T##_keep_release_(void *p) { (void)T##_unref((T *)p); }       \
-    void cus_capture_keep_##name##_(cus_stream *stream, T *obj)                \
+    cus_keep_item_ cus_capture_item_##name##_(T *obj)                          \
     {                                                                          \
-        if (CUS_UNLIKELY(cus_captures_open_()))                                \
-            (void)cus_capture_keep_slow_(stream, obj, T##_keep_ref_, T##_keep_release_); \
+        return (cus_keep_item_){obj, T##_keep_ref_, T##_keep_release_};        \
+    }                                                                          \
+    cus_status cus_capture_keep_##name##_(cus_stream *stream, T *obj, const char *function) \
+    {                                                                          \
+        if (CUS_LIKELY(!cus_captures_open_()) || !obj)                         \
+            return CUS_SUCCESS;                                                \
+        cus_keep_item_ item = {obj, T##_keep_ref_, T##_keep_release_};         \
+        return cus_capture_ops.keep(stream, &item, 1, function);               \
     }
 /* The same for each kind of object, defined beside it (memory.c, module.c,
  * event.c: the file that knows how to hold one), so that capture.c calls no
  * object file above it but stream.c. */
-CUS_HIDDEN void cus_capture_keep_buffer_(cus_stream *stream, cus_buffer *buf);
-CUS_HIDDEN void cus_capture_keep_module_(cus_stream *stream, cus_module *mod);
-CUS_HIDDEN void cus_capture_keep_event_(cus_stream *stream, cus_event *ev);
+CUS_HIDDEN cus_status cus_capture_keep_buffer_(cus_stream *stream, cus_buffer *buf,
+                                               const char *function);
+CUS_HIDDEN cus_status cus_capture_keep_module_(cus_stream *stream, cus_module *mod,
+                                               const char *function);
+CUS_HIDDEN cus_status cus_capture_keep_event_(cus_stream *stream, cus_event *ev,
+                                              const char *function);
+CUS_HIDDEN cus_keep_item_ cus_capture_item_buffer_(cus_buffer *buf);
+CUS_HIDDEN cus_keep_item_ cus_capture_item_module_(cus_module *mod);
+CUS_HIDDEN cus_keep_item_ cus_capture_item_event_(cus_event *ev);
 static inline cus_status cus_capture_refuse_on_(cus_stream *stream, const char *function,
                                                 const char *what)
 {
@@ -525,9 +568,11 @@ static inline cus_status cus_capture_adopt_memory_(cus_stream *stream, void *mem
     return cus_capture_ops.adopt_memory(stream, mem, adopted, function);
 }
 /* The buffers that the cus_launch macro's arguments named on this thread,
- * for the launch that follows to keep (only filled while captures are
- * active; launch.c). */
-CUS_HIDDEN void cus_capture_launch_args_(cus_stream *stream, cus_module *mod);
+ * and the module, kept for the launch that follows (only filled while
+ * captures are active; launch.c): one call into the capture for all. Fails
+ * as cus_capture_ops_.keep does; the note is dropped either way. */
+CUS_HIDDEN cus_status cus_capture_launch_args_(cus_stream *stream, cus_module *mod,
+                                               const char *function);
 CUS_HIDDEN extern _Thread_local unsigned int cus_pending_buffer_count_
     __attribute__((tls_model("initial-exec")));
 CUS_HIDDEN void cus_pending_buffers_clear_(void);
@@ -558,5 +603,20 @@ struct cus_graph {
 CUS_HIDDEN void cus_destroy_in_context_(cus_context *ctx, const char *function,
                                         const char *driver_call, CUresult (*call)(void *),
                                         void *arg, const char *what);
+/* The same for a call that an open capture may refuse (cuMemFree,
+ * cuMemFreeHost, cuMemHostUnregister, cuModuleUnload, cuGraphExecDestroy,
+ * cuCtxSynchronize, cuMemFreeAsync outside a capture): made in relaxed
+ * interaction mode, which no capture refuses (an H200's answers,
+ * test/probes/probes.c, release-*), and which neither invalidates a capture
+ * nor is recorded into one. Always, not only while a capture is open: a
+ * capture may begin on another thread between a check and the call. */
+CUS_HIDDEN void cus_destroy_in_context_relaxed_(cus_context *ctx, const char *function,
+                                                const char *driver_call,
+                                                CUresult (*call)(void *), void *arg,
+                                                const char *what);
+/* call(arg) in relaxed interaction mode, the thread's mode restored after;
+ * a failed exchange goes to the destroy handler, naming function, and the
+ * call is made in the thread's mode. For destructions. */
+CUS_HIDDEN CUresult cus_call_relaxed_(CUresult (*call)(void *), void *arg, const char *function);
 
 #endif

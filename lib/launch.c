@@ -76,8 +76,11 @@ launch_prologue(cus_function *fn, cus_stream *stream, unsigned int nargs, void *
     /* Buffers the macro noted, and the module, stay with a graph being
      * captured (cuscope/graph.h); the note is dropped either way. */
     if (CUS_UNLIKELY(cus_pending_buffer_count_ ||
-                     atomic_load_explicit(&cus_captures_active_, memory_order_relaxed)))
-        cus_capture_launch_args_(stream, fn ? fn->module : NULL);
+                     atomic_load_explicit(&cus_captures_active_, memory_order_relaxed))) {
+        cus_status kept = cus_capture_launch_args_(stream, fn ? fn->module : NULL, function);
+        if (CUS_UNLIKELY(kept))
+            return kept;
+    }
     if (CUS_UNLIKELY(!fn || (nargs && !args)))
         return cus_fail_(CUS_ERROR_INVALID_ARGUMENT, function, NULL,
                          fn ? "arguments missing" : "no function");
@@ -264,14 +267,17 @@ CUS_API CUdeviceptr cus_buffer_arg_(const cus_buffer *buf)
     return cus_buffer_ptr(buf);
 }
 
-void cus_capture_launch_args_(cus_stream *stream, cus_module *mod)
+cus_status cus_capture_launch_args_(cus_stream *stream, cus_module *mod, const char *function)
 {
     unsigned int n = cus_pending_buffer_count_;
     cus_pending_buffer_count_ = 0;
     if (!atomic_load_explicit(&cus_captures_active_, memory_order_relaxed))
-        return;
+        return CUS_SUCCESS;
+    cus_keep_item_ items[PENDING_MAX + 1];
+    unsigned int count = 0;
     if (mod)
-        cus_capture_keep_module_(stream, mod);
+        items[count++] = cus_capture_item_module_(mod);
     for (unsigned int i = 0; i < n; i++)
-        cus_capture_keep_buffer_(stream, pending[i]);
+        items[count++] = cus_capture_item_buffer_(pending[i]);
+    return count ? cus_capture_ops.keep(stream, items, count, function) : CUS_SUCCESS;
 }

@@ -35,7 +35,7 @@ static CUresult free_call(void *b)
 static void buffer_destroy(cus_buffer *b)
 {
     if (b->ptr)
-        cus_destroy_in_context_(b->ctx, "cus_buffer_unref",
+        cus_destroy_in_context_relaxed_(b->ctx, "cus_buffer_unref",
                                 b->kind == CUS_BUFFER_STREAM_ORDERED ? "cuMemFreeAsync"
                                                                      : "cuMemFree",
                                 free_call, b, "device memory");
@@ -44,7 +44,15 @@ static void buffer_destroy(cus_buffer *b)
     free(b);
 }
 
-CUS_DEFINE_REF_UNREF(cus_buffer, buffer_destroy)
+/* A stream-ordered free queued on a stream that a capture has would become a
+ * node of its graph: the capture runs the destruction after its end. */
+static bool buffer_free_taken(const cus_buffer *b, cus_refcount *r, cus_destroy_fn_ destroy)
+{
+    return CUS_UNLIKELY(b->kind == CUS_BUFFER_STREAM_ORDERED && cus_captures_open_()) &&
+           cus_capture_ops.defer_to_end(b->stream, r, (void *)b, destroy);
+}
+
+CUS_DEFINE_REF_UNREF_TAKEN(cus_buffer, buffer_destroy, buffer_free_taken)
 
 /* Allocates through `call` with ctx current; fills the new buffer. */
 static cus_status buffer_new(cus_context *ctx, cus_stream *stream, size_t bytes,
@@ -189,7 +197,7 @@ static CUresult host_free_call(void *h)
 
 static void host_buffer_destroy(cus_host_buffer *hb)
 {
-    cus_destroy_in_context_(hb->ctx, "cus_host_buffer_unref",
+    cus_destroy_in_context_relaxed_(hb->ctx, "cus_host_buffer_unref",
                             hb->registered ? "cuMemHostUnregister" : "cuMemFreeHost",
                             host_free_call, hb, "page-locked host memory");
     cus_context_unref(hb->ctx);
@@ -322,9 +330,9 @@ CUS_API cus_status cus_copy_to_device_async(cus_buffer *dst, size_t dst_offset, 
     CHECK_STREAM(dst, stream);
     if (!bytes)
         return CUS_SUCCESS;
+    CUS_TRY(cus_capture_keep_buffer_(stream, dst, __func__));
     CUS_IN_CONTEXT(dst->ctx, "cuMemcpyHtoDAsync",
                    cus_drv_.cuMemcpyHtoDAsync_(dst->ptr + dst_offset, src, bytes, stream->handle));
-    cus_capture_keep_buffer_(stream, dst);
     return CUS_SUCCESS;
 }
 
@@ -337,9 +345,9 @@ CUS_API cus_status cus_copy_to_host_async(void *dst, cus_buffer *src, size_t src
     CHECK_STREAM(src, stream);
     if (!bytes)
         return CUS_SUCCESS;
+    CUS_TRY(cus_capture_keep_buffer_(stream, src, __func__));
     CUS_IN_CONTEXT(src->ctx, "cuMemcpyDtoHAsync",
                    cus_drv_.cuMemcpyDtoHAsync_(dst, src->ptr + src_offset, bytes, stream->handle));
-    cus_capture_keep_buffer_(stream, src);
     return CUS_SUCCESS;
 }
 
@@ -354,6 +362,8 @@ CUS_API cus_status cus_copy_device_async(cus_buffer *dst, size_t dst_offset, cus
     if (!bytes)
         return CUS_SUCCESS;
     CUS_CHECK_POISON(src->ctx);
+    CUS_TRY(cus_capture_keep_buffer_(stream, dst, __func__));
+    CUS_TRY(cus_capture_keep_buffer_(stream, src, __func__));
     if (cus_context_handle(dst->ctx) == cus_context_handle(src->ctx)) {
         CUS_IN_CONTEXT(dst->ctx, "cuMemcpyDtoDAsync",
                        cus_drv_.cuMemcpyDtoDAsync_(dst->ptr + dst_offset, src->ptr + src_offset,
@@ -364,8 +374,6 @@ CUS_API cus_status cus_copy_device_async(cus_buffer *dst, size_t dst_offset, cus
                                                    src->ptr + src_offset, src->ctx->handle, bytes,
                                                    stream->handle));
     }
-    cus_capture_keep_buffer_(stream, dst);
-    cus_capture_keep_buffer_(stream, src);
     return CUS_SUCCESS;
 }
 
@@ -404,10 +412,10 @@ CUS_API cus_status cus_copy_device_async(cus_buffer *dst, size_t dst_offset, cus
         CUS_CHECK_ARG(stream);                                                 \
         CHECK_FILL(buf, offset, count, (bits) / 8);                            \
         CHECK_STREAM(buf, stream);                                             \
+        CUS_TRY(cus_capture_keep_buffer_(stream, buf, __func__));              \
         CUS_IN_CONTEXT(buf->ctx, "cuMemsetD" #bits "Async",                    \
                        cus_drv_.cuMemsetD##bits##Async_(buf->ptr + offset, value, count, \
                                                         stream->handle));      \
-        cus_capture_keep_buffer_(stream, buf);                                 \
         return CUS_SUCCESS;                                                    \
     }
 

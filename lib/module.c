@@ -174,8 +174,8 @@ static CUresult unload_call(void *h)
 static void module_destroy(cus_module *m)
 {
     if (m->handle)
-        cus_destroy_in_context_(m->ctx, "cus_module_unref", "cuModuleUnload", unload_call,
-                                m->handle, "a module");
+        cus_destroy_in_context_relaxed_(m->ctx, "cus_module_unref", "cuModuleUnload",
+                                        unload_call, m->handle, "a module");
     cus_module_functions_free_(m);
     while (m->globals) {
         cus_global_ *g = m->globals;

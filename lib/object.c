@@ -1,6 +1,7 @@
 /* Object bookkeeping: the process-wide count of live cuscope objects
  * (diagnostics, and the guard that keeps cus_driver_install() from swapping
- * the driver under them), and destructions deferred out of host functions. */
+ * the driver under them), and destructions deferred out of host functions
+ * (capture.c defers stream-ordered frees on a capturing stream itself). */
 #include <pthread.h>
 
 #include "internal.h"
@@ -12,11 +13,11 @@ atomic_int cus_captures_active_;
 
 /* The do-nothing capture operations, right while no capture can be open:
  * capture.c's constructor replaces them (internal.h, cus_capture_ops_). */
-static bool keep_none(cus_stream *stream, void *obj, void *(*ref)(void *),
-                      cus_release_fn_ release)
+static cus_status keep_none(cus_stream *stream, const cus_keep_item_ *items, unsigned int n,
+                            const char *function)
 {
-    (void)stream, (void)obj, (void)ref, (void)release;
-    return false;
+    (void)stream, (void)items, (void)n, (void)function;
+    return CUS_SUCCESS;
 }
 static cus_status refuse_none(cus_stream *stream, const char *function, const char *what)
 {
@@ -29,7 +30,12 @@ static cus_status adopt_none(cus_stream *stream, void *mem, bool *adopted, const
     *adopted = false;
     return CUS_SUCCESS;
 }
-cus_capture_ops_ cus_capture_ops = {keep_none, refuse_none, adopt_none};
+static bool defer_none(cus_stream *stream, cus_refcount *r, void *obj, cus_destroy_fn_ destroy)
+{
+    (void)stream, (void)r, (void)obj, (void)destroy;
+    return false;
+}
+cus_capture_ops_ cus_capture_ops = {keep_none, refuse_none, adopt_none, defer_none};
 
 static pthread_mutex_t deferred_lock = PTHREAD_MUTEX_INITIALIZER;
 static cus_refcount *deferred_head;
@@ -96,9 +102,9 @@ void cus_defer_destroy_(cus_refcount *r, void *obj, cus_destroy_fn_ destroy)
 
 CUS_API unsigned int cus_release_deferred(void)
 {
-    /* Not on a driver thread, and not while a capture is open: the end of the
-     * last one runs them. */
-    if (cus_in_host_fn_ || cus_captures_open_() || cus_is_forked_())
+    /* Not on a driver thread. Open captures do not matter: a release that a
+     * capture would refuse is made in relaxed mode (cus_destroy_in_context_). */
+    if (cus_in_host_fn_ || cus_is_forked_())
         return 0;
     pthread_mutex_lock(&deferred_lock);
     cus_refcount *list = deferred_head;

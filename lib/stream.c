@@ -140,7 +140,8 @@ CUS_API cus_status cus_stream_wait_event(cus_stream *stream, cus_event *event)
     CUS_CHECK_POISON(event->ctx);
     CUS_IN_CONTEXT(stream->ctx, "cuStreamWaitEvent",
                    cus_drv_.cuStreamWaitEvent_(stream->handle, event->handle, 0));
-    cus_capture_keep_event_(stream, event);
+    /* After the wait: the wait is what joins stream to the event's capture. */
+    CUS_TRY(cus_capture_keep_event_(stream, event, __func__));
     return CUS_SUCCESS;
 }
 

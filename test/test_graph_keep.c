@@ -510,9 +510,29 @@ static void test_stream_ordered_allocation_during_capture(void **state)
         cus_fake_clear_faults();
         b = NULL;
         assert_ok(cus_buffer_alloc_async(other, 256, &b));
-        b = cus_buffer_unref(b); /* deferred to the capture's end */
-        assert_int_equal(cus_debug_live_objects(), alive + 1);
+        b = cus_buffer_unref(b); /* freed at once: its stream does not capture */
+        assert_int_equal(cus_debug_live_objects(), alive);
+        /* on the capturing stream's own: after the capture's end, since its
+         * cuMemFreeAsync there would become a node of the graph */
+        assert_ok(cus_stream_synchronize(other));
+        cus_buffer *own = NULL;
         cus_capture_abandon(&cap);
+        {
+            assert_ok(cus_buffer_alloc_async(s, 256, &own));
+            assert_ok(cus_stream_synchronize(s));
+            cus_capture_scope(cap2, s, CU_STREAM_CAPTURE_MODE_RELAXED);
+            assert_ok(cap2.status);
+            unsigned long frees = cus_fake_calls_of("cuMemFreeAsync");
+            own = cus_buffer_unref(own);
+            assert_int_equal(cus_debug_live_objects(), alive + 1);
+            assert_int_equal(cus_fake_calls_of("cuMemFreeAsync"), frees);
+            cus_autoptr(cus_graph) g = NULL;
+            assert_ok(cus_capture_end(&cap2, &g)); /* no free node in it, no failure */
+            assert_int_equal(cus_fake_calls_of("cuMemFreeAsync"), frees + 1);
+            size_t nodes = 1;
+            assert_ok(cus_graph_node_count(g, &nodes));
+            assert_int_equal(nodes, 0);
+        }
         assert_int_equal(cus_debug_live_objects(), alive);
     }
     assert_ok(cus_stream_synchronize(other));

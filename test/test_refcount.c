@@ -16,8 +16,8 @@
 
 /* Not static: stores to it cannot be optimised away, so the objects stay
  * reachable. */
-extern cus_event *refcount_kept[4];
-cus_event *refcount_kept[4];
+extern cus_buffer *refcount_kept[4];
+cus_buffer *refcount_kept[4];
 static unsigned int nkept;
 
 /* The destroy handler's reports, by kind. */
@@ -55,18 +55,22 @@ static int teardown(void **state)
     return 0;
 }
 
-/* An event whose last reference is dropped while a capture is open: its
- * destruction is deferred to the capture's end, so the pointer is still
+/* A stream-ordered buffer whose last reference is dropped while its stream
+ * captures: its destruction is deferred to the capture's end (its
+ * cuMemFreeAsync would become a node of the graph), so the pointer is still
  * valid memory for the misuse that follows. */
-static cus_event *deferred_event(cus_context *c, cus_stream *s, cus_capture_guard *cap)
+static cus_buffer *deferred_buffer(cus_context *c, cus_stream *s, cus_capture_guard *cap)
 {
-    cus_event *e = new_event(c, 0);
-    unsigned long events = cus_fake_live_handles(CUS_FAKE_HANDLE_EVENT);
+    (void)c;
+    cus_buffer *b = NULL;
+    assert_ok(cus_buffer_alloc_async(s, 256, &b));
+    assert_ok(cus_stream_synchronize(s));
+    unsigned long blocks = cus_fake_live_handles(CUS_FAKE_HANDLE_DEVICE_MEMORY);
     *cap = cus_capture_begin(s, CU_STREAM_CAPTURE_MODE_RELAXED);
     assert_ok(cap->status);
-    assert_null(cus_event_unref(e)); /* the last one: deferred */
-    assert_int_equal(cus_fake_live_handles(CUS_FAKE_HANDLE_EVENT), events);
-    return e;
+    assert_null(cus_buffer_unref(b)); /* the last one: deferred */
+    assert_int_equal(cus_fake_live_handles(CUS_FAKE_HANDLE_DEVICE_MEMORY), blocks);
+    return b;
 }
 
 static void test_a_reference_taken_at_zero_keeps_the_object(void **state)
@@ -75,27 +79,28 @@ static void test_a_reference_taken_at_zero_keeps_the_object(void **state)
     cus_context *c = new_ctx();
     cus_stream *s = new_stream(c, CU_STREAM_NON_BLOCKING);
     cus_capture_guard cap;
-    cus_event *e = deferred_event(c, s, &cap);
+    cus_buffer *e = deferred_buffer(c, s, &cap);
     unsigned long before = cus_destroy_error_count();
-    assert_ptr_equal(cus_event_ref(e), e); /* a use after the last release */
+    assert_ptr_equal(cus_buffer_ref(e), e); /* a use after the last release */
     assert_int_equal(reports_ref, 1);
     assert_int_equal(cus_destroy_error_count(), before + 1);
     /* Later references and releases on it are silent. */
-    assert_ptr_equal(cus_event_ref(e), e);
-    assert_null(cus_event_unref(e));
-    assert_null(cus_event_unref(e));
+    assert_ptr_equal(cus_buffer_ref(e), e);
+    assert_null(cus_buffer_unref(e));
+    assert_null(cus_buffer_unref(e));
     assert_int_equal(reports_ref + reports_unref, 1);
-    unsigned long events = cus_fake_live_handles(CUS_FAKE_HANDLE_EVENT);
+    unsigned long blocks = cus_fake_live_handles(CUS_FAKE_HANDLE_DEVICE_MEMORY);
     cus_capture_abandon(&cap);
     /* The deferred destruction skipped it: the taker may still use it. */
-    assert_int_equal(cus_fake_live_handles(CUS_FAKE_HANDLE_EVENT), events);
-    assert_non_null(cus_event_handle(e));
-    assert_ok(cus_event_record(e, s));
+    assert_int_equal(cus_fake_live_handles(CUS_FAKE_HANDLE_DEVICE_MEMORY), blocks);
+    assert_true(cus_buffer_ptr(e) != 0);
+    assert_ok(cus_buffer_fill_u8_async(e, 0, 7, 256, s));
+    assert_ok(cus_stream_synchronize(s));
     refcount_kept[nkept++] = e;
-    s = cus_stream_unref(s);
-    c = cus_context_unref(c); /* the event keeps it */
+    s = cus_stream_unref(s); /* the buffer keeps it */
+    c = cus_context_unref(c); /* the buffer and its stream keep it */
     assert_int_equal(cus_fake_live_handles(CUS_FAKE_HANDLE_CONTEXT), 1);
-    assert_int_equal(cus_debug_live_objects(), 2); /* the event and its context */
+    assert_int_equal(cus_debug_live_objects(), 3); /* the buffer, its stream and context */
 }
 
 static void test_a_release_below_zero_is_reported_and_not_freed_twice(void **state)
@@ -104,16 +109,16 @@ static void test_a_release_below_zero_is_reported_and_not_freed_twice(void **sta
     cus_context *c = new_ctx();
     cus_stream *s = new_stream(c, CU_STREAM_NON_BLOCKING);
     cus_capture_guard cap;
-    cus_event *e = deferred_event(c, s, &cap);
-    unsigned long destroys = cus_fake_calls_of("cuEventDestroy");
-    assert_null(cus_event_unref(e)); /* one release too many */
+    cus_buffer *e = deferred_buffer(c, s, &cap);
+    unsigned long destroys = cus_fake_calls_of("cuMemFreeAsync");
+    assert_null(cus_buffer_unref(e)); /* one release too many */
     assert_int_equal(reports_unref, 1);
-    assert_null(cus_event_unref(e));
+    assert_null(cus_buffer_unref(e));
     assert_int_equal(reports_unref, 1);
-    unsigned long events = cus_fake_live_handles(CUS_FAKE_HANDLE_EVENT);
+    unsigned long blocks = cus_fake_live_handles(CUS_FAKE_HANDLE_DEVICE_MEMORY);
     cus_capture_abandon(&cap);
-    assert_int_equal(cus_fake_calls_of("cuEventDestroy"), destroys);
-    assert_int_equal(cus_fake_live_handles(CUS_FAKE_HANDLE_EVENT), events);
+    assert_int_equal(cus_fake_calls_of("cuMemFreeAsync"), destroys);
+    assert_int_equal(cus_fake_live_handles(CUS_FAKE_HANDLE_DEVICE_MEMORY), blocks);
     refcount_kept[nkept++] = e;
     s = cus_stream_unref(s);
     c = cus_context_unref(c);
@@ -124,13 +129,14 @@ static void test_a_release_below_zero_is_reported_and_not_freed_twice(void **sta
 static void test_a_deferred_destruction_without_misuse_runs(void **state)
 {
     (void)state;
-    unsigned long events = cus_fake_live_handles(CUS_FAKE_HANDLE_EVENT);
+    unsigned long blocks = cus_fake_live_handles(CUS_FAKE_HANDLE_DEVICE_MEMORY);
     cus_context *c = new_ctx();
     cus_stream *s = new_stream(c, CU_STREAM_NON_BLOCKING);
     cus_capture_guard cap;
-    (void)deferred_event(c, s, &cap);
+    (void)deferred_buffer(c, s, &cap);
     cus_capture_abandon(&cap);
-    assert_int_equal(cus_fake_live_handles(CUS_FAKE_HANDLE_EVENT), events);
+    assert_ok(cus_stream_synchronize(s));
+    assert_int_equal(cus_fake_live_handles(CUS_FAKE_HANDLE_DEVICE_MEMORY), blocks);
     assert_int_equal(reports_ref + reports_unref, 0);
     s = cus_stream_unref(s);
     c = cus_context_unref(c);

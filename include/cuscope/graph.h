@@ -28,15 +28,26 @@
  * also keeps the graphs an update replaced (replays queued before the update
  * may still use their objects), and its last release waits for the replays
  * still queued in its context (cuCtxSynchronize) before it lets go of them.
- * If what a graph uses cannot be kept (a capture query failing, no memory),
- * cus_capture_end fails and discards the graph rather than return one that
- * could replay into freed memory.
+ * If what a graph uses cannot be kept for want of memory, cus_capture_end
+ * fails and discards the graph rather than return one that could replay into
+ * freed memory. Whether a stream that no cuscope capture began on has joined
+ * one is asked of the driver, with the stream's context current; when that
+ * question fails, the call that would have queued work fails with the
+ * driver's error and queues nothing (no other capture is affected).
+ * Keeping costs O(1) per object (a hash set per capture); captures share no
+ * lock unless their ids fall in the same one of 64 shards.
  *
  * While a capture begun here is open:
- *   - every last release of a cuscope object, on any thread, is deferred to
- *     the end of the last open capture: a destruction's driver call
- *     (cuMemFree, cuModuleUnload, ...) would be refused and invalidate a
- *     global capture, or be captured (cuMemFreeAsync on the stream);
+ *   - releases run at once, on any thread: what a graph being captured uses
+ *     is kept by references, so a last release cannot reach it, and a
+ *     release whose driver call a capture would refuse (cuMemFree,
+ *     cuMemFreeHost, cuModuleUnload, cuGraphExecDestroy, ...) makes it in
+ *     relaxed capture interaction mode, which no capture refuses and none
+ *     records. One exception: a stream-ordered buffer released while its
+ *     stream is in a cuscope capture is freed after that capture's end (its
+ *     cuMemFreeAsync would become a node of the graph). Work that the calling
+ *     thread queues is what captures; a release you make yourself through the
+ *     driver follows the driver's rules;
  *   - cus_buffer_alloc_async on a stream being captured is refused
  *     (CUS_ERROR_NOT_SUPPORTED): the driver would make a graph allocation,
  *     which follows the graph's lifetime rules, not a buffer's; allocate

@@ -146,12 +146,15 @@ CUS_API unsigned long cus_debug_host_alloc_absorbed(void);
  * destruction (which needs the driver): cus_release_deferred() runs the
  * deferred ones on the calling thread and returns how many (0, doing nothing,
  * when called inside a host function); cuscope also runs them at its next
- * synchronizing call. While a stream capture begun through cuscope is open
- * (cuscope/graph.h), every last release is deferred the same way, on any
- * thread, and runs when the last such capture ends: a destruction's driver
- * call would invalidate the capture or be captured into it. In a fork()
- * child it returns 0: what the parent deferred stays unreleased there.
- * Thread-safe. */
+ * synchronizing call. Open stream captures (cuscope/graph.h) defer nothing
+ * but one kind: what a graph being captured uses it keeps alive by
+ * references, and the releases that a capture would refuse (cuMemFree,
+ * cuModuleUnload, cuGraphExecDestroy and the like) are made in relaxed
+ * capture interaction mode, which neither invalidates a capture nor is
+ * recorded into one. The one kind: a stream-ordered buffer released while
+ * its stream is in a cuscope capture, whose cuMemFreeAsync would become a
+ * node of the graph; that capture's end frees it. In a fork() child it
+ * returns 0: what the parent deferred stays unreleased there. Thread-safe. */
 CUS_API unsigned int cus_release_deferred(void);
 
 /* Whether the calling thread is running a host function queued by cuscope. */

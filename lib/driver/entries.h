@@ -104,6 +104,7 @@
     X(cuStreamEndCapture, cuStreamEndCapture, 10000, REQUIRED)                 \
     X(cuStreamIsCapturing, cuStreamIsCapturing, 10000, REQUIRED)               \
     X(cuStreamGetCaptureInfo, cuStreamGetCaptureInfo, 10010, REQUIRED)         \
+    X(cuThreadExchangeStreamCaptureMode, cuThreadExchangeStreamCaptureMode, 10010, REQUIRED) \
     X(cuGraphDestroy, cuGraphDestroy, 10000, REQUIRED)                         \
     X(cuGraphGetNodes, cuGraphGetNodes, 10000, REQUIRED)                       \
     X(cuGraphInstantiateWithFlags, cuGraphInstantiateWithFlags, 11040, REQUIRED) \

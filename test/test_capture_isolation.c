@@ -1,0 +1,367 @@
+/* Captures and the calls around them, on the fake driver (the unit and the
+ * threads suites; TSan runs the latter). The regression tests of two defects
+ * of 0.1, each failing there:
+ *   - an unrelated call failed an open capture: thread B, with no context
+ *     current, launched and filled on context B's legacy (and per-thread)
+ *     stream objects while thread A captured on context A; cuscope asked the
+ *     driver about B's stream with no context current, got
+ *     CUDA_ERROR_INVALID_CONTEXT, and failed every open capture's end with it;
+ *   - a release slipped past the capture deferral: the capture was counted
+ *     after cuStreamBeginCapture, so a release that had checked the count
+ *     made its cuMemFree inside a GLOBAL capture, which refused it
+ *     (STREAM_CAPTURE_UNSUPPORTED, the memory kept until its context died)
+ *     and was invalidated. The test forces that ordering: the release is
+ *     held inside cuMemFree (a resolver that wraps the fake's) while another
+ *     thread begins the capture.
+ * And what the redesign promises: a capture of many distinct buffers keeps
+ * each once (no quadratic scan: the fake counts the work as references),
+ * releases during captures run at once (no object waits for an unrelated
+ * capture), and captures on several threads leave no graph alive but those
+ * the user holds. */
+#include <pthread.h>
+#include <string.h>
+
+#include <cuscope/graph.h>
+#include <cuscope/memory.h>
+
+#include "launch_fixtures.h"
+
+static void assert_no_misuse(void)
+{
+    if (cus_fake_misuse_count())
+        fail_msg("fake driver misuse: %s", cus_fake_last_misuse());
+}
+
+/* ============================================================================
+ * an unrelated call on another context does not fail an open capture
+ * ========================================================================== */
+
+typedef struct bystander {
+    cus_function *fn;
+    cus_stream *stream; /* of context B: legacy or per-thread */
+    cus_buffer *buf;    /* of context B */
+    cus_status launch, fill, sync;
+    unsigned int depth; /* the thread's stack depth: nothing current */
+} bystander;
+
+static void *bystander_run(void *p)
+{
+    bystander *b = p;
+    b->depth = cus_context_stack_depth();
+    b->launch = cus_launch(b->fn, 1, 1, 0, b->stream, 3);
+    b->fill = cus_buffer_fill_u32_async(b->buf, 0, 7, 16, b->stream);
+    b->sync = cus_stream_synchronize(b->stream);
+    return NULL;
+}
+
+static void run_bystander_during_capture(cus_status (*make)(cus_context *, cus_stream **))
+{
+    cus_autoptr(cus_context) a = new_ctx();
+    cus_autoptr(cus_context) bctx = new_ctx();
+    while (cus_context_stack_depth())
+        assert_ok(cus_context_pop(NULL));
+    fixture fx = open_fixture(bctx);
+    cus_autoptr(cus_stream) s = new_stream(a, CU_STREAM_NON_BLOCKING);
+    cus_autoptr(cus_buffer) abuf = NULL;
+    cus_autoptr(cus_buffer) bbuf = NULL;
+    assert_ok(cus_buffer_alloc(a, 64, &abuf));
+    assert_ok(cus_buffer_alloc(bctx, 64, &bbuf));
+    cus_autoptr(cus_stream) bs = NULL;
+    assert_ok(make(bctx, &bs));
+    {
+        cus_capture_scope(cap, s, CU_STREAM_CAPTURE_MODE_GLOBAL);
+        assert_ok(cap.status);
+        assert_ok(cus_buffer_fill_u32_async(abuf, 0, 1, 16, s));
+        bystander b = {.fn = fx.one, .stream = bs, .buf = bbuf};
+        pthread_t t;
+        assert_int_equal(pthread_create(&t, NULL, bystander_run, &b), 0);
+        assert_int_equal(pthread_join(t, NULL), 0);
+        assert_int_equal(b.depth, 0);
+        assert_ok(b.launch);
+        assert_ok(b.fill);
+        assert_ok(b.sync);
+        assert_ok(cus_buffer_fill_u32_async(abuf, 0, 2, 16, s));
+        cus_autoptr(cus_graph) g = NULL;
+        assert_ok(cus_capture_end(&cap, &g)); /* 0.1: CUDA_ERROR_INVALID_CONTEXT */
+        size_t nodes = 0;
+        assert_ok(cus_graph_node_count(g, &nodes));
+        assert_int_equal(nodes, 2);
+        assert_int_equal(cus_graph_kept_objects(g), 1); /* abuf; nothing of B's */
+    }
+    close_fixture(&fx);
+    assert_int_equal(env_destroyed.count, 0);
+    assert_no_misuse();
+}
+
+static void test_legacy_stream_of_another_context_during_capture(void **state)
+{
+    (void)state;
+    run_bystander_during_capture(cus_stream_legacy);
+}
+
+static void test_per_thread_stream_of_another_context_during_capture(void **state)
+{
+    (void)state;
+    run_bystander_during_capture(cus_stream_per_thread);
+}
+
+/* When whether a stream captures cannot be told (the query fails), the call
+ * that would queue work fails with the driver's error and queues nothing;
+ * the capture open elsewhere is not touched. */
+static void test_a_failed_capture_query_fails_only_its_call(void **state)
+{
+    (void)state;
+    cus_autoptr(cus_context) c = new_ctx();
+    cus_autoptr(cus_stream) s = new_stream(c, CU_STREAM_NON_BLOCKING);
+    cus_autoptr(cus_stream) other = new_stream(c, CU_STREAM_NON_BLOCKING);
+    cus_autoptr(cus_buffer) b = NULL;
+    assert_ok(cus_buffer_alloc(c, 64, &b));
+    cus_capture_scope(cap, s, CU_STREAM_CAPTURE_MODE_RELAXED);
+    assert_ok(cap.status);
+    assert_ok(cus_buffer_fill_u32_async(b, 0, 1, 16, s)); /* its own stream: no query */
+    unsigned long fills = cus_fake_calls_of("cuMemsetD32Async");
+    assert_ok(cus_fake_fail_entry("cuStreamGetCaptureInfo", 1, CUDA_ERROR_UNKNOWN, false));
+    assert_status(cus_buffer_fill_u32_async(b, 0, 2, 16, other), CU(CUDA_ERROR_UNKNOWN));
+    assert_non_null(strstr(cus_last_error_message(), "cuStreamGetCaptureInfo"));
+    assert_int_equal(cus_fake_calls_of("cuMemsetD32Async"), fills); /* nothing queued */
+    cus_fake_clear_faults();
+    cus_autoptr(cus_graph) g = NULL;
+    assert_ok(cus_capture_end(&cap, &g));
+    size_t nodes = 0;
+    assert_ok(cus_graph_node_count(g, &nodes));
+    assert_int_equal(nodes, 1);
+    assert_ok(cus_stream_synchronize(other));
+}
+
+/* ============================================================================
+ * a release racing a capture's begin (the ordering forced)
+ * ========================================================================== */
+
+static pthread_mutex_t gate_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t gate_cv = PTHREAD_COND_INITIALIZER;
+static bool gate_armed, gate_inside, gate_open;
+static PFN_cuMemFree_v3020 real_free;
+
+static void gate_pass(void)
+{
+    pthread_mutex_lock(&gate_lock);
+    if (gate_armed) {
+        gate_armed = false;
+        gate_inside = true;
+        pthread_cond_broadcast(&gate_cv);
+        while (!gate_open)
+            pthread_cond_wait(&gate_cv, &gate_lock);
+        gate_inside = false;
+    }
+    pthread_mutex_unlock(&gate_lock);
+}
+
+static CUresult gated_free(CUdeviceptr p)
+{
+    gate_pass();
+    return real_free(p);
+}
+
+static CUresult gated_resolver(const char *symbol, void **pfn, int version, cuuint64_t flags,
+                               CUdriverProcAddressQueryResult *qs)
+{
+    CUresult r = cus_fake_get_proc_address(symbol, pfn, version, flags, qs);
+    if (r == CUDA_SUCCESS && *pfn && strcmp(symbol, "cuMemFree") == 0) {
+        memcpy(&real_free, pfn, sizeof *pfn);
+        PFN_cuMemFree_v3020 g = gated_free;
+        memcpy(pfn, &g, sizeof g);
+    }
+    return r;
+}
+
+static void *release_run(void *p)
+{
+    cus_buffer *b = p;
+    (void)cus_buffer_unref(b); /* the last reference: cuMemFree, held at the gate */
+    return NULL;
+}
+
+static void test_a_release_racing_a_global_capture_begin(void **state)
+{
+    (void)state;
+    assert_ok(cus_driver_install(gated_resolver));
+    cus_context *c = new_ctx();
+    cus_stream *s = new_stream(c, CU_STREAM_NON_BLOCKING);
+    cus_buffer *kept = NULL, *doomed = NULL;
+    assert_ok(cus_buffer_alloc(c, 64, &kept));
+    assert_ok(cus_buffer_alloc(c, 64, &doomed));
+    unsigned long blocks = cus_fake_live_handles(CUS_FAKE_HANDLE_DEVICE_MEMORY);
+    pthread_mutex_lock(&gate_lock);
+    gate_armed = true;
+    gate_inside = gate_open = false;
+    pthread_mutex_unlock(&gate_lock);
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, release_run, doomed), 0);
+    pthread_mutex_lock(&gate_lock);
+    while (!gate_inside) /* past every check, about to free */
+        pthread_cond_wait(&gate_cv, &gate_lock);
+    pthread_mutex_unlock(&gate_lock);
+    {
+        cus_capture_scope(cap, s, CU_STREAM_CAPTURE_MODE_GLOBAL);
+        assert_ok(cap.status);
+        assert_ok(cus_buffer_fill_u32_async(kept, 0, 1, 16, s));
+        pthread_mutex_lock(&gate_lock);
+        gate_open = true; /* the free runs now, inside the capture */
+        pthread_cond_broadcast(&gate_cv);
+        pthread_mutex_unlock(&gate_lock);
+        assert_int_equal(pthread_join(t, NULL), 0);
+        assert_int_equal(cus_fake_live_handles(CUS_FAKE_HANDLE_DEVICE_MEMORY), blocks - 1);
+        assert_ok(cus_buffer_fill_u32_async(kept, 0, 2, 16, s));
+        cus_autoptr(cus_graph) g = NULL;
+        assert_ok(cus_capture_end(&cap, &g)); /* 0.1: STREAM_CAPTURE_INVALIDATED */
+        size_t nodes = 0;
+        assert_ok(cus_graph_node_count(g, &nodes));
+        assert_int_equal(nodes, 2);
+    }
+    assert_int_equal(env_destroyed.count, 0); /* 0.1: the refused cuMemFree */
+    kept = cus_buffer_unref(kept);
+    s = cus_stream_unref(s);
+    c = cus_context_unref(c);
+    assert_no_misuse();
+    assert_ok(cus_fake_install(NULL));
+}
+
+/* ============================================================================
+ * what open captures hold: only what their graphs use
+ * ========================================================================== */
+
+/* A capture of many launches on distinct buffers keeps each buffer once and
+ * the module once; releasing the buffers during the capture frees none
+ * (the capture holds them) and the end hands them to the graph. Objects
+ * released meanwhile that the capture does not use go at once. */
+static void test_a_capture_holds_what_it_uses_and_nothing_else(void **state)
+{
+    (void)state;
+    enum { BUFFERS = 2000 };
+    cus_autoptr(cus_context) c = new_ctx();
+    fixture fx = open_fixture(c);
+    cus_autoptr(cus_stream) s = new_stream(c, CU_STREAM_NON_BLOCKING);
+    static cus_buffer *bufs[BUFFERS];
+    for (int i = 0; i < BUFFERS; i++)
+        assert_ok(cus_buffer_alloc(c, 16, &bufs[i]));
+    cus_buffer *unrelated = NULL;
+    assert_ok(cus_buffer_alloc(c, 16, &unrelated));
+    size_t before = cus_debug_live_objects() - 1;
+    cus_autoptr(cus_graph) g = NULL;
+    {
+        cus_capture_scope(cap, s, CU_STREAM_CAPTURE_MODE_GLOBAL);
+        assert_ok(cap.status);
+        for (int rep = 0; rep < 2; rep++)
+            for (int i = 0; i < BUFFERS; i++) {
+                assert_ok(cus_launch(fx.one, 1, 1, 0, s, 3));
+                assert_ok(cus_buffer_fill_u32_async(bufs[i], 0, (uint32_t)i, 4, s));
+            }
+        unsigned long frees = cus_fake_calls_of("cuMemFree");
+        unrelated = cus_buffer_unref(unrelated); /* not used: freed now */
+        assert_int_equal(cus_fake_calls_of("cuMemFree"), frees + 1);
+        for (int i = 0; i < BUFFERS; i++)
+            bufs[i] = cus_buffer_unref(bufs[i]); /* used: kept */
+        assert_int_equal(cus_fake_calls_of("cuMemFree"), frees + 1);
+        assert_int_equal(cus_debug_live_objects(), before);
+        assert_ok(cus_capture_end(&cap, &g));
+    }
+    assert_int_equal(cus_graph_kept_objects(g), BUFFERS + 1); /* and the module */
+    size_t nodes = 0;
+    assert_ok(cus_graph_node_count(g, &nodes));
+    assert_int_equal(nodes, 4 * BUFFERS);
+    unsigned long frees = cus_fake_calls_of("cuMemFree");
+    g = cus_graph_unref(g);
+    assert_int_equal(cus_fake_calls_of("cuMemFree"), frees + BUFFERS);
+    close_fixture(&fx);
+    assert_int_equal(env_destroyed.count, 0);
+}
+
+/* Threads capturing overlapping graphs, dropping each graph (and an
+ * executable graph of it) as soon as it is made: when the captures end, no
+ * graph is alive. 0.1 deferred every release while any capture was open,
+ * and overlapping captures kept the count above zero. */
+#define CAPTURERS 4
+#define CAPTURES 50
+
+typedef struct capturer {
+    cus_context *ctx;
+    cus_function *fn;
+    cus_buffer *buf;
+    pthread_barrier_t *barrier;
+    cus_status first_failure;
+} capturer;
+
+static void *capture_loop(void *p)
+{
+    capturer *w = p;
+    cus_stream *s = NULL;
+    cus_status st = cus_stream_create(w->ctx, CU_STREAM_NON_BLOCKING, 0, &s);
+    pthread_barrier_wait(w->barrier);
+    for (int k = 0; !st && k < CAPTURES; k++) {
+        cus_capture_guard cap = cus_capture_begin(s, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
+        st = cap.status;
+        for (int i = 0; !st && i < 16; i++) {
+            st = cus_launch(w->fn, 1, 1, 0, s, 3);
+            if (!st)
+                st = cus_buffer_fill_u32_async(w->buf, 0, (uint32_t)i, 4, s);
+        }
+        cus_graph *g = NULL;
+        if (!st)
+            st = cus_capture_end(&cap, &g);
+        cus_capture_abandon(&cap);
+        cus_graph_exec *e = NULL;
+        if (!st)
+            st = cus_graph_instantiate(g, 0, &e);
+        if (!st)
+            st = cus_graph_exec_launch(e, s);
+        e = cus_graph_exec_unref(e);
+        g = cus_graph_unref(g);
+    }
+    if (s && !st)
+        st = cus_stream_synchronize(s);
+    s = cus_stream_unref(s);
+    w->first_failure = st;
+    return NULL;
+}
+
+static void test_overlapping_captures_leave_no_graph_alive(void **state)
+{
+    (void)state;
+    cus_autoptr(cus_context) c = new_ctx();
+    fixture fx = open_fixture(c);
+    cus_autoptr(cus_buffer) buf = NULL;
+    assert_ok(cus_buffer_alloc(c, 64, &buf));
+    pthread_barrier_t barrier;
+    pthread_barrier_init(&barrier, NULL, CAPTURERS);
+    capturer w[CAPTURERS];
+    pthread_t t[CAPTURERS];
+    size_t before = cus_debug_live_objects();
+    for (int i = 0; i < CAPTURERS; i++) {
+        w[i] = (capturer){c, fx.one, buf, &barrier, CUS_SUCCESS};
+        assert_int_equal(pthread_create(&t[i], NULL, capture_loop, &w[i]), 0);
+    }
+    for (int i = 0; i < CAPTURERS; i++) {
+        assert_int_equal(pthread_join(t[i], NULL), 0);
+        assert_ok(w[i].first_failure);
+    }
+    pthread_barrier_destroy(&barrier);
+    assert_int_equal(cus_debug_live_objects(), before);
+    assert_int_equal(cus_fake_live_handles(CUS_FAKE_HANDLE_GRAPH), 0);
+    assert_int_equal(cus_fake_live_handles(CUS_FAKE_HANDLE_GRAPH_EXEC), 0);
+    close_fixture(&fx);
+    assert_int_equal(env_destroyed.count, 0);
+    assert_no_misuse();
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        ENV_TEST(test_legacy_stream_of_another_context_during_capture),
+        ENV_TEST(test_per_thread_stream_of_another_context_during_capture),
+        ENV_TEST(test_a_failed_capture_query_fails_only_its_call),
+        ENV_TEST(test_a_release_racing_a_global_capture_begin),
+        ENV_TEST(test_a_capture_holds_what_it_uses_and_nothing_else),
+        ENV_TEST(test_overlapping_captures_leave_no_graph_alive),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
