@@ -61,6 +61,11 @@ static void orphan_adopted(cus_graph *g)
     pthread_mutex_unlock(&orphans_lock);
 }
 
+static CUresult exec_destroy_call(void *h)
+{
+    return cus_drv_.cuGraphExecDestroy_((CUgraphExec)h);
+}
+
 static void exec_destroy(cus_graph_exec *e)
 {
     cus_context *ctx = e->graph->ctx;
@@ -76,8 +81,8 @@ static void exec_destroy(cus_graph_exec *e)
         bool waited = false;
         for (int attempt = 0; attempt < 2 && !waited; attempt++) {
             unsigned long errors = cus_destroy_error_count();
-            cus_destroy_in_context_(ctx, "cus_graph_exec_unref", "cuCtxSynchronize",
-                                    synchronize_call, NULL,
+            cus_destroy_in_context_relaxed_(ctx, "cus_graph_exec_unref", "cuCtxSynchronize",
+                                            synchronize_call, NULL,
                                     attempt ? "an executable graph (waiting for its replays)"
                                             : "an executable graph (waiting for its replays; "
                                               "trying once more)");
@@ -91,7 +96,9 @@ static void exec_destroy(cus_graph_exec *e)
         }
     }
     if (!atomic_load_explicit(&ctx->poison, memory_order_relaxed) && !forked) {
-        CUresult r = cus_drv_.cuGraphExecDestroy_(e->handle);
+        /* Relaxed: a capture open on any thread would refuse it (an H200's
+         * answer, test/probes/probes.c) and be invalidated. */
+        CUresult r = cus_call_relaxed_(exec_destroy_call, e->handle, "cus_graph_exec_unref");
         if (r)
             cus_destroy_error_((cus_status)r, "cus_graph_exec_unref", "cuGraphExecDestroy",
                                "destroying executable graph %p", (void *)e->handle);
@@ -229,8 +236,9 @@ static cus_status exec_update_locked(cus_graph_exec *exec, cus_graph *graph,
         } else {
             /* cannot keep it: wait for the queued replays instead */
             cus_host_alloc_absorbed_();
-            cus_destroy_in_context_(graph->ctx, function, "cuCtxSynchronize", synchronize_call,
-                                    NULL, "the graph an update replaced");
+            cus_destroy_in_context_relaxed_(graph->ctx, function, "cuCtxSynchronize",
+                                            synchronize_call, NULL,
+                                            "the graph an update replaced");
             cus_graph_unref(exec->graph);
         }
         exec->graph = cus_graph_ref(graph);

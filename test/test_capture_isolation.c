@@ -226,6 +226,57 @@ static void test_a_release_racing_a_global_capture_begin(void **state)
     assert_ok(cus_fake_install(NULL));
 }
 
+/* Every release a GLOBAL capture would refuse, made during one on this
+ * thread: a buffer, pinned host memory, a module, and a launched executable
+ * graph (its cuCtxSynchronize and cuGraphExecDestroy). Each goes at once,
+ * and the capture is not invalidated. */
+static void test_releases_during_a_global_capture_run_at_once(void **state)
+{
+    (void)state;
+    cus_autoptr(cus_context) c = new_ctx();
+    cus_autoptr(cus_stream) s = new_stream(c, CU_STREAM_NON_BLOCKING);
+    cus_autoptr(cus_stream) side = new_stream(c, CU_STREAM_NON_BLOCKING);
+    cus_autoptr(cus_buffer) kept = NULL;
+    assert_ok(cus_buffer_alloc(c, 64, &kept));
+    cus_buffer *buf = NULL;
+    assert_ok(cus_buffer_alloc(c, 64, &buf));
+    cus_host_buffer *pinned = NULL;
+    assert_ok(cus_host_buffer_alloc(c, 64, 0, &pinned));
+    cus_module *mod = NULL;
+    assert_ok(cus_module_load_data(c, ptx_src, 0, NULL, &mod));
+    cus_graph *g0 = NULL;
+    {
+        cus_capture_scope(cap, side, CU_STREAM_CAPTURE_MODE_GLOBAL);
+        assert_ok(cap.status);
+        assert_ok(cus_buffer_fill_u32_async(kept, 0, 1, 16, side));
+        assert_ok(cus_capture_end(&cap, &g0));
+    }
+    cus_graph_exec *e = NULL;
+    assert_ok(cus_graph_instantiate(g0, 0, &e));
+    g0 = cus_graph_unref(g0);
+    assert_ok(cus_graph_exec_launch(e, side));
+    size_t before = cus_debug_live_objects();
+    {
+        cus_capture_scope(cap, s, CU_STREAM_CAPTURE_MODE_GLOBAL);
+        assert_ok(cap.status);
+        assert_ok(cus_buffer_fill_u32_async(kept, 0, 2, 16, s));
+        buf = cus_buffer_unref(buf);
+        pinned = cus_host_buffer_unref(pinned);
+        mod = cus_module_unref(mod);
+        e = cus_graph_exec_unref(e); /* and the graph it held */
+        assert_int_equal(cus_debug_live_objects(), before - 5);
+        assert_ok(cus_buffer_fill_u32_async(kept, 0, 3, 16, s));
+        cus_autoptr(cus_graph) g = NULL;
+        assert_ok(cus_capture_end(&cap, &g));
+        size_t nodes = 0;
+        assert_ok(cus_graph_node_count(g, &nodes));
+        assert_int_equal(nodes, 2);
+    }
+    assert_int_equal(cus_fake_live_handles(CUS_FAKE_HANDLE_GRAPH_EXEC), 0);
+    assert_int_equal(env_destroyed.count, 0);
+    assert_no_misuse();
+}
+
 /* ============================================================================
  * what open captures hold: only what their graphs use
  * ========================================================================== */
@@ -360,6 +411,7 @@ int main(void)
         ENV_TEST(test_per_thread_stream_of_another_context_during_capture),
         ENV_TEST(test_a_failed_capture_query_fails_only_its_call),
         ENV_TEST(test_a_release_racing_a_global_capture_begin),
+        ENV_TEST(test_releases_during_a_global_capture_run_at_once),
         ENV_TEST(test_a_capture_holds_what_it_uses_and_nothing_else),
         ENV_TEST(test_overlapping_captures_leave_no_graph_alive),
     };
