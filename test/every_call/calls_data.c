@@ -662,8 +662,9 @@ static cus_status c_capture_end_fork_join(world *w)
     return CUS_SUCCESS;
 }
 
-/* A module released while the capture is open: its unload waits for the
- * end of the capture. */
+/* A module released while a GLOBAL capture is open: unloaded at once, in
+ * relaxed interaction mode (the exchanges, the unload, and the exchange back
+ * each fail in turn in the driver-fault mode). */
 static cus_status c_capture_end_deferred_release(world *w)
 {
     cus_autoptr(cus_graph) graph = NULL;
@@ -673,6 +674,56 @@ static cus_status c_capture_end_deferred_release(world *w)
         cus_capture_scope(cap, w->stream, CU_STREAM_CAPTURE_MODE_GLOBAL);
         CUS_TRY(cap.status);
         m = cus_module_unref(m);
+        CUS_TRY(cus_launch(w->noargs, 1, 1, 0, w->stream));
+        CUS_TRY(cus_capture_end(&cap, &graph));
+    }
+    return CUS_SUCCESS;
+}
+
+/* A stream-ordered buffer released while its stream captures: its free
+ * waits for the capture's end (it would become a node of the graph). */
+static cus_status c_capture_end_stream_ordered_release(world *w)
+{
+    cus_autoptr(cus_graph) graph = NULL;
+    cus_buffer *b = NULL;
+    CUS_TRY(cus_buffer_alloc_async(w->stream, 256, &b));
+    cus_status st = cus_stream_synchronize(w->stream);
+    if (st) {
+        b = cus_buffer_unref(b);
+        return st;
+    }
+    {
+        cus_capture_scope(cap, w->stream, CU_STREAM_CAPTURE_MODE_GLOBAL);
+        if (cap.status) {
+            b = cus_buffer_unref(b);
+            return cap.status;
+        }
+        b = cus_buffer_unref(b);
+        CUS_TRY(cus_launch(w->noargs, 1, 1, 0, w->stream));
+        CUS_TRY(cus_capture_end(&cap, &graph));
+    }
+    return CUS_SUCCESS;
+}
+
+/* An executable graph, launched, released during a GLOBAL capture: its
+ * cuCtxSynchronize and cuGraphExecDestroy run at once, relaxed. */
+static cus_status c_capture_end_exec_release(world *w)
+{
+    cus_autoptr(cus_graph) graph = NULL;
+    cus_graph_exec *e = NULL;
+    CUS_TRY(cus_graph_instantiate(w->graph, 0, &e));
+    cus_status st = cus_graph_exec_launch(e, w->stream);
+    if (st) {
+        e = cus_graph_exec_unref(e);
+        return st;
+    }
+    {
+        cus_capture_scope(cap, w->stream, CU_STREAM_CAPTURE_MODE_GLOBAL);
+        if (cap.status) {
+            e = cus_graph_exec_unref(e);
+            return cap.status;
+        }
+        e = cus_graph_exec_unref(e);
         CUS_TRY(cus_launch(w->noargs, 1, 1, 0, w->stream));
         CUS_TRY(cus_capture_end(&cap, &graph));
     }
@@ -917,8 +968,12 @@ const every_call every_calls_data[] = {
     {"cus_buffer_alloc_async (a capture open elsewhere)", c_buffer_alloc_async_capture_elsewhere,
      0, NULL, NULL},
     {"cus_capture_end (a stream forked and joined)", c_capture_end_fork_join, 0, NULL, NULL},
-    {"cus_capture_end (a release deferred to the end)", c_capture_end_deferred_release, 0, NULL,
+    {"cus_capture_end (a module released during it)", c_capture_end_deferred_release, 0, NULL,
      NULL},
+    {"cus_capture_end (a stream-ordered buffer of its stream released during it)",
+     c_capture_end_stream_ordered_release, 0, NULL, NULL},
+    {"cus_capture_end (a launched executable graph released during it)",
+     c_capture_end_exec_release, EC_QUEUES_WORK, NULL, NULL},
     {"cus_capture_end (a host function)", c_capture_end_host_fn, EC_QUEUES_WORK, NULL,
      k_capture_end_host_fn},
     {"cus_capture_end (a host function on a joined stream)", c_capture_end_host_fn_joined,
