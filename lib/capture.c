@@ -122,13 +122,17 @@ static bool reserve_one(capture_record *r)
  * capture's end then fails). */
 static bool keep_locked(capture_record *r, const cus_keep_item_ *item)
 {
-    if (r->set_capacity && *set_slot(r, item->obj))
+    const void **slot = NULL;
+    if (r->set_capacity && *(slot = set_slot(r, item->obj)))
         return true; /* kept already */
+    size_t capacity = r->set_capacity;
     if (!reserve_one(r)) {
         r->out_of_memory = true;
         return false;
     }
-    *set_slot(r, item->obj) = item->obj;
+    if (r->set_capacity != capacity)
+        slot = set_slot(r, item->obj); /* the set grew: probe the new one */
+    *slot = item->obj;
     r->keep.items[r->keep.count++] = (keep_entry){item->ref(item->obj), item->release};
     return true;
 }

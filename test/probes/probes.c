@@ -110,6 +110,8 @@ static struct {
     PFN_cuMemAllocHost_v3020 alloc_host;
     PFN_cuMemFreeHost_v2000 free_host;
     PFN_cuEventCreate_v2000 event_create;
+    PFN_cuEventRecord_v2000 event_record;
+    PFN_cuEventSynchronize_v2000 event_sync;
     PFN_cuEventDestroy_v4000 event_destroy;
     PFN_cuGraphInstantiateWithFlags_v11040 instantiate;
     PFN_cuGraphExecDestroy_v10000 exec_destroy;
@@ -235,11 +237,14 @@ static const char *still_running(CUstream s)
 
 typedef enum {
     REL_FREE, REL_FREE_HOST, REL_UNLOAD, REL_EVENT, REL_STREAM, REL_EXEC, REL_GRAPH,
-    REL_FREE_ASYNC, REL_COUNT
+    REL_FREE_ASYNC, REL_CTX_SYNC, REL_STREAM_SYNC, REL_EVENT_SYNC, REL_COUNT
 } release_kind;
 static const char *const release_names[REL_COUNT] = {
     "free", "free-host", "module-unload", "event-destroy", "stream-destroy",
     "graph-exec-destroy", "graph-destroy", "free-async",
+    /* not releases, but what a release may wait with: the context (the
+     * capturing stream's), another stream, an event recorded on it */
+    "ctx-sync", "stream-sync", "event-record-sync",
 };
 
 typedef struct release_obj {
@@ -283,6 +288,9 @@ static void release_make(release_obj *o)
         CHECK(D.stream_sync(side));
         o->other = side;
         break;
+    case REL_CTX_SYNC:
+    case REL_STREAM_SYNC: break;
+    case REL_EVENT_SYNC: CHECK(D.event_create(&o->event, CU_EVENT_DISABLE_TIMING)); break;
     case REL_COUNT: break;
     }
 }
@@ -298,6 +306,12 @@ static CUresult release_do(release_obj *o)
     case REL_EXEC: return D.exec_destroy(o->exec);
     case REL_GRAPH: return D.graph_destroy(o->graph);
     case REL_FREE_ASYNC: return D.free_async(o->ptr, o->other);
+    case REL_CTX_SYNC: return D.ctx_sync();
+    case REL_STREAM_SYNC: return D.stream_sync(side);
+    case REL_EVENT_SYNC: {
+        CUresult r = D.event_record(o->event, side);
+        return r ? r : D.event_sync(o->event);
+    }
     case REL_COUNT: break;
     }
     return CUDA_ERROR_UNKNOWN;
@@ -356,6 +370,8 @@ static void release_probe(CUstream s, release_kind kind, bool other, CUstreamCap
     say(probe, "%s, then launch %s, end %s", name(c.r), name(rl), name(re));
     if (c.r != CUDA_SUCCESS)
         CHECK(release_do(&o));
+    if (kind == REL_EVENT_SYNC)
+        CHECK(D.event_destroy(o.event));
     CHECK(D.ctx_sync());
 }
 
@@ -401,6 +417,8 @@ int main(void)
     LOAD(D.alloc_host, "cuMemAllocHost", 3020);
     LOAD(D.free_host, "cuMemFreeHost", 2000);
     LOAD(D.event_create, "cuEventCreate", 2000);
+    LOAD(D.event_record, "cuEventRecord", 2000);
+    LOAD(D.event_sync, "cuEventSynchronize", 2000);
     LOAD(D.event_destroy, "cuEventDestroy", 4000);
     LOAD(D.instantiate, "cuGraphInstantiateWithFlags", 11040);
     LOAD(D.exec_destroy, "cuGraphExecDestroy", 10000);
