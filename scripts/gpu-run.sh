@@ -16,6 +16,12 @@
 #
 # GPU_RUN_PARTS=suite runs only the build and the gpu suite (the tables the
 # differential tests write come back either way): for a quick run.
+# GPU_RUN_PARTS=bench runs only the build (kept from an earlier call on a warm
+# machine) and the benchmarks, with the baseline: the second half of a run
+# that a call's time limit would not hold. GPU_RUN_BENCH names the benchmarks
+# (e.g. "bench-scale"; default: every one), GPU_RUN_BENCH_ARGS adds arguments
+# to each, and GPU_RUN_BASELINE_BENCH names the baseline's (default
+# "bench-context bench-launch").
 # The gpu suite's differential tests write the real driver's tables where
 # CUS_RULES_WRITE and CUS_CORPUS_WRITE say: $OUT (or the logs) keeps them as
 # rules-<card>.txt and corpus-<card>.txt, to check in as the reference.
@@ -87,7 +93,9 @@ save /tmp/gpu-run-setup.log
 
 # --- the gpu suite ------------------------------------------------------------------
 counts="not run"
-if [ "$built" = yes ]; then
+if [ "$built" = yes ] && [ "$PARTS" = bench ]; then
+    counts="left out (GPU_RUN_PARTS=bench)"
+elif [ "$built" = yes ]; then
     say "meson test --suite gpu"
     export CUS_RULES_WRITE="$LOGS/rules-gpu.txt" CUS_CORPUS_WRITE="$LOGS/corpus-gpu.txt"
     gpu_tests=()
@@ -125,7 +133,7 @@ fi
 main_rc="not run"
 examples=""
 example_list="sum saxpy device-query nccl-allreduce"
-[ "$PARTS" = suite ] && example_list=""
+[ "$PARTS" = all ] || example_list=""
 for ex in $example_list; do
     exe="$BUILD/docs/examples/$ex"
     if [ ! -x "$exe" ]; then
@@ -139,8 +147,8 @@ for ex in $example_list; do
     [ "$rc" = 0 ] || status=1
     [ "$ex" = sum ] && main_rc=$rc
 done
-[ "$built" = yes ] && [ "$main_rc" = "not run" ] && { say "the sum example was not built"; status=1; }
-if [ "$PARTS" != suite ] && [ -x "$BUILD/tools/cuscope-info" ]; then
+[ "$built" = yes ] && [ "$PARTS" = all ] && [ "$main_rc" = "not run" ] && { say "the sum example was not built"; status=1; }
+if [ "$PARTS" = all ] && [ -x "$BUILD/tools/cuscope-info" ]; then
     say "cuscope-info"
     timeout -k 5 60 "$BUILD/tools/cuscope-info" 2>&1 | tee "$LOGS/cuscope-info.txt"
     rc=${PIPESTATUS[0]}
@@ -158,6 +166,8 @@ sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-san
 sanitized="not run"
 if skipping sanitizer; then
     sanitized="left out (GPU_RUN_SKIP)"
+elif [ "$PARTS" = bench ]; then
+    sanitized="left out (GPU_RUN_PARTS=bench)"
 elif [ "$built" = yes ] && [ -x "$sanitizer" ]; then
     sanitized=""
     for t in gpu-scenarios gpu-modules; do
@@ -190,13 +200,22 @@ if [ "$PARTS" != suite ] && [ -d "$BUILD/bench" ]; then
     while IFS= read -r b; do benches+=("$b"); done < <(
         find "$BUILD/bench" -maxdepth 1 -type f -executable -name 'bench-*' ! -name '*.so*' | sort)
 fi
+if [ -n "${GPU_RUN_BENCH:-}" ]; then
+    chosen=()
+    for b in "${benches[@]}"; do
+        [[ " $GPU_RUN_BENCH " == *" $(basename "$b") "* ]] && chosen+=("$b")
+    done
+    benches=("${chosen[@]}")
+fi
+read -r -a bench_args <<<"${GPU_RUN_BENCH_ARGS:-}"
 bench_summary=none
 if ((${#benches[@]})); then
     bench_summary=""
     for b in "${benches[@]}"; do
         name=$(basename "$b")
         say "bench: $name"
-        timeout -k 5 300 "$b" --json-file "$LOGS/$name.json" 2>&1 | tee "$LOGS/$name.txt"
+        timeout -k 5 300 "$b" "${bench_args[@]}" --json-file "$LOGS/$name.json" 2>&1 |
+            tee "$LOGS/$name.txt"
         rc=${PIPESTATUS[0]}
         bench_summary+="${bench_summary:+, }$name exit $rc"
     done
@@ -217,13 +236,13 @@ if ! skipping baseline && [ -f .baseline/meson.build ] && [ "$built" = yes ]; th
         timeout 600 meson compile -C /tmp/build-baseline >>"$LOGS/baseline-setup.log" 2>&1; then
         baseline=""
         for round in 1 2; do
-            for name in bench-context bench-launch; do
+            for name in ${GPU_RUN_BASELINE_BENCH:-bench-context bench-launch}; do
                 for side in baseline now; do
                     b=/tmp/build-baseline/bench/$name
                     [ "$side" = now ] && b=$BUILD/bench/$name
                     [ -x "$b" ] || continue
                     say "bench ($side, round $round): $name"
-                    timeout -k 5 300 "$b" --json-file "$LOGS/$side-$name-$round.json" 2>&1 |
+                    timeout -k 5 300 "$b" "${bench_args[@]}" --json-file "$LOGS/$side-$name-$round.json" 2>&1 |
                         tee "$LOGS/$side-$name-$round.txt"
                 done
             done
