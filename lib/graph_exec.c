@@ -1,6 +1,7 @@
 /* Executable graphs (cus_graph_exec): instantiate, launch, upload, update;
- * the graphs an update retired, and the host memory of graphs whose replays
- * could not be waited for (orphans). */
+ * the graphs an update retired, each kept until the replays that may use it
+ * have completed, and the host memory of graphs whose replays could not be
+ * waited for (orphans). */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -8,25 +9,64 @@
 
 #include "internal.h"
 
+/* A stream the exec was launched on since its graph became current. */
+typedef struct launched_stream {
+    cus_stream *stream; /* a reference; NULL: the legacy default stream */
+    pthread_t thread;   /* a per-thread default stream: the launching thread */
+} launched_stream;
+
+/* A graph an update replaced while replays of it may still be queued: kept
+ * until the fences, events the update recorded on each stream it was
+ * replayed on, have all completed. */
+typedef struct retired_graph {
+    cus_graph *graph; /* a reference */
+    size_t nfences;   /* 1 or more */
+    size_t done;      /* fences found complete so far (they are queried in order) */
+    CUevent one;      /* the fence when there is one */
+    CUevent *many;    /* the fences when there are more (malloc'd) */
+} retired_graph;
+
+static CUevent *fences_of(retired_graph *r)
+{
+    return r->nfences == 1 ? &r->one : r->many;
+}
+
+/* Streams tracked without an allocation: a program launches an exec on one
+ * or two streams. */
+#define INLINE_STREAMS 4
+
 struct cus_graph_exec {
     cus_refcount refs;
     CUgraphExec handle;
-    cus_context *ctx; /* its graphs' (they hold it) */
+    CUcontext ctx_handle; /* never changes: read without the lock */
+    cus_context *ctx;     /* the current graph's (it holds it); under the lock */
     /* The driver does not synchronize an executable graph: cuscope
-     * serializes its launches, uploads and updates. */
+     * serializes its launches, uploads and updates, and everything below. */
     pthread_mutex_t lock;
     cus_graph *graph; /* a reference: what the replays use stays alive */
-    /* Graphs an update replaced: replays queued before it may still use
-     * their objects, so they go with the exec. */
-    cus_graph **retired;
-    size_t nretired;
-    atomic_bool launched;
+    /* Since graph became current: whether the exec was launched, on which
+     * streams, and whether on a stream an update cannot fence (a wrapped
+     * one, whose owner may have destroyed it by then; or when the list
+     * could not grow). */
+    bool launched, unfenced;
+    launched_stream *streams; /* inline_streams, or malloc'd */
+    size_t nstreams, stream_capacity, last_stream;
+    launched_stream inline_streams[INLINE_STREAMS];
+    /* Graphs an update replaced whose replays may still be queued, oldest
+     * first; released as their fences complete. */
+    retired_graph *retired;
+    size_t nretired, retired_capacity;
 };
 
 static CUresult synchronize_call(void *unused)
 {
     (void)unused;
     return cus_drv_.cuCtxSynchronize_();
+}
+
+static bool poisoned(const cus_context *ctx)
+{
+    return atomic_load_explicit(&ctx->poison, memory_order_relaxed) != 0;
 }
 
 /* Host memory that graphs adopted (host-function records) and that replays
@@ -66,18 +106,122 @@ static CUresult exec_destroy_call(void *h)
     return cus_drv_.cuGraphExecDestroy_((CUgraphExec)h);
 }
 
+/* --- fences and retired graphs ------------------------------------------------------------------
+ * The driver calls here need no current context (cuEventQuery and
+ * cuEventDestroy take the event's: test/rules/expected.txt). Failures go to
+ * the destroy handler naming `function`, the public function that released:
+ * a release cannot fail the call it happens in. */
+
+static void fence_destroy(CUevent ev, const char *function)
+{
+    if (cus_is_forked_())
+        return; /* the parent's: host memory only */
+    CUresult r = cus_drv_.cuEventDestroy_(ev);
+    if (r)
+        cus_destroy_error_((cus_status)r, function, "cuEventDestroy",
+                           "releasing the fence of a graph an update replaced (event %p)",
+                           (void *)ev);
+}
+
+/* Destroys n fences (but on a poisoned context, whose events go with it). */
+static void fences_destroy(cus_context *ctx, CUevent *fences, size_t n, const char *function)
+{
+    if (poisoned(ctx))
+        return;
+    for (size_t i = 0; i < n; i++)
+        fence_destroy(fences[i], function);
+}
+
+/* Whether every fence of r has completed: each is queried once it is the
+ * first not known complete. A failed query counts as not complete (a
+ * sticky status poisons the context, as after any call). */
+static bool retired_complete(cus_context *ctx, retired_graph *r, const char *function)
+{
+    CUevent *fences = fences_of(r);
+    while (r->done < r->nfences) {
+        CUresult q = cus_drv_.cuEventQuery_(fences[r->done]);
+        if (q == CUDA_ERROR_NOT_READY)
+            return false;
+        if (q) {
+            if (cus_status_is_sticky((cus_status)q)) {
+                int expected = 0;
+                atomic_compare_exchange_strong(&ctx->poison, &expected, (int)q);
+            }
+            cus_destroy_error_((cus_status)q, function, "cuEventQuery",
+                               "releasing the graph an update replaced: its replays may still "
+                               "run, so it is kept");
+            return false;
+        }
+        r->done++;
+    }
+    return true;
+}
+
+static void retired_release(cus_context *ctx, retired_graph *r, const char *function)
+{
+    fences_destroy(ctx, fences_of(r), r->nfences, function);
+    free(r->many);
+    cus_graph_unref(r->graph);
+}
+
+/* Releases the retired graphs whose replays have completed. every: query
+ * them all; else stop at the first not complete (the launch path: at most
+ * one query that answers not ready). Nothing on a poisoned context: its
+ * queries would only answer the sticky status (the exec's release lets go
+ * of them). */
+static void prune_locked(cus_graph_exec *e, bool every, const char *function)
+{
+    if (!e->nretired || poisoned(e->ctx))
+        return;
+    size_t kept = 0;
+    bool stop = false;
+    for (size_t i = 0; i < e->nretired; i++) {
+        retired_graph *r = &e->retired[i];
+        if (!stop && retired_complete(e->ctx, r, function)) {
+            retired_release(e->ctx, r, function);
+            continue;
+        }
+        stop = !every;
+        e->retired[kept++] = *r;
+    }
+    e->nretired = kept;
+}
+
+/* Releases every retired graph, their replays known complete (or never to
+ * be waited for). */
+static void release_all_retired(cus_graph_exec *e, const char *function)
+{
+    for (size_t i = 0; i < e->nretired; i++)
+        retired_release(e->ctx, &e->retired[i], function);
+    e->nretired = 0;
+}
+
+/* Forgets the streams launched on (the graph they replayed is retired or
+ * released). */
+static void streams_reset(cus_graph_exec *e)
+{
+    for (size_t i = 0; i < e->nstreams; i++)
+        cus_stream_unref(e->streams[i].stream);
+    e->nstreams = e->last_stream = 0;
+    e->launched = e->unfenced = false;
+}
+
 static void exec_destroy(cus_graph_exec *e)
 {
-    cus_context *ctx = e->graph->ctx;
-    /* Replays may still be queued: what they use must outlive them. A
-     * context-wide wait, as the exec does not know the streams it ran on.
-     * Device memory is safe either way (its release waits for the device);
-     * host-function records are not, and when the wait fails twice on a
-     * context that is not dead they are orphaned rather than freed. */
+    cus_context *ctx = e->ctx;
     /* In a fork() child no replay runs (nor can be waited for): host memory
      * only. */
     bool forked = cus_is_forked_();
-    if (atomic_load_explicit(&e->launched, memory_order_relaxed) && !forked) {
+    if (!forked)
+        prune_locked(e, true, "cus_graph_exec_unref");
+    /* Replays may still be queued: what they use must outlive them. A
+     * context-wide wait, and only when a replay may still run: the current
+     * graph was launched since it became current, or a retired graph's
+     * fences have not all completed. Device memory is safe either way (its
+     * release waits for the device); host-function records are not, and
+     * when the wait fails twice on a context that is not dead they are
+     * orphaned rather than freed. */
+    if ((e->launched || e->nretired) && !forked) {
         bool waited = false;
         for (int attempt = 0; attempt < 2 && !waited; attempt++) {
             unsigned long errors = cus_destroy_error_count();
@@ -86,16 +230,15 @@ static void exec_destroy(cus_graph_exec *e)
                                     attempt ? "an executable graph (waiting for its replays)"
                                             : "an executable graph (waiting for its replays; "
                                               "trying once more)");
-            waited = cus_destroy_error_count() == errors ||
-                     atomic_load_explicit(&ctx->poison, memory_order_relaxed);
+            waited = cus_destroy_error_count() == errors || poisoned(ctx);
         }
         if (!waited) {
             orphan_adopted(e->graph);
             for (size_t i = 0; i < e->nretired; i++)
-                orphan_adopted(e->retired[i]);
+                orphan_adopted(e->retired[i].graph);
         }
     }
-    if (!atomic_load_explicit(&ctx->poison, memory_order_relaxed) && !forked) {
+    if (!poisoned(ctx) && !forked) {
         /* Relaxed: a capture open on any thread would refuse it (an H200's
          * answer, test/probes/probes.c) and be invalidated. */
         CUresult r = cus_call_relaxed_(exec_destroy_call, e->handle, "cus_graph_exec_unref");
@@ -103,9 +246,11 @@ static void exec_destroy(cus_graph_exec *e)
             cus_destroy_error_((cus_status)r, "cus_graph_exec_unref", "cuGraphExecDestroy",
                                "destroying executable graph %p", (void *)e->handle);
     }
-    for (size_t i = 0; i < e->nretired; i++)
-        cus_graph_unref(e->retired[i]);
+    release_all_retired(e, "cus_graph_exec_unref");
     free(e->retired);
+    streams_reset(e);
+    if (e->streams != e->inline_streams)
+        free(e->streams);
     cus_graph_unref(e->graph);
     pthread_mutex_destroy(&e->lock);
     free(e);
@@ -132,8 +277,11 @@ CUS_API cus_status cus_graph_instantiate(cus_graph *graph, unsigned long long fl
     cus_refcount_init_(&e->refs);
     pthread_mutex_init(&e->lock, NULL);
     e->ctx = graph->ctx;
+    e->ctx_handle = graph->ctx->handle;
     e->handle = h;
     e->graph = cus_graph_ref(graph);
+    e->streams = e->inline_streams;
+    e->stream_capacity = INLINE_STREAMS;
     *out = cus_steal(&e);
     return CUS_SUCCESS;
 }
@@ -146,17 +294,73 @@ CUS_API CUgraphExec cus_graph_exec_handle(const cus_graph_exec *exec)
 static cus_status exec_stream(cus_graph_exec *exec, cus_stream *stream, CUstream *hs,
                               const char *function)
 {
-    if (stream && stream->ctx->handle != exec->ctx->handle)
+    if (stream && stream->ctx->handle != exec->ctx_handle)
         return cus_fail_(CUS_ERROR_CONTEXT_MISMATCH, function, NULL,
                          "the stream belongs to context %p, the graph to %p",
-                         (void *)stream->ctx->handle, (void *)exec->ctx->handle);
+                         (void *)stream->ctx->handle, (void *)exec->ctx_handle);
     *hs = stream ? stream->handle : NULL;
     return CUS_SUCCESS;
 }
 
-static cus_status exec_launch_locked(cus_graph_exec *exec, CUstream hs, const char *function)
+static bool same_stream(const launched_stream *l, const cus_stream *stream, bool per_thread,
+                        pthread_t self)
 {
-    atomic_store_explicit(&exec->launched, true, memory_order_relaxed);
+    return l->stream == stream && (!per_thread || pthread_equal(l->thread, self));
+}
+
+/* Notes that the exec is launched on stream (NULL: the legacy default
+ * stream), for the next update to fence. A pointer compare when it is the
+ * last stream launched on; a reference taken the first time. A wrapped
+ * stream cannot be fenced later (its owner may destroy it), nor can any
+ * stream once the list could not grow: the update waits for the context
+ * instead. */
+static void note_stream_locked(cus_graph_exec *e, cus_stream *stream)
+{
+    e->launched = true;
+    if (stream && stream->kind == CUS_STREAM_FOREIGN) {
+        e->unfenced = true;
+        return;
+    }
+    bool per_thread = stream && stream->kind == CUS_STREAM_PER_THREAD_DEFAULT;
+    pthread_t self;
+    memset(&self, 0, sizeof self);
+    if (per_thread)
+        self = pthread_self();
+    if (e->nstreams && same_stream(&e->streams[e->last_stream], stream, per_thread, self))
+        return;
+    for (size_t i = 0; i < e->nstreams; i++) {
+        if (same_stream(&e->streams[i], stream, per_thread, self)) {
+            e->last_stream = i;
+            return;
+        }
+    }
+    if (e->nstreams == e->stream_capacity) {
+        size_t want = e->stream_capacity * 2;
+        launched_stream *grown = e->streams == e->inline_streams
+                                     ? cus_malloc_(want * sizeof *grown)
+                                     : cus_realloc_(e->streams, want * sizeof *grown);
+        if (!grown) {
+            cus_host_alloc_absorbed_(); /* the update waits for the context instead */
+            e->unfenced = true;
+            return;
+        }
+        if (e->streams == e->inline_streams)
+            memcpy(grown, e->inline_streams, sizeof e->inline_streams);
+        e->streams = grown;
+        e->stream_capacity = want;
+    }
+    e->streams[e->nstreams] = (launched_stream){cus_stream_ref(stream), self};
+    e->last_stream = e->nstreams++;
+}
+
+static cus_status exec_launch_locked(cus_graph_exec *exec, cus_stream *stream, CUstream hs,
+                                     const char *function)
+{
+    prune_locked(exec, false, function);
+    /* Noted before the call: a launch that fails may have queued part of
+     * the graph (the driver does not say), which the next update fences
+     * too. */
+    note_stream_locked(exec, stream);
     CUS_IN_CONTEXT_AS(function, exec->ctx, "cuGraphLaunch", cus_drv_.cuGraphLaunch_(exec->handle, hs));
     return CUS_SUCCESS;
 }
@@ -167,7 +371,8 @@ static cus_status exec_upload_locked(cus_graph_exec *exec, CUstream hs, const ch
     return CUS_SUCCESS;
 }
 
-/* A launch or an upload: the same checks and lock, and one driver call. */
+/* A launch or an upload: the same checks and lock, and one driver call
+ * (a launch also queries the oldest retired graph's fences, if any). */
 static cus_status exec_submit(cus_graph_exec *exec, cus_stream *stream, bool upload,
                               const char *function)
 {
@@ -177,7 +382,8 @@ static cus_status exec_submit(cus_graph_exec *exec, cus_stream *stream, bool upl
     if (!upload)
         cus_release_deferred_if_any_();
     CUS_LOCK_SCOPE(&exec->lock);
-    return upload ? exec_upload_locked(exec, hs, function) : exec_launch_locked(exec, hs, function);
+    return upload ? exec_upload_locked(exec, hs, function)
+                  : exec_launch_locked(exec, stream, hs, function);
 }
 
 CUS_API cus_status cus_graph_exec_launch(cus_graph_exec *exec, cus_stream *stream)
@@ -190,6 +396,76 @@ CUS_API cus_status cus_graph_exec_upload(cus_graph_exec *exec, cus_stream *strea
 {
     CUS_API_ENTER();
     return exec_submit(exec, stream, true, __func__);
+}
+
+/* Whether the replays queued since the graph became current can be fenced
+ * from this thread: not on a wrapped stream, nor on another thread's
+ * per-thread default stream (CU_STREAM_PER_THREAD names the caller's). */
+static bool fenceable_locked(const cus_graph_exec *e)
+{
+    if (e->unfenced)
+        return false;
+    pthread_t self = pthread_self();
+    for (size_t i = 0; i < e->nstreams; i++) {
+        const launched_stream *l = &e->streams[i];
+        if (l->stream && l->stream->kind == CUS_STREAM_PER_THREAD_DEFAULT &&
+            !pthread_equal(l->thread, self))
+            return false;
+    }
+    return true;
+}
+
+/* Makes room for one more retired graph, by doubling. */
+static cus_status reserve_retired_locked(cus_graph_exec *e, const char *function)
+{
+    if (e->nretired < e->retired_capacity)
+        return CUS_SUCCESS;
+    size_t want = e->retired_capacity ? e->retired_capacity * 2 : 4;
+    retired_graph *grown = cus_realloc_(e->retired, want * sizeof *grown);
+    if (!grown)
+        return cus_fail_(CUS_ERROR_OUT_OF_HOST_MEMORY, function, NULL,
+                         "keeping the graph an update replaces");
+    e->retired = grown;
+    e->retired_capacity = want;
+    return CUS_SUCCESS;
+}
+
+/* Records a fence on each stream launched on since the graph became current,
+ * into r (its graph not set yet). On failure nothing is left: the fences
+ * made are destroyed, and the status is recorded. */
+static cus_status record_fences_locked(cus_graph_exec *e, const cus_switch_ *sw,
+                                       retired_graph *r, const char *function)
+{
+    memset(r, 0, sizeof *r);
+    CUevent *fences = &r->one;
+    if (e->nstreams > 1) {
+        r->many = cus_malloc_(e->nstreams * sizeof *r->many);
+        if (!r->many)
+            return cus_fail_(CUS_ERROR_OUT_OF_HOST_MEMORY, function, NULL,
+                             "fencing the graph an update replaces");
+        fences = r->many;
+    }
+    for (size_t i = 0; i < e->nstreams; i++) {
+        cus_stream *s = e->streams[i].stream;
+        CUevent ev = NULL;
+        CUresult rc = cus_drv_.cuEventCreate_(&ev, CU_EVENT_DISABLE_TIMING);
+        const char *call = "cuEventCreate";
+        if (!rc) {
+            rc = cus_drv_.cuEventRecord_(ev, s ? s->handle : NULL);
+            call = "cuEventRecord";
+            if (rc)
+                fence_destroy(ev, function);
+        }
+        if (rc) {
+            fences_destroy(e->ctx, fences, i, function);
+            free(r->many);
+            r->many = NULL;
+            return cus_switch_check_(sw, rc, call);
+        }
+        fences[i] = ev;
+    }
+    r->nfences = e->nstreams;
+    return CUS_SUCCESS;
 }
 
 static cus_status exec_update_locked(cus_graph_exec *exec, cus_graph *graph,
@@ -206,43 +482,63 @@ CUS_API cus_status cus_graph_exec_update(cus_graph_exec *exec, cus_graph *graph,
     return st;
 }
 
+/* What becomes of the graph an update replaces (include/cuscope/graph.h):
+ *  - not launched since it became current: released at once;
+ *  - launched on streams this thread can name: a fence is recorded on each
+ *    (before the update, so that a failure changes nothing), and the graph
+ *    is kept with its fences until they complete (queried here, at launches
+ *    and at the exec's release);
+ *  - launched on a stream it cannot fence: the update waits for the context
+ *    first, and then releases it (and every retired graph) at once. */
 static cus_status exec_update_locked(cus_graph_exec *exec, cus_graph *graph,
                                      CUgraphExecUpdateResult *result, const char *function)
 {
-    if (graph->ctx->handle != exec->ctx->handle)
+    if (graph->ctx->handle != exec->ctx_handle)
         return cus_fail_(CUS_ERROR_CONTEXT_MISMATCH, function, NULL, "the graph belongs to another context");
     CUgraphExecUpdateResultInfo info;
     memset(&info, 0, sizeof info);
     CUresult r = CUDA_SUCCESS;
-    if (atomic_load_explicit(&graph->ctx->poison, memory_order_relaxed))
+    if (poisoned(graph->ctx))
         return cus_context_poisoned_fail_(graph->ctx, function);
     CUS_SWITCH_AS(sw, graph->ctx, function);
     CUS_TRY(sw_status);
+    prune_locked(exec, true, function);
+    bool replacing = graph != exec->graph;
+    bool fencing = replacing && exec->launched && fenceable_locked(exec);
+    bool waiting = replacing && exec->launched && !fencing;
+    retired_graph fenced;
+    memset(&fenced, 0, sizeof fenced);
+    if (fencing) {
+        CUS_TRY(reserve_retired_locked(exec, function));
+        CUS_TRY(record_fences_locked(exec, &sw, &fenced, function));
+    } else if (waiting) {
+        CUS_TRY(cus_switch_check_(&sw, cus_drv_.cuCtxSynchronize_(), "cuCtxSynchronize"));
+    }
     r = cus_drv_.cuGraphExecUpdate_(exec->handle, graph->handle, &info);
     if (result && (!r || r == CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE))
         *result = info.result;
+    if (r) {
+        fences_destroy(exec->ctx, fences_of(&fenced), fenced.nfences, function);
+        free(fenced.many);
+    }
     if (r == CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE)
         return cus_fail_((cus_status)r, function, "cuGraphExecUpdate",
                         "the graph cannot update this executable graph (result %d): "
                         "instantiate it instead", (int)info.result);
     CUS_TRY(cus_switch_check_(&sw, r, "cuGraphExecUpdate"));
-    /* Later replays use graph's objects; earlier ones, still queued, may use
-     * the old graph's: the exec holds both. */
-    if (graph != exec->graph) {
-        cus_graph **grown = cus_realloc_(exec->retired, (exec->nretired + 1) * sizeof *grown);
-        if (grown) {
-            exec->retired = grown;
-            exec->retired[exec->nretired++] = exec->graph;
-        } else {
-            /* cannot keep it: wait for the queued replays instead */
-            cus_host_alloc_absorbed_();
-            cus_destroy_in_context_relaxed_(graph->ctx, function, "cuCtxSynchronize",
-                                            synchronize_call, NULL,
-                                            "the graph an update replaced");
-            cus_graph_unref(exec->graph);
-        }
-        exec->graph = cus_graph_ref(graph);
+    if (!replacing)
+        return CUS_SUCCESS; /* the same graph: its replays go on using it */
+    if (fencing) {
+        fenced.graph = exec->graph;
+        exec->retired[exec->nretired++] = fenced;
+    } else {
+        if (waiting)
+            release_all_retired(exec, function); /* the wait covered theirs too */
+        cus_graph_unref(exec->graph);
     }
+    streams_reset(exec);
+    exec->graph = cus_graph_ref(graph);
+    exec->ctx = graph->ctx; /* the same driver context, perhaps another object */
     return CUS_SUCCESS;
 }
 

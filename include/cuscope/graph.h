@@ -25,9 +25,12 @@
  * kept; raw CUdeviceptr values and host pointers are not (keep host memory
  * alive yourself, as for any async copy). Buffers passed as launch arguments
  * are kept when they go through the cus_launch macro. An executable graph
- * also keeps the graphs an update replaced (replays queued before the update
- * may still use their objects), and its last release waits for the replays
- * still queued in its context (cuCtxSynchronize) before it lets go of them.
+ * also keeps a graph an update replaced for as long as replays queued before
+ * the update may still use its objects, and no longer (see
+ * cus_graph_exec_update). Its last release waits for the replays still
+ * queued in its context (cuCtxSynchronize) before it lets go of what they
+ * use, when one may still run: when it was launched since its graph became
+ * current, or a replaced graph's replays have not been seen to complete.
  * If what a graph uses cannot be kept for want of memory, cus_capture_end
  * fails and discards the graph rather than return one that could replay into
  * freed memory. Whether a stream that no cuscope capture began on has joined
@@ -144,17 +147,52 @@ CUS_DEFINE_AUTOPTR(cus_graph_exec, cus_graph_exec_unref)
 CUS_API CUgraphExec cus_graph_exec_handle(const cus_graph_exec *exec);
 
 /* Replays the graph on stream (NULL: the legacy default stream), whose
- * context must be the graph's (CUS_ERROR_CONTEXT_MISMATCH). */
+ * context must be the graph's (CUS_ERROR_CONTEXT_MISMATCH). exec keeps a
+ * reference to stream until its next update that replaces the graph (or its
+ * last release), which fences the replays queued there (see
+ * cus_graph_exec_update); a wrapped stream (cus_stream_wrap) is not held.
+ * First, when graphs an update replaced are still held, the oldest are
+ * released if their replays have completed (cuEventQuery, stopping at the
+ * first not complete; a query that fails goes to the destroy handler and the
+ * graph stays). */
 CUS_API cus_status cus_graph_exec_launch(cus_graph_exec *exec, cus_stream *stream);
 /* Uploads the graph's work to the device ahead of its first launch. */
 CUS_API cus_status cus_graph_exec_upload(cus_graph_exec *exec, cus_stream *stream);
 
 /* Updates exec in place to replay graph (same topology, new parameters)
- * with cuGraphExecUpdate. On success exec holds graph (and its objects) as
- * well as the one it had (see above). When the driver refuses (a topology
- * change), the status is CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE and *result
- * (may be NULL) says why: instantiate graph instead. *result is written only
- * when the driver answered (success or that refusal). */
+ * with cuGraphExecUpdate. On success exec holds a reference to graph (and so
+ * to its objects), and the graph it replaced, with what that one keeps, is
+ * released as soon as no replay can use it:
+ *   - exec not launched since that graph became current (instantiated or
+ *     updated to): at once;
+ *   - launched on streams cuscope can name: a fence (an event,
+ *     CU_EVENT_DISABLE_TIMING) is recorded on each (cuEventCreate,
+ *     cuEventRecord, before cuGraphExecUpdate), and the graph is kept until
+ *     they all complete: they are queried (cuEventQuery) at each later update
+ *     and launch and at exec's last release, which release the graphs whose
+ *     fences completed (a synchronize that covers them does not release them
+ *     by itself: the next of those calls does). exec then lets go of the
+ *     streams it held;
+ *   - launched on a stream it cannot fence (a wrapped one, whose owner may
+ *     have destroyed it; the per-thread default stream of another thread,
+ *     CU_STREAM_PER_THREAD naming the caller's; any stream, once a launch
+ *     could not allocate to note one): the update first waits for
+ *     the context (cuCtxSynchronize), then releases it, and every graph still
+ *     held, at once.
+ * Updating to the graph exec already has replaces nothing. A fence query that
+ * fails goes to the destroy handler, naming this function, and the graph
+ * stays until a later query answers (a sticky status poisons the context, as
+ * any call's does).
+ *
+ * Failures change nothing (exec replays the graph it had and holds nothing
+ * new; the fences made are destroyed): the driver's status of any call above
+ * (a fence that cannot be recorded fails the update rather than keep a graph
+ * it cannot release); CUS_ERROR_OUT_OF_HOST_MEMORY, before any driver call,
+ * when the list of replaced graphs (which grows by doubling) or their fences
+ * cannot grow. When the driver refuses the update (a topology change), the
+ * status is CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE and *result (may be NULL)
+ * says why: instantiate graph instead. *result is written only when the
+ * driver answered (success or that refusal). */
 CUS_API cus_status cus_graph_exec_update(cus_graph_exec *exec, cus_graph *graph,
                                          CUgraphExecUpdateResult *result);
 

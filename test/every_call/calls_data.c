@@ -867,6 +867,92 @@ static cus_status c_graph_exec_update_new_graph(world *w)
     EC_RETURN_OUT(cus_graph_exec_update(e, graph, &result), result == CU_GRAPH_EXEC_UPDATE_SUCCESS);
 }
 
+/* A capture of one launch of add on buf, as the world's graph is (the same
+ * topology: an update from one to the other works). */
+static cus_status capture_add(world *w, cus_buffer *buf, unsigned n, cus_graph **graph)
+{
+    cus_capture_scope(cap, w->stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
+    CUS_TRY(cap.status);
+    CUS_TRY(cus_launch(w->add, 1, 1, 0, w->stream, buf, n));
+    return cus_capture_end(&cap, graph);
+}
+
+/* An exec of its own, never launched, updated: the graph it replaces goes
+ * at once (no fence). */
+static cus_status c_graph_exec_update_not_launched(world *w)
+{
+    cus_autoptr(cus_graph_exec) e = NULL;
+    CUS_TRY(cus_graph_instantiate(w->graph, 0, &e));
+    cus_autoptr(cus_graph) graph = NULL;
+    CUS_TRY(capture_add(w, w->buf2, 32u, &graph));
+    CUgraphExecUpdateResult result = CU_GRAPH_EXEC_UPDATE_ERROR;
+    EC_RETURN_OUT(cus_graph_exec_update(e, graph, &result), result == CU_GRAPH_EXEC_UPDATE_SUCCESS);
+}
+
+/* Launched, updated (the world's graph kept with a fence), launched,
+ * updated again: the second update queries the first fence and fences the
+ * second graph; the exec's release finds what is left. */
+static cus_status c_graph_exec_update_fenced_twice(world *w)
+{
+    cus_autoptr(cus_graph_exec) e = NULL;
+    CUS_TRY(cus_graph_instantiate(w->graph, 0, &e));
+    cus_autoptr(cus_graph) g2 = NULL;
+    cus_autoptr(cus_graph) g3 = NULL;
+    CUS_TRY(capture_add(w, w->buf2, 32u, &g2));
+    CUS_TRY(capture_add(w, w->buf, 8u, &g3));
+    CUS_TRY(cus_graph_exec_launch(e, w->stream));
+    CUS_TRY(cus_graph_exec_update(e, g2, NULL));
+    CUS_TRY(cus_graph_exec_launch(e, w->stream));
+    CUgraphExecUpdateResult result = CU_GRAPH_EXEC_UPDATE_ERROR;
+    EC_RETURN_OUT(cus_graph_exec_update(e, g3, &result), result == CU_GRAPH_EXEC_UPDATE_SUCCESS);
+}
+
+/* Launched on the world's stream, a stream of its own and the legacy
+ * default stream: one fence each (several: an array of them). */
+static cus_status c_graph_exec_update_three_streams(world *w)
+{
+    cus_autoptr(cus_graph_exec) e = NULL;
+    CUS_TRY(cus_graph_instantiate(w->graph, 0, &e));
+    cus_autoptr(cus_graph) graph = NULL;
+    CUS_TRY(capture_add(w, w->buf2, 32u, &graph));
+    cus_autoptr(cus_stream) s = NULL;
+    CUS_TRY(cus_stream_create(w->ctx, CU_STREAM_NON_BLOCKING, 0, &s));
+    CUS_TRY(cus_graph_exec_launch(e, w->stream));
+    CUS_TRY(cus_graph_exec_launch(e, s));
+    CUS_TRY(cus_graph_exec_launch(e, NULL));
+    CUgraphExecUpdateResult result = CU_GRAPH_EXEC_UPDATE_ERROR;
+    EC_RETURN_OUT(cus_graph_exec_update(e, graph, &result), result == CU_GRAPH_EXEC_UPDATE_SUCCESS);
+}
+
+/* Launched on a wrapped stream, which an update cannot fence (its owner may
+ * have destroyed it): the update waits for the context instead. */
+static cus_status c_graph_exec_update_wrapped_stream(world *w)
+{
+    cus_autoptr(cus_graph_exec) e = NULL;
+    CUS_TRY(cus_graph_instantiate(w->graph, 0, &e));
+    cus_autoptr(cus_graph) graph = NULL;
+    CUS_TRY(capture_add(w, w->buf2, 32u, &graph));
+    cus_autoptr(cus_stream) wrapped = NULL;
+    CUS_TRY(cus_stream_wrap(w->ctx, cus_stream_handle(w->stream), &wrapped));
+    CUS_TRY(cus_graph_exec_launch(e, wrapped));
+    CUgraphExecUpdateResult result = CU_GRAPH_EXEC_UPDATE_ERROR;
+    EC_RETURN_OUT(cus_graph_exec_update(e, graph, &result), result == CU_GRAPH_EXEC_UPDATE_SUCCESS);
+}
+
+/* A launch after an update whose fence completed: the launch queries it
+ * and releases the replaced graph. */
+static cus_status c_graph_exec_launch_releases_replaced(world *w)
+{
+    cus_autoptr(cus_graph_exec) e = NULL;
+    CUS_TRY(cus_graph_instantiate(w->graph, 0, &e));
+    cus_autoptr(cus_graph) graph = NULL;
+    CUS_TRY(capture_add(w, w->buf2, 32u, &graph));
+    CUS_TRY(cus_graph_exec_launch(e, w->stream));
+    CUS_TRY(cus_graph_exec_update(e, graph, NULL));
+    CUS_TRY(cus_stream_synchronize(w->stream));
+    return cus_graph_exec_launch(e, w->stream);
+}
+
 const every_call every_calls_data[] = {
     /* memory.h */
     {"cus_buffer_alloc", c_buffer_alloc, 0, NULL, NULL},
@@ -989,5 +1075,15 @@ const every_call every_calls_data[] = {
     {"cus_graph_exec_update", c_graph_exec_update, 0, NULL, NULL},
     {"cus_graph_exec_update (new graph)", c_graph_exec_update_new_graph, EC_QUEUES_WORK, NULL,
      NULL},
+    {"cus_graph_exec_update (new graph, not launched since)", c_graph_exec_update_not_launched, 0,
+     NULL, NULL},
+    {"cus_graph_exec_update (fenced twice)", c_graph_exec_update_fenced_twice, EC_QUEUES_WORK,
+     NULL, NULL},
+    {"cus_graph_exec_update (three streams fenced)", c_graph_exec_update_three_streams,
+     EC_QUEUES_WORK, NULL, NULL},
+    {"cus_graph_exec_update (a wrapped stream: waits)", c_graph_exec_update_wrapped_stream,
+     EC_QUEUES_WORK, NULL, NULL},
+    {"cus_graph_exec_launch (releases a replaced graph)", c_graph_exec_launch_releases_replaced,
+     EC_QUEUES_WORK, NULL, NULL},
     {NULL, NULL, 0, NULL, NULL},
 };

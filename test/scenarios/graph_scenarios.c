@@ -9,6 +9,7 @@
  * the stream and the graphs, so that an early return never leaves a queued
  * replay aimed at memory that is gone. */
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -504,6 +505,88 @@ static cus_status scn_graph_fork_join(void *arg)
     return CUS_SUCCESS;
 }
 
+/* On s: scratch (all of it) = value, dst = scratch's first N words, out =
+ * dst. The same three nodes for every value. */
+static cus_status capture_scratch(cus_stream *s, cus_buffer *scratch, cus_buffer *dst,
+                                  uint32_t *out, uint32_t value, cus_graph **graph)
+{
+    cus_capture_scope(cap, s, CU_STREAM_CAPTURE_MODE_GLOBAL);
+    CUS_TRY(cap.status);
+    CUS_TRY(cus_buffer_fill_u32_async(scratch, 0, value, cus_buffer_size(scratch) / 4, s));
+    CUS_TRY(cus_copy_device_async(dst, 0, scratch, 0, N * sizeof(uint32_t), s));
+    CUS_TRY(cus_copy_to_host_async(out, dst, 0, N * sizeof(uint32_t), s));
+    return cus_capture_end(&cap, graph);
+}
+
+/* A new graph around a new 1 MiB scratch buffer takes over exec (or makes
+ * it); the caller's references to both go at the return. */
+static cus_status update_to_new_graph(cus_context *ctx, cus_stream *s, cus_buffer *dst,
+                                      uint32_t *out, uint32_t value, cus_graph_exec **exec)
+{
+    cus_autoptr(cus_buffer) scratch = NULL;
+    CUS_TRY(cus_buffer_alloc(ctx, 1u << 20, &scratch));
+    cus_autoptr(cus_graph) g = NULL;
+    CUS_TRY(capture_scratch(s, scratch, dst, out, value, &g));
+    if (!*exec)
+        return cus_graph_instantiate(g, 0, exec);
+    CUgraphExecUpdateResult why = CU_GRAPH_EXEC_UPDATE_ERROR;
+    CUS_TRY(cus_graph_exec_update(*exec, g, &why));
+    EXPECT(why == CU_GRAPH_EXEC_UPDATE_SUCCESS);
+    return CUS_SUCCESS;
+}
+
+static bool words_are(const uint32_t *out, uint32_t value)
+{
+    for (int i = 0; i < N; i++)
+        if (out[i] != value)
+            return false;
+    return true;
+}
+
+/* Issue 16: update loops, each with a new graph around a new 1 MiB scratch
+ * buffer, and between them in turn no launch, a launch and a synchronize,
+ * a launch and none. The graphs an update replaced go once no replay can
+ * use them (at once when the exec was not launched since; else when the
+ * fence the update recorded completes), so the live objects stay flat:
+ * the exec, its graph and scratch buffer, and a few graphs whose replays
+ * may still run (a graph and its scratch each). The exec's release lets go
+ * of the rest. */
+static cus_status scn_graph_update_loop(void *arg)
+{
+    (void)arg;
+    cus_autoptr(cus_context) ctx = NULL;
+    CUS_TRY(primary0(&ctx));
+    cus_autoptr(cus_host_buffer) hout = NULL;
+    CUS_TRY(cus_host_buffer_alloc(ctx, N * sizeof(uint32_t), 0, &hout));
+    uint32_t *out = cus_host_buffer_data(hout);
+    cus_autoptr(cus_buffer) dst = NULL;
+    CUS_TRY(cus_buffer_alloc(ctx, N * sizeof(uint32_t), &dst));
+    cus_autoptr(cus_stream) s = NULL;
+    CUS_TRY(cus_stream_create(ctx, CU_STREAM_NON_BLOCKING, 0, &s));
+    size_t before = cus_debug_live_objects();
+    cus_autoptr(cus_graph_exec) e = NULL;
+    for (uint32_t i = 0; i < 12; i++) {
+        CUS_TRY(update_to_new_graph(ctx, s, dst, out, 100 + i, &e));
+        /* the exec, its graph and scratch, and at most 3 graphs whose
+         * replays may still run: 2 at most when the device keeps up */
+        EXPECT(cus_debug_live_objects() <= before + 3 + 2 * 3);
+        if (i % 3 == 0)
+            continue;
+        memset(out, 0, N * sizeof(uint32_t));
+        CUS_TRY(cus_graph_exec_launch(e, s));
+        if (i % 3 == 1) {
+            CUS_TRY(cus_stream_synchronize(s));
+            EXPECT(words_are(out, 100 + i));
+        }
+    }
+    CUS_TRY(cus_stream_synchronize(s));
+    EXPECT(words_are(out, 100 + 11));
+    e = cus_graph_exec_unref(e);
+    EXPECT(cus_debug_live_objects() == before);
+    EXPECT(cus_context_stack_depth() == 0);
+    return CUS_SUCCESS;
+}
+
 const scenario graph_scenarios[] = {
     {"graph_capture_replay", scn_graph_capture_replay},
     {"graph_capture_per_thread", scn_graph_capture_per_thread},
@@ -511,5 +594,6 @@ const scenario graph_scenarios[] = {
     {"graph_keep_alive", scn_graph_keep_alive},
     {"graph_update", scn_graph_update},
     {"graph_fork_join", scn_graph_fork_join},
+    {"graph_update_loop", scn_graph_update_loop},
     {NULL, NULL},
 };
