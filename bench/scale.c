@@ -77,7 +77,7 @@
 /* The launches of one capture in the threads curve. */
 #define THREAD_CAPTURE_LAUNCHES 16
 
-/* --- options ------------------------------------------------------------------------------ */
+/* --- options --------------------------------------------------------------------------------- */
 
 typedef struct scale_opts {
     const char *json_file;
@@ -89,7 +89,7 @@ typedef struct scale_opts {
     int ncurves;
 } scale_opts;
 
-/* --- the raw driver ----------------------------------------------------------------------- */
+/* --- the raw driver -------------------------------------------------------------------------- */
 
 typedef struct raw_api {
     PFN_cuCtxPushCurrent_v4000 push;
@@ -111,7 +111,7 @@ typedef struct raw_api {
     PFN_cuGraphExecUpdate_v12000 exec_update;
 } raw_api;
 
-/* --- results ------------------------------------------------------------------------------ */
+/* --- results --------------------------------------------------------------------------------- */
 
 typedef struct point {
     long size;
@@ -210,7 +210,7 @@ static int fail_raw(const char *what, CUresult r)
     return -1;
 }
 
-/* --- PTX generated here ----------------------------------------------------------------------- */
+/* --- PTX generated here ---------------------------------------------------------------------- */
 
 /* The PTX header for the device: ISA 7.0 (drivers from 11.0), .target the
  * device's compute capability, at most sm_80 (what ISA 7.0 knows; the JIT
@@ -250,7 +250,7 @@ static int load_ptx(scale *sc, const char *text, size_t len, cus_module **out)
     return 0;
 }
 
-/* --- statistics ------------------------------------------------------------------------------- */
+/* --- statistics ------------------------------------------------------------------------------ */
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -285,7 +285,19 @@ static double growth_exponent(const series *s, bool cus)
     return n >= 2 && d > 0 ? (n * sxy - sx * sy) / d : NAN;
 }
 
-/* --- the engine ------------------------------------------------------------------------------- */
+/* The slope between the two largest sizes: where a growth shows first. */
+static double tail_exponent(const series *s, bool cus)
+{
+    if (s->npoints < 2)
+        return NAN;
+    const point *a = &s->pts[s->npoints - 2], *b = &s->pts[s->npoints - 1];
+    double ta = cus ? a->cus_total : a->raw_total, tb = cus ? b->cus_total : b->raw_total;
+    if (!(ta > 0) || !(tb > 0))
+        return NAN;
+    return log(tb / ta) / log((double)b->size / (double)a->size);
+}
+
+/* --- the engine ------------------------------------------------------------------------------ */
 
 static double now_s(void)
 {
@@ -412,7 +424,7 @@ static int prepare_scratch(scale *sc, curve *c, long size)
     return scratch(sc, (size_t)size + 1);
 }
 
-/* --- capture: N launches, one buffer or N --------------------------------------------------------- */
+/* --- capture: N launches, one buffer or N ---------------------------------------------------- */
 
 static int alloc_buffers(scale *sc, long n, int side)
 {
@@ -493,7 +505,7 @@ static int round_capture(scale *sc, curve *c, long n, int side, double *ns, doub
     return 0;
 }
 
-/* --- buffers, streams, events: M created, then destroyed ----------------------------------------- */
+/* --- buffers, streams, events: M created, then destroyed ------------------------------------- */
 
 static int create_one(scale *sc, const char *kind, long i, int side)
 {
@@ -560,7 +572,7 @@ static int round_objects(scale *sc, curve *c, long m, int side, double *ns, doub
     return bad;
 }
 
-/* --- push / pop at depth D ------------------------------------------------------------------------ */
+/* --- push / pop at depth D ------------------------------------------------------------------- */
 
 static int round_push_pop(scale *sc, curve *c, long d, int side, double *ns, double *units)
 {
@@ -589,7 +601,7 @@ static int round_push_pop(scale *sc, curve *c, long d, int side, double *ns, dou
     return bad ? (side ? fail_cus("push/pop") : fail_raw("push/pop", (CUresult)bad)) : 0;
 }
 
-/* --- threads on one context ---------------------------------------------------------------------- */
+/* --- threads on one context ------------------------------------------------------------------ */
 
 enum { PHASE_LAUNCH, PHASE_ALLOC, PHASE_CAPTURE, PHASES };
 #define MAX_THREADS 16
@@ -661,7 +673,8 @@ static int worker_capture(worker *w)
     for (int i = 0; i < w->ops; i++) {
         if (w->side) {
             cus_graph *g = NULL;
-            cus_capture_guard cap = cus_capture_begin(w->stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
+            cus_capture_guard cap =
+                cus_capture_begin(w->stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
             if (cap.status)
                 return worker_fail(w, "cus_capture_begin", 0);
             int bad = 0;
@@ -819,7 +832,7 @@ static int round_threads(scale *sc, curve *c, long t, int side, double *ns, doub
     return 0;
 }
 
-/* --- lookups in a module of K kernels -------------------------------------------------------------- */
+/* --- lookups in a module of K kernels -------------------------------------------------------- */
 
 static int prepare_lookup(scale *sc, curve *c, long k)
 {
@@ -889,7 +902,7 @@ static int round_lookup(scale *sc, curve *c, long k, int side, double *ns, doubl
     return bad ? (side ? fail_cus("lookup") : fail_raw("lookup", (CUresult)bad)) : 0;
 }
 
-/* --- exec updates ---------------------------------------------------------------------------------- */
+/* --- exec updates ---------------------------------------------------------------------------- */
 
 /* U + 1 graphs of one launch each, untimed. */
 static int capture_graphs(scale *sc, long n, int side)
@@ -992,7 +1005,7 @@ static int round_update(scale *sc, curve *c, long u, int side, double *ns, doubl
     return 0;
 }
 
-/* --- the curves ------------------------------------------------------------------------------------ */
+/* --- the curves ------------------------------------------------------------------------------ */
 
 static const long capture_sizes[] = {10, 100, 1000, 10000, 100000};
 static const long capture_quick[] = {10, 100, 1000};
@@ -1011,49 +1024,53 @@ static const long update_quick[] = {10, 100};
     .sizes = full, .nsizes = (int)(sizeof full / sizeof full[0]), .quick_sizes = quick,         \
     .nquick = (int)(sizeof quick / sizeof quick[0])
 
+#define SERIES_(n, u) {.name = n, .unit = u}
+
 static curve curves[] = {
     {.name = "capture-same",
      .title = "capture of N launches, one buffer argument, the same buffer each launch",
      .size_name = "N", SIZES_(capture_sizes, capture_quick), .round_units = 20000,
      .nseries = 3,
-     .s = {{"capture", "ns per launch (begin + N launches + end)"},
-           {"instantiate", "ns per node"},
-           {"teardown", "ns per node (exec destroy, graph destroy, the buffer released)"}},
+     .s = {SERIES_("capture", "ns per launch (begin + N launches + end)"),
+           SERIES_("instantiate", "ns per node"),
+           SERIES_("teardown",
+                   "ns per node (exec destroy, graph destroy, the buffer released)")},
      .round = round_capture, .prepare = prepare_scratch},
     {.name = "capture-distinct",
      .title = "capture of N launches, N distinct buffers (allocated before, not timed)",
      .size_name = "N", SIZES_(capture_sizes, capture_quick), .round_units = 20000,
      .nseries = 3,
-     .s = {{"capture", "ns per launch (begin + N launches + end)"},
-           {"instantiate", "ns per node"},
-           {"teardown", "ns per node (exec destroy, graph destroy, the N buffers released)"}},
+     .s = {SERIES_("capture", "ns per launch (begin + N launches + end)"),
+           SERIES_("instantiate", "ns per node"),
+           SERIES_("teardown",
+                   "ns per node (exec destroy, graph destroy, the N buffers released)")},
      .round = round_capture, .prepare = prepare_scratch},
     {.name = "buffers", .title = "M buffers of 256 bytes allocated, then all freed",
      .size_name = "M", SIZES_(object_sizes, object_quick), .round_units = 50000, .nseries = 2,
-     .s = {{"create", "ns per buffer (cus_buffer_alloc / cuMemAlloc)"},
-           {"destroy", "ns per buffer (cus_buffer_unref / cuMemFree)"}},
+     .s = {SERIES_("create", "ns per buffer (cus_buffer_alloc / cuMemAlloc)"),
+           SERIES_("destroy", "ns per buffer (cus_buffer_unref / cuMemFree)")},
      .round = round_objects, .prepare = prepare_scratch},
     {.name = "streams", .title = "M non-blocking streams created, then all destroyed",
      .size_name = "M", SIZES_(object_sizes, object_quick), .round_units = 50000, .nseries = 2,
-     .s = {{"create", "ns per stream (cus_stream_create / cuStreamCreateWithPriority)"},
-           {"destroy", "ns per stream (cus_stream_unref / cuStreamDestroy)"}},
+     .s = {SERIES_("create", "ns per stream (cus_stream_create / cuStreamCreateWithPriority)"),
+           SERIES_("destroy", "ns per stream (cus_stream_unref / cuStreamDestroy)")},
      .round = round_objects, .prepare = prepare_scratch},
     {.name = "events", .title = "M events created, then all destroyed", .size_name = "M",
      SIZES_(object_sizes, object_quick), .round_units = 50000, .nseries = 2,
-     .s = {{"create", "ns per event (cus_event_create / cuEventCreate)"},
-           {"destroy", "ns per event (cus_event_unref / cuEventDestroy)"}},
+     .s = {SERIES_("create", "ns per event (cus_event_create / cuEventCreate)"),
+           SERIES_("destroy", "ns per event (cus_event_unref / cuEventDestroy)")},
      .round = round_objects, .prepare = prepare_scratch},
     {.name = "push-pop",
      .title = "the same context pushed D times, then popped back (repeated within a round)",
      .size_name = "D", SIZES_(depth_sizes, depth_quick), .round_units = 1e9, .nseries = 1,
-     .s = {{"push+pop", "ns per push + pop pair"}}, .round = round_push_pop},
+     .s = {SERIES_("push+pop", "ns per push + pop pair")}, .round = round_push_pop},
     {.name = "threads",
      .title = "T threads on one context, each on its own stream: aggregate time per operation",
-     .size_name = "T", SIZES_(thread_sizes, thread_quick), .uncapped = true, .round_units = 1e9,
+     .size_name = "T", SIZES_(thread_sizes, thread_quick), .uncapped = true, .round_units = 120,
      .nseries = 3,
-     .s = {{"launch", "ns per launch (all threads' launches / the phase's wall time)"},
-           {"alloc+free", "ns per allocation + free pair"},
-           {"capture", "ns per capture of 16 launches (THREAD_LOCAL; graph released)"}},
+     .s = {SERIES_("launch", "ns per launch (all threads' launches / the phase's wall time)"),
+           SERIES_("alloc+free", "ns per allocation + free pair"),
+           SERIES_("capture", "ns per capture of 16 launches (THREAD_LOCAL; graph released)")},
      .round = round_threads, .prepare = prepare_threads, .finish = finish_threads,
      .extra_names = {"cuscope objects alive after the capture phase, beyond the bench's (max "
                      "over rounds)",
@@ -1062,22 +1079,23 @@ static curve curves[] = {
     {.name = "lookup",
      .title = "lookups by name in a generated PTX module of K kernels, each name in turn",
      .size_name = "K", SIZES_(lookup_sizes, lookup_quick), .round_units = 1e9, .nseries = 1,
-     .s = {{"lookup",
-            "ns per lookup (cus_module_get_function + unref / cuModuleGetFunction), cache warm"}},
+     .s = {SERIES_("lookup", "ns per lookup (cus_module_get_function + unref / "
+                             "cuModuleGetFunction), cache warm")},
      .round = round_lookup, .prepare = prepare_lookup, .finish = finish_lookup},
     {.name = "exec-update",
      .title = "U updates of one executable graph, each to another one-launch graph",
      .size_name = "U", SIZES_(update_sizes, update_quick), .round_units = 20000, .nseries = 2,
-     .s = {{"update", "ns per update (cus_graph_exec_update / cuGraphExecUpdate)"},
-           {"teardown", "ns per graph (the exec and the U + 1 graphs released)"}},
+     .s = {SERIES_("update", "ns per update (cus_graph_exec_update / cuGraphExecUpdate)"),
+           SERIES_("teardown", "ns per graph (the exec and the U + 1 graphs released)")},
      .round = round_update, .prepare = prepare_update, .finish = finish_update,
-     .extra_names = {"cuscope objects alive before the teardown, beyond the bench's",
+     .extra_names = {"cuscope objects alive before the teardown, beyond the bench's (the exec "
+                     "and the U + 1 graphs it holds)",
                      "cuscope objects alive after the teardown, beyond the bench's"},
      .nextra = 2},
 };
 enum { NCURVES = sizeof curves / sizeof curves[0] };
 
-/* --- output --------------------------------------------------------------------------------------- */
+/* --- output ---------------------------------------------------------------------------------- */
 
 static void print_curve(const scale *sc, const curve *c)
 {
@@ -1097,9 +1115,9 @@ static void print_curve(const scale *sc, const curve *c)
         }
         double er = growth_exponent(se, false), ec = growth_exponent(se, true);
         if (!isnan(er) && !isnan(ec))
-            printf("    growth exponent (slope of log total over log %s): raw %.2f, cuscope "
-                   "%.2f\n",
-                   c->size_name, er, ec);
+            printf("    growth exponent (least-squares slope of log total over log %s): raw "
+                   "%.2f, cuscope %.2f; between the two largest: raw %.2f, cuscope %.2f\n",
+                   c->size_name, er, ec, tail_exponent(se, false), tail_exponent(se, true));
     }
     for (int x = 0; x < c->nextra; x++) {
         printf("  %s:", c->extra_names[x]);
@@ -1170,6 +1188,10 @@ static void write_json(FILE *f, const scale *sc, const char *date, double total_
             json_number(f, growth_exponent(se, false));
             fprintf(f, ",\"cuscope\":");
             json_number(f, growth_exponent(se, true));
+            fprintf(f, ",\"raw_tail\":");
+            json_number(f, tail_exponent(se, false));
+            fprintf(f, ",\"cuscope_tail\":");
+            json_number(f, tail_exponent(se, true));
             fprintf(f, "},\"points\":[");
             for (int i = 0; i < se->npoints; i++) {
                 const point *p = &se->pts[i];
@@ -1207,7 +1229,7 @@ static void write_json(FILE *f, const scale *sc, const char *date, double total_
     fprintf(f, "\n]}\n");
 }
 
-/* --- main ----------------------------------------------------------------------------------------- */
+/* --- main ------------------------------------------------------------------------------------ */
 
 static void usage(FILE *f)
 {
@@ -1409,8 +1431,7 @@ int main(int argc, char **argv)
     }
     size_t live_end = cus_debug_live_objects();
     double total_s = now_s() - t_start;
-    printf("\ncuscope objects alive: %zu at the start, %zu at the end (the bench's own: "
-           "context, stream, module, function)\n",
+    printf("\ncuscope objects alive: %zu before the curves, %zu after them (the bench's own)\n",
            live_start, live_end);
     if (sc.env.fake)
         printf("the fake: %lu misuse(s) reported%s%s\n", cus_fake_misuse_count(),
