@@ -84,6 +84,7 @@ typedef struct scale_opts {
     bool quick;
     long max;           /* 0: no cap */
     double budget_s;    /* a size projected above it is left out */
+    double limit_s;     /* the whole run's time: 0, none */
     int rounds;         /* 0: by size */
     const char *curves[16];
     int ncurves;
@@ -163,6 +164,7 @@ struct curve {
 
 struct scale {
     scale_opts opt;
+    double t_start; /* s, of the first curve */
     bench_env env;
     raw_api raw;
     cus_context *ctx;
@@ -331,16 +333,31 @@ static int run_curve(scale *sc, curve *c)
             break;
         }
         int rounds = rounds_for(sc, c, size);
+        /* what this size may take: --budget, and what --time-limit leaves */
+        double budget = sc->opt.budget_s;
+        const char *why = "--budget";
+        if (sc->opt.limit_s > 0) {
+            double left = sc->opt.limit_s - (now_s() - sc->t_start);
+            if (left < budget) {
+                budget = left > 0 ? left : 0;
+                why = "what --time-limit leaves";
+            }
+            if (budget <= 0) {
+                curve_note(c, "%s = %ld and above left out: --time-limit %.0f s reached",
+                           c->size_name, size, sc->opt.limit_s);
+                break;
+            }
+        }
         if (last_size) {
             /* the next size's round, projected from the last one's growth */
             double projected = last_round_s * pow((double)size / (double)last_size, growth);
-            if (projected * lo > sc->opt.budget_s) {
+            if (projected * lo > budget) {
                 curve_note(c, "%s = %ld and above left out: %d round(s) projected at %.1f s, "
-                              "above the budget of %.0f s (--budget)",
-                           c->size_name, size, lo, projected * lo, sc->opt.budget_s);
+                              "above %.1f s (%s)",
+                           c->size_name, size, lo, projected * lo, budget, why);
                 break;
             }
-            while (rounds > lo && projected * rounds > sc->opt.budget_s)
+            while (rounds > lo && projected * rounds > budget)
                 rounds--;
         }
         if (c->prepare && c->prepare(sc, c, size))
@@ -1160,9 +1177,10 @@ static void write_json(FILE *f, const scale *sc, const char *date, double total_
             e->fake ? "true" : "false");
     json_string(f, e->device_name);
     fprintf(f, ",\"driver_version\":%d,\"date\":\"%s\",\"quick\":%s,\"max\":%ld,"
-               "\"budget_s\":%g,\"total_s\":%.2f,\"ptx_target\":\"%s\",\"curves\":[",
+               "\"budget_s\":%g,\"time_limit_s\":%g,\"total_s\":%.2f,\"ptx_target\":\"%s\","
+               "\"curves\":[",
             e->version, date, sc->opt.quick ? "true" : "false", sc->opt.max, sc->opt.budget_s,
-            total_s, sc->target);
+            sc->opt.limit_s, total_s, sc->target);
     bool first = true;
     for (int ci = 0; ci < NCURVES; ci++) {
         const curve *c = &curves[ci];
@@ -1234,7 +1252,7 @@ static void write_json(FILE *f, const scale *sc, const char *date, double total_
 static void usage(FILE *f)
 {
     fprintf(f, "usage: " PROG " [--quick] [--json FILE] [--curve NAME[,NAME...]] [--max N]\n"
-               "                   [--budget S] [--rounds N]\n"
+               "                   [--budget S] [--time-limit S] [--rounds N]\n"
                "  --quick        small sizes, a round or two each (CI: a few seconds on the fake)\n"
                "  --json FILE    everything as JSON to FILE as well (--json-file FILE: the same)\n"
                "  --curve NAME   only these curves (repeatable):");
@@ -1243,6 +1261,8 @@ static void usage(FILE *f)
     fprintf(f, "\n  --max N        no size above N (thread counts excepted)\n"
                "  --budget S     leave out a size projected above S seconds (default 30; "
                "quick 2)\n"
+               "  --time-limit S the whole run within about S seconds: sizes that would not fit\n"
+               "                 are left out (default: none)\n"
                "  --rounds N     rounds per size (default: by size, 3..21; quick 1..2)\n");
 }
 
@@ -1304,6 +1324,11 @@ static int parse_args(int argc, char **argv, scale_opts *o)
             if (parse_long(a, next, 1, &v))
                 return -1;
             o->budget_s = (double)v;
+            i++;
+        } else if (!strcmp(a, "--time-limit")) {
+            if (parse_long(a, next, 1, &v))
+                return -1;
+            o->limit_s = (double)v;
             i++;
         } else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             usage(stdout);
@@ -1419,6 +1444,7 @@ int main(int argc, char **argv)
            "ratio cuscope/raw (>1: cuscope slower); kernels: generated PTX (.target %s)\n",
            sc.target);
     size_t live_start = cus_debug_live_objects();
+    sc.t_start = now_s();
     int status = 0;
     for (int i = 0; i < NCURVES && !status; i++) {
         if (!wanted(&sc.opt, curves[i].name))
