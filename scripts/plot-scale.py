@@ -7,10 +7,13 @@ is a cost that does not grow; the legend gives each side's growth exponent,
 the least-squares slope of log total over log size), and under it the ratio
 cuscope/raw against the size.
 
-  plot-scale.py JSON [--out PREFIX] [--curve NAME ...]
+  plot-scale.py JSON [--out PREFIX] [--curve NAME ...] [--markdown]
 
   --out PREFIX  where the plots go (default: docs/plots/scale): PREFIX-capture-same.svg, ...
   --curve NAME  only these curves (repeatable)
+  --markdown    no plots: the tables of docs/benchmarks.md on stdout instead
+                (one per curve, "raw -> cuscope (ratio)" per series; needs no
+                matplotlib)
 
 Needs matplotlib (Debian/Ubuntu: apt-get install python3-matplotlib; that is
 the system's python3, /usr/bin/python3, if another comes first on PATH). The
@@ -108,12 +111,54 @@ def plot_curve(plt, doc, c, path):
     return True
 
 
+def num(v):
+    if v is None:
+        return "-"
+    a = abs(v)
+    return "%.0f" % v if a >= 100 else "%.1f" % v if a >= 10 else "%.2f" % v
+
+
+def markdown(doc, curves):
+    out = []
+    for c in curves:
+        series = [s for s in c["series"] if s["points"]]
+        if not series:
+            continue
+        out.append("#### `%s`: %s (%.1f s)\n" % (c["name"], c["title"], c.get("wall_s", 0)))
+        out.append("| %s | %s |" % (c["size_name"], " | ".join(
+            "%s, %s" % (s["name"], s["unit"].partition(" (")[0]) for s in series)))
+        out.append("| ---: |%s" % (" --- |" * len(series)))
+        sizes = [p["size"] for p in series[0]["points"]]
+        for i, n in enumerate(sizes):
+            cells = []
+            for s in series:
+                p = s["points"][i] if i < len(s["points"]) else None
+                cells.append("%s → %s (%.2f)" % (num(p["raw_ns"]), num(p["cuscope_ns"]),
+                                                  p["ratio"]) if p else "")
+            out.append("| %s | %s |" % (size_label(n), " | ".join(cells)))
+        out.append("| exponent | %s |" % " | ".join(
+            "%s → %s (largest two: %s → %s)" % (
+                fmt_exp(s["exponent"]["raw"]), fmt_exp(s["exponent"]["cuscope"]),
+                fmt_exp(s["exponent"].get("raw_tail")),
+                fmt_exp(s["exponent"].get("cuscope_tail"))) for s in series))
+        for x in c.get("extra") or []:
+            out.append("\n%s: %s." % (x["name"][0].upper() + x["name"][1:], ", ".join(
+                "%s = %s: %d" % (c["size_name"], size_label(v["size"]), v["value"])
+                for v in x["values"])))
+        for note in c.get("notes") or []:
+            out.append("\nNote: %s." % note)
+        out.append("")
+    print("\n".join(out))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("json")
     ap.add_argument("--out", default="docs/plots/scale",
                     help="output prefix (default: docs/plots/scale)")
     ap.add_argument("--curve", action="append", help="only this curve (repeatable)")
+    ap.add_argument("--markdown", action="store_true",
+                    help="print markdown tables instead of plotting")
     a = ap.parse_args()
     try:
         with open(a.json) as f:
@@ -122,6 +167,9 @@ def main():
         sys.exit("plot-scale.py: %s: %s" % (a.json, e))
     if doc.get("bench") != "scale":
         sys.exit("plot-scale.py: %s is not bench-scale's JSON" % a.json)
+    if a.markdown:
+        markdown(doc, [c for c in doc["curves"] if not a.curve or c["name"] in a.curve])
+        return
     plt = load_matplotlib()
     d = os.path.dirname(a.out)
     if d:
