@@ -142,11 +142,11 @@ def markdown(doc, curves):
                 fmt_exp(s["exponent"].get("raw_tail")),
                 fmt_exp(s["exponent"].get("cuscope_tail"))) for s in series))
         for x in c.get("extra") or []:
-            out.append("\n%s: %s." % (x["name"][0].upper() + x["name"][1:], ", ".join(
+            out.append("\n- %s: %s." % (x["name"], ", ".join(
                 "%s = %s: %d" % (c["size_name"], size_label(v["size"]), v["value"])
                 for v in x["values"])))
         for note in c.get("notes") or []:
-            out.append("\nNote: %s." % note)
+            out.append("\n- note: %s." % note)
         out.append("")
     print("\n".join(out))
 
