@@ -39,7 +39,9 @@
  * figure of a size is the median over its rounds (the minimum goes to the
  * JSON as well). Small sizes get more rounds (and the cheap operations
  * repeat inside a round), large ones fewer; a size whose projected time is
- * above --budget seconds is left out, and the output says so. Each curve
+ * above --budget seconds, or above what --time-limit leaves of the run, is
+ * left out, and the output says so. On the fake, each curve runs on a
+ * freshly installed fake, the heap touched up front (see main). Each curve
  * ends with the growth exponent of either side: the least-squares slope of
  * log(total time of a size) over log(size); 1 is a flat per-item cost, 2 a
  * per-item cost that grows linearly. Raw entry points come through the
@@ -52,7 +54,7 @@
  * Output: a table per curve on stdout; --json FILE (or --json-file FILE)
  * writes everything as JSON too; --quick: small sizes, a round or so each
  * (CI checks it runs); --max N: no size above N (the thread counts are not
- * capped); --budget S; --rounds N. */
+ * capped); --budget S; --time-limit S; --rounds N. */
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
