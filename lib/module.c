@@ -297,6 +297,7 @@ static cus_status module_load(cus_context *ctx, const void *image, size_t size,
     }
     cus_refcount_init_(&m->refs);
     pthread_mutex_init(&m->lock, NULL);
+    atomic_init(&m->functions, NULL);
     m->handle = h;
     m->ctx = cus_context_ref(ctx);
     m->format = format;
