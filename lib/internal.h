@@ -296,7 +296,18 @@ struct cus_context {
     cus_device device;
     cus_context_kind kind;
     atomic_int poison; /* 0, or the sticky status that killed the context */
+    /* The stream priority range, the device's and so fixed for the context's
+     * life: asked of the driver by cus_context_stream_priority_range, which
+     * stores it here, so that cus_stream_create asks once per context.
+     * Threads that fill it at once store the same values (a benign race, on
+     * atomics): `known` is set, with release, after the two. */
+    atomic_int priority_least, priority_greatest;
+    atomic_bool priority_known;
 };
+
+/* ctx's stream priority range: the stored one, else asked of the driver
+ * (cus_context_stream_priority_range, recorded on failure). */
+CUS_HIDDEN cus_status cus_context_priority_range_(cus_context *ctx, int *least, int *greatest);
 
 /* Records a failed driver call on ctx: latches a sticky status, and records
  * the thread's last error. Returns r. */
