@@ -103,6 +103,22 @@ static const char ptx_src[] =
 
 #define PTX_FUNCTIONS 3
 
+/* cuscope's host allocations over `loads` loads (and unloads) of one image:
+ * the module records, the kept info logs, any log buffer. */
+static inline unsigned long allocations_of_loads(cus_context *c, const void *image, size_t size,
+                                                 unsigned loads)
+{
+    cus_debug_fail_host_alloc(ULONG_MAX, false); /* counts only */
+    for (unsigned i = 0; i < loads; i++) {
+        cus_module *m = NULL;
+        assert_ok(cus_module_load_data(c, image, size, NULL, &m));
+        m = cus_module_unref(m);
+    }
+    unsigned long allocs = cus_debug_host_allocs();
+    cus_debug_fail_host_alloc(0, false);
+    return allocs;
+}
+
 /* PTX with n kernels k0() .. k<n-1>() and no parameters, to free: names that
  * share prefixes and differ only in their last characters (k10 .. k19). */
 static inline char *make_many_kernels_ptx(unsigned n)
