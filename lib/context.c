@@ -62,6 +62,9 @@ static cus_context *context_new(CUcontext handle, cus_device dev, cus_context_ki
         c->device = dev;
         c->kind = kind;
         atomic_init(&c->poison, 0);
+        atomic_init(&c->priority_least, 0);
+        atomic_init(&c->priority_greatest, 0);
+        atomic_init(&c->priority_known, false);
     }
     return c;
 }
@@ -341,9 +344,22 @@ CUS_API cus_status cus_context_stream_priority_range(cus_context *ctx, int *leas
     CUS_CHECK_ARG(ctx && (least || greatest));
     int lo = 0, hi = 0;
     CUS_IN_CONTEXT(ctx, "cuCtxGetStreamPriorityRange", cus_drv_.cuCtxGetStreamPriorityRange_(&lo, &hi));
+    atomic_store_explicit(&ctx->priority_least, lo, memory_order_relaxed);
+    atomic_store_explicit(&ctx->priority_greatest, hi, memory_order_relaxed);
+    atomic_store_explicit(&ctx->priority_known, true, memory_order_release);
     if (least)
         *least = lo;
     if (greatest)
         *greatest = hi;
     return CUS_SUCCESS;
+}
+
+cus_status cus_context_priority_range_(cus_context *ctx, int *least, int *greatest)
+{
+    if (CUS_LIKELY(atomic_load_explicit(&ctx->priority_known, memory_order_acquire))) {
+        *least = atomic_load_explicit(&ctx->priority_least, memory_order_relaxed);
+        *greatest = atomic_load_explicit(&ctx->priority_greatest, memory_order_relaxed);
+        return CUS_SUCCESS;
+    }
+    return cus_context_stream_priority_range(ctx, least, greatest);
 }

@@ -1,6 +1,7 @@
 /* Functions: made on a module's request and cached in it (the function cache,
  * cus_module_get_function), references (which count on their module), the
  * parameter layout, attributes and occupancy. */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -8,12 +9,62 @@
 
 /* --- the function cache, and cus_module_get_function -------------------------- */
 
-static cus_function *cache_find_locked(cus_module *m, const char *name)
+/* FNV-1a, 64 bits: a dozen lines of our own, as the build has no hash table
+ * library to take one from, and names are short. */
+static uint64_t name_hash(const char *name)
 {
-    for (size_t i = 0; i < m->nfunctions; i++)
-        if (strcmp(m->functions[i]->name, name) == 0)
-            return m->functions[i];
-    return NULL;
+    uint64_t h = 0xcbf29ce484222325u;
+    for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+        h = (h ^ *p) * 0x100000001b3u;
+    return h;
+}
+
+/* The function called name in t, or NULL. Safe without the module's lock
+ * (internal.h, cus_function_table_): the acquire load of a slot sees the
+ * function fully built, and a probe ends at an empty slot. A lookup that
+ * races an insert may miss; the caller then looks again under the lock. */
+static cus_function *table_find(const cus_function_table_ *t, const char *name, uint64_t hash)
+{
+    for (size_t i = (size_t)hash & t->mask;; i = (i + 1) & t->mask) {
+        cus_function *f = atomic_load_explicit(&t->slots[i], memory_order_acquire);
+        if (!f)
+            return NULL;
+        if (f->name_hash == hash && strcmp(f->name, name) == 0)
+            return f;
+    }
+}
+
+static void table_put(cus_function_table_ *t, cus_function *f)
+{
+    size_t i = (size_t)f->name_hash & t->mask;
+    while (atomic_load_explicit(&t->slots[i], memory_order_relaxed))
+        i = (i + 1) & t->mask;
+    atomic_store_explicit(&t->slots[i], f, memory_order_release);
+}
+
+/* Makes room for one more function, under the lock: a table twice the size
+ * replaces a half-full one (the old one is kept, see cus_function_table_).
+ * false when out of host memory, the cache unchanged. */
+static bool cache_reserve_locked(cus_module *m)
+{
+    cus_function_table_ *t = atomic_load_explicit(&m->functions, memory_order_relaxed);
+    size_t slots = t ? t->mask + 1 : 0;
+    if ((m->nfunctions + 1) * 2 <= slots)
+        return true;
+    size_t want = slots ? slots * 2 : 8;
+    cus_function_table_ *grown = cus_calloc_(1, sizeof *grown + want * sizeof grown->slots[0]);
+    if (!grown)
+        return false;
+    grown->older = t;
+    grown->mask = want - 1;
+    for (size_t i = 0; i < slots; i++) {
+        cus_function *f = atomic_load_explicit(&t->slots[i], memory_order_relaxed);
+        if (f)
+            table_put(grown, f);
+    }
+    /* release: a lookup that loads the new table sees its slots filled */
+    atomic_store_explicit(&m->functions, grown, memory_order_release);
+    return true;
 }
 
 /* Reads the layout with cuFuncGetParamInfo until it answers
@@ -72,19 +123,30 @@ CUS_API cus_status cus_module_get_function(cus_module *mod, const char *name, cu
     CUS_API_ENTER();
     CUS_CHECK_ARG(mod && name && out);
     CUS_CHECK_POISON(mod->ctx);
-    CUS_LOCK_SCOPE(&mod->lock);
-    cus_function *f = cache_find_locked(mod, name);
+    uint64_t hash = name_hash(name);
+    /* A name looked up before: no lock (table_find says why). The caller's
+     * reference keeps the module, so taking one more needs no lock either. */
+    cus_function_table_ *t = atomic_load_explicit(&mod->functions, memory_order_acquire);
+    cus_function *f = t ? table_find(t, name, hash) : NULL;
     if (f) {
         *out = cus_function_ref(f);
         return CUS_SUCCESS;
     }
-    /* Looked up under the lock: two threads asking for one name get one object. */
+    CUS_LOCK_SCOPE(&mod->lock);
+    t = atomic_load_explicit(&mod->functions, memory_order_relaxed);
+    f = t ? table_find(t, name, hash) : NULL;
+    if (f) {
+        *out = cus_function_ref(f);
+        return CUS_SUCCESS;
+    }
+    /* Made under the lock: two threads asking for one name get one object. */
     __attribute__((cleanup(function_free_cleanup))) cus_function *nf = cus_calloc_(1, sizeof *nf);
     if (nf)
         nf->name = cus_strdup_(name);
     if (!nf || !nf->name)
         return CUS_FAIL(CUS_ERROR_OUT_OF_HOST_MEMORY, NULL, "allocating function %s", name);
     nf->module = mod;
+    nf->name_hash = hash;
     nf->ctx_handle = mod->ctx->handle;
     CUresult r = cus_drv_.cuModuleGetFunction_(&nf->handle, mod->handle, name);
     if (r == CUDA_ERROR_NOT_FOUND)
@@ -93,24 +155,30 @@ CUS_API cus_status cus_module_get_function(cus_module *mod, const char *name, cu
     if (r)
         return cus_context_driver_fail_(mod->ctx, r, __func__, "cuModuleGetFunction");
     CUS_TRY(read_layout(nf));
-    if (mod->nfunctions == mod->capacity) {
-        size_t want = mod->capacity ? mod->capacity * 2 : 4;
-        cus_function **grown = cus_realloc_(mod->functions, want * sizeof *grown);
-        if (!grown)
-            return CUS_FAIL(CUS_ERROR_OUT_OF_HOST_MEMORY, NULL, "caching function %s", name);
-        mod->functions = grown;
-        mod->capacity = want;
-    }
-    mod->functions[mod->nfunctions++] = nf;
+    if (!cache_reserve_locked(mod))
+        return CUS_FAIL(CUS_ERROR_OUT_OF_HOST_MEMORY, NULL, "caching function %s", name);
+    /* Published last (release): a lookup without the lock that finds it
+     * sees every field above. */
+    table_put(atomic_load_explicit(&mod->functions, memory_order_relaxed), nf);
+    mod->nfunctions++;
     *out = cus_function_ref(cus_steal(&nf));
     return CUS_SUCCESS;
 }
 
 void cus_module_functions_free_(cus_module *m)
 {
-    for (size_t i = 0; i < m->nfunctions; i++)
-        function_free(m->functions[i]);
-    free(m->functions);
+    cus_function_table_ *t = atomic_load_explicit(&m->functions, memory_order_relaxed);
+    /* The newest table holds every function; the older ones a subset. */
+    for (size_t i = 0; t && i <= t->mask; i++) {
+        cus_function *f = atomic_load_explicit(&t->slots[i], memory_order_relaxed);
+        if (f)
+            function_free(f);
+    }
+    while (t) {
+        cus_function_table_ *older = t->older;
+        free(t);
+        t = older;
+    }
 }
 
 

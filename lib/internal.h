@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <pthread.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "cuscope/cuscope.h"
@@ -308,7 +309,18 @@ struct cus_context {
     cus_device device;
     cus_context_kind kind;
     atomic_int poison; /* 0, or the sticky status that killed the context */
+    /* The stream priority range, the device's and so fixed for the context's
+     * life: asked of the driver by cus_context_stream_priority_range, which
+     * stores it here, so that cus_stream_create asks once per context.
+     * Threads that fill it at once store the same values (a benign race, on
+     * atomics): `known` is set, with release, after the two. */
+    atomic_int priority_least, priority_greatest;
+    atomic_bool priority_known;
 };
+
+/* ctx's stream priority range: the stored one, else asked of the driver
+ * (cus_context_stream_priority_range, recorded on failure). */
+CUS_HIDDEN cus_status cus_context_priority_range_(cus_context *ctx, int *least, int *greatest);
 
 /* Records a failed driver call on ctx: latches a sticky status, and records
  * the thread's last error. Returns r. */
@@ -422,6 +434,7 @@ struct cus_event {
  * changes, so launches read it without a lock. */
 struct cus_function {
     cus_module *module;
+    uint64_t name_hash; /* the function cache's key (function.c) */
     CUfunction handle;
     CUcontext ctx_handle; /* the module's context, for the launch's checks */
     /* A macro call site's sizes array that matched the layout (launch.c). */
@@ -438,15 +451,27 @@ struct cus_module {
     cus_context *ctx;  /* a reference */
     cus_image_format format;
     char *info_log;
-    /* The function cache (function.c): looked up and filled under the
-     * lock; entries are never removed before the module dies. */
+    /* The function cache (function.c): filled under the lock, read with or
+     * without it; entries are never removed before the module dies. */
     pthread_mutex_t lock;
-    cus_function **functions;
-    size_t nfunctions, capacity;
+    _Atomic(struct cus_function_table_ *) functions; /* NULL until the first */
+    size_t nfunctions;                                /* under the lock */
     const char **names; /* cus_module_function_names, filled once */
     unsigned int nnames;
     struct cus_global_ *globals; /* looked up so far, under the lock */
 };
+
+/* The function cache's table: open addressing with linear probing, keyed by
+ * the name's hash, at most half full, so that a probe always ends at an empty
+ * slot. A slot goes from NULL to a function, published with release, once,
+ * and never changes again; a table that grew is not freed but kept on `older`
+ * until the module dies (together smaller than the newest), so that a lookup
+ * may probe any table it loaded without the lock. */
+typedef struct cus_function_table_ {
+    struct cus_function_table_ *older;
+    size_t mask; /* slots - 1; slots is a power of two */
+    _Atomic(cus_function *) slots[];
+} cus_function_table_;
 
 /* Frees the module's function cache, its functions with it (function.c; for
  * module_destroy). */

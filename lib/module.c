@@ -8,7 +8,16 @@
 
 #include "internal.h"
 
-#define JIT_LOG_SIZE 16384
+/* The JIT's logs. The error log only feeds the failure message, which holds
+ * less than the last-error record: a buffer of the record's size on the stack
+ * loses nothing of it. The info log is kept (cus_module_info_log): PTX is
+ * always compiled, and its log may be long, so it gets 16 KiB from the heap,
+ * noise next to the compilation; a cubin is never compiled, and a fatbin only
+ * when none of its SASS runs on the device (its PTX then is), so theirs is a
+ * smaller buffer on the stack and their loads allocate no log buffer. */
+#define JIT_ERROR_LOG_SIZE CUS_ERROR_MESSAGE_MAX_
+#define JIT_INFO_LOG_SIZE_PTX 16384
+#define JIT_INFO_LOG_SIZE_BINARY 4096
 #define FATBIN_MAGIC 0xBA55ED50u
 #define FATBIN_WRAPPER_MAGIC 0x466243b1u
 
@@ -226,14 +235,13 @@ static void jit_add(jit_opts *o, CUjit_option key, void *value)
 }
 
 static cus_status jit_build(const char *function, jit_opts *o, const cus_jit_options *jit,
-                            char *error_log,
-                            char *info_log)
+                            char *error_log, size_t error_size, char *info_log, size_t info_size)
 {
     o->n = 0;
     jit_add(o, CU_JIT_ERROR_LOG_BUFFER, error_log);
-    jit_add(o, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, (void *)(uintptr_t)JIT_LOG_SIZE);
+    jit_add(o, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, (void *)(uintptr_t)error_size);
     jit_add(o, CU_JIT_INFO_LOG_BUFFER, info_log);
-    jit_add(o, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, (void *)(uintptr_t)JIT_LOG_SIZE);
+    jit_add(o, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, (void *)(uintptr_t)info_size);
     if (!jit)
         return CUS_SUCCESS;
     if (jit->set_level) {
@@ -265,17 +273,22 @@ static cus_status module_load(cus_context *ctx, const void *image, size_t size,
     CUS_TRY(check_image(image, size, &format, function));
 
     cus_autofree cus_module *m = cus_calloc_(1, sizeof *m);
-    cus_autofree char *logs = cus_calloc_(2, JIT_LOG_SIZE);
-    if (!m || !logs)
+    bool ptx = format == CUS_IMAGE_PTX;
+    char error_log[JIT_ERROR_LOG_SIZE], info_binary[JIT_INFO_LOG_SIZE_BINARY];
+    cus_autofree char *info_ptx = ptx ? cus_malloc_(JIT_INFO_LOG_SIZE_PTX) : NULL;
+    if (!m || (ptx && !info_ptx))
         return cus_fail_(CUS_ERROR_OUT_OF_HOST_MEMORY, function, NULL, "allocating a module");
-    char *error_log = logs, *info_log = logs + JIT_LOG_SIZE;
+    char *info_log = ptx ? info_ptx : info_binary;
+    size_t info_size = ptx ? JIT_INFO_LOG_SIZE_PTX : JIT_INFO_LOG_SIZE_BINARY;
+    error_log[0] = info_log[0] = 0; /* what a driver that writes no log leaves */
     jit_opts o;
-    CUS_TRY(jit_build(function, &o, jit, error_log, info_log));
+    CUS_TRY(jit_build(function, &o, jit, error_log, sizeof error_log, info_log, info_size));
 
     CUmodule h = NULL;
     CUS_SWITCH_AS(sw, ctx, function);
     CUS_TRY(sw_status);
     CUresult r = cus_drv_.cuModuleLoadDataEx_(&h, image, o.n, o.keys, o.values);
+    error_log[sizeof error_log - 1] = info_log[info_size - 1] = 0; /* a full log ends here */
     if (r) {
         cus_status st = cus_switch_check_(&sw, r, "cuModuleLoadDataEx"); /* latches a sticky r */
         if (!error_log[0])
@@ -297,6 +310,7 @@ static cus_status module_load(cus_context *ctx, const void *image, size_t size,
     }
     cus_refcount_init_(&m->refs);
     pthread_mutex_init(&m->lock, NULL);
+    atomic_init(&m->functions, NULL);
     m->handle = h;
     m->ctx = cus_context_ref(ctx);
     m->format = format;

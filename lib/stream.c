@@ -39,7 +39,7 @@ CUS_API cus_status cus_stream_create(cus_context *ctx, unsigned int flags, int p
     CUS_CHECK_POISON(ctx);
     cus_release_deferred_if_any_();
     int least = 0, greatest = 0;
-    CUS_TRY(cus_context_stream_priority_range(ctx, &least, &greatest));
+    CUS_TRY(cus_context_priority_range_(ctx, &least, &greatest)); /* asked once per context */
     if (priority > least || priority < greatest)
         return CUS_FAIL(CUS_ERROR_INVALID_ARGUMENT, NULL,
                         "priority %d is outside the context's range [%d, %d] (greatest first)",

@@ -1,6 +1,7 @@
 /* Fixtures of the module tests: test_module.c, split by its sections into
  * test_module_load.c, test_module_functions.c, test_module_globals.c,
- * test_module_kernels.c. What they test, together: */
+ * test_module_kernels.c, and test_module_threads.c (the function cache under
+ * threads, in the threads suite). What they test, together: */
 /* Modules and functions (include/cuscope/module.h, the lookup half of
  * function.h) on the fake driver: image formats and their checks, loading
  * from memory and from files with JIT options and logs, the function cache
@@ -19,6 +20,7 @@
 #ifndef CUSCOPE_TEST_MODULE_FIXTURES_H
 #define CUSCOPE_TEST_MODULE_FIXTURES_H
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -100,6 +102,37 @@ static const char ptx_src[] =
     "}\n";
 
 #define PTX_FUNCTIONS 3
+
+/* cuscope's host allocations over `loads` loads (and unloads) of one image:
+ * the module records, the kept info logs, any log buffer. */
+static inline unsigned long allocations_of_loads(cus_context *c, const void *image, size_t size,
+                                                 unsigned loads)
+{
+    cus_debug_fail_host_alloc(ULONG_MAX, false); /* counts only */
+    for (unsigned i = 0; i < loads; i++) {
+        cus_module *m = NULL;
+        assert_ok(cus_module_load_data(c, image, size, NULL, &m));
+        m = cus_module_unref(m);
+    }
+    unsigned long allocs = cus_debug_host_allocs();
+    cus_debug_fail_host_alloc(0, false);
+    return allocs;
+}
+
+/* PTX with n kernels k0() .. k<n-1>() and no parameters, to free: names that
+ * share prefixes and differ only in their last characters (k10 .. k19). */
+static inline char *make_many_kernels_ptx(unsigned n)
+{
+    static const char head[] = ".version 8.0\n.target sm_80\n.address_size 64\n";
+    size_t cap = sizeof head + (size_t)n * 48;
+    char *ptx = malloc(cap);
+    assert_non_null(ptx);
+    size_t len = (size_t)snprintf(ptx, cap, "%s", head);
+    for (unsigned i = 0; i < n; i++)
+        len += (size_t)snprintf(ptx + len, cap - len, ".visible .entry k%u()\n{\n\tret;\n}\n", i);
+    assert_true(len < cap);
+    return ptx;
+}
 
 /* A syntax error on line 6. */
 static const char ptx_bad[] = ".version 8.0\n.target sm_80\n.address_size 64\n"

@@ -57,6 +57,65 @@ static void test_get_function(void **state)
     c = cus_context_unref(c);
 }
 
+/* The cache is a hash table (function.c): in a module of many kernels, every
+ * name is looked up in the driver once, a second lookup returns the same
+ * object with no driver call and no host allocation, and names that differ
+ * only in their last character are distinct entries. Growing the table
+ * moves no function: pointers taken early stay the ones handed out later. */
+#define MANY_KERNELS 1000
+
+static void test_get_function_in_a_module_of_many_kernels(void **state)
+{
+    (void)state;
+    cus_context *c = new_ctx();
+    char *ptx = make_many_kernels_ptx(MANY_KERNELS);
+    cus_module *m = load(c, ptx);
+    free(ptx);
+    static cus_function *first[MANY_KERNELS];
+    char name[16];
+    unsigned long lookups = cus_fake_calls_of("cuModuleGetFunction");
+    for (unsigned i = 0; i < MANY_KERNELS; i++) {
+        snprintf(name, sizeof name, "k%u", i);
+        first[i] = get_fn(m, name);
+        assert_string_equal(cus_function_name(first[i]), name);
+    }
+    assert_int_equal(cus_fake_calls_of("cuModuleGetFunction"), lookups + MANY_KERNELS);
+    /* the second round, in reverse order: the first round's objects, with no
+     * driver call and no allocation */
+    unsigned long calls = cus_fake_call_count();
+    cus_debug_fail_host_alloc(ULONG_MAX, false); /* counts only */
+    for (unsigned i = MANY_KERNELS; i-- > 0;) {
+        snprintf(name, sizeof name, "k%u", i);
+        cus_function *again = NULL;
+        assert_ok(cus_module_get_function(m, name, &again));
+        assert_ptr_equal(again, first[i]);
+        again = cus_function_unref(again);
+    }
+    unsigned long allocs = cus_debug_host_allocs();
+    cus_debug_fail_host_alloc(0, false);
+    assert_no_calls_since(calls);
+    assert_int_equal(allocs, 0);
+    /* k10 .. k19 share "k1" and differ in their last character */
+    for (unsigned i = 10; i < 20; i++) {
+        assert_ptr_not_equal(first[i], first[1]);
+        if (i > 10)
+            assert_ptr_not_equal(first[i], first[i - 1]);
+        assert_ptr_not_equal(cus_function_handle(first[i]), cus_function_handle(first[1]));
+    }
+    /* a name that differs only in the last character from cached ones, and is
+     * no kernel: asked of the driver, and not cached */
+    cus_function *f = SENTINEL_PTR(f);
+    assert_status(cus_module_get_function(m, "k1000", &f), CUDA_ERROR_NOT_FOUND);
+    assert_status(cus_module_get_function(m, "k99x", &f), CUDA_ERROR_NOT_FOUND);
+    assert_ptr_equal(f, SENTINEL_PTR(f));
+    assert_int_equal(cus_fake_calls_of("cuModuleGetFunction"), lookups + MANY_KERNELS + 2);
+    for (unsigned i = 0; i < MANY_KERNELS; i++)
+        first[i] = cus_function_unref(first[i]);
+    m = cus_module_unref(m);
+    assert_int_equal(cus_fake_live_handles(CUS_FAKE_HANDLE_MODULE), 0);
+    c = cus_context_unref(c);
+}
+
 static void test_get_function_unknown_name(void **state)
 {
     (void)state;
@@ -453,6 +512,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         ENV_TEST(test_get_function),
+        ENV_TEST(test_get_function_in_a_module_of_many_kernels),
         ENV_TEST(test_get_function_unknown_name),
         ENV_TEST(test_get_function_null_arguments),
         ENV_TEST(test_get_function_faults),

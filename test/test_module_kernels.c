@@ -184,6 +184,24 @@ static void test_kernels_globals(void **state)
     c = cus_context_unref(c);
 }
 
+/* nvcc's cubin, and its fatbin whose sm_90 SASS the device runs (no JIT):
+ * a load allocates its module record, and no log buffer (lib/module.c). */
+static void test_kernels_binary_loads_allocate_only_the_module(void **state)
+{
+    (void)state;
+    cus_context *c = new_primary();
+    const cusk_image *img = &cusk_empty;
+    const cusk_cubin *c90 = cusk_cubin_for(img, 90);
+    if (c90)
+        assert_int_equal(allocations_of_loads(c, c90->data, c90->size, 100), 100);
+    cus_module *m = NULL;
+    assert_ok(cus_module_load_data(c, img->fatbin, img->fatbin_size, NULL, &m));
+    assert_string_equal(cus_module_info_log(m), ""); /* SASS: nothing compiled */
+    m = cus_module_unref(m);
+    assert_int_equal(allocations_of_loads(c, img->fatbin, img->fatbin_size, 100), 100);
+    c = cus_context_unref(c);
+}
+
 /* nvcc 13's PTX (ISA 9.0) is too new for a 12.0 driver; SASS needs no JIT. */
 static void test_kernels_on_a_12000_driver(void **state)
 {
@@ -222,6 +240,7 @@ int main(void)
         ENV_TEST(test_kernels_truncated),
         ENV_TEST(test_kernels_parameter_layouts),
         ENV_TEST(test_kernels_globals),
+        ENV_TEST(test_kernels_binary_loads_allocate_only_the_module),
         TEST_12000(test_kernels_on_a_12000_driver),
 #else
         ENV_TEST(test_kernels_are_skipped_without_nvcc),

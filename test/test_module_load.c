@@ -317,6 +317,65 @@ static void test_load_bad_images_the_driver_refuses(void **state)
     c = cus_context_unref(c);
 }
 
+/* The JIT's log buffers (lib/module.c): PTX, always compiled, gets a 16 KiB
+ * info log from the heap; a fatbin's logs are on the stack. A load then
+ * allocates the module record, the kept copy of a non-empty info log, and for
+ * PTX its log buffer: nothing that grows with the number of loads beyond
+ * that. The fake's JIT writes an info log for PTX, and for a fatbin's PTX. */
+static void test_loads_allocate_no_log_buffer_for_fatbins(void **state)
+{
+    (void)state;
+    cus_context *c = new_primary();
+    static unsigned char fat[4096];
+    size_t n = make_fatbin(fat, sizeof fat, ptx_src, 80);
+    /* the module and its info log, per load; no log buffer */
+    assert_int_equal(allocations_of_loads(c, fat, n, 100), 2 * 100);
+    fatbin_wrapper w = {0x466243b1u, 1, fat, NULL};
+    assert_int_equal(allocations_of_loads(c, &w, sizeof w, 100), 2 * 100);
+    /* PTX: the info log's buffer as well */
+    assert_int_equal(allocations_of_loads(c, ptx_src, 0, 100), 3 * 100);
+    /* the fatbin's info log is kept whole */
+    cus_module *m = NULL;
+    assert_ok(cus_module_load_data(c, fat, n, NULL, &m));
+    assert_contains(cus_module_info_log(m), "Compiling entry function 'add'");
+    assert_contains(cus_module_info_log(m), "Compiling entry function 'noargs'");
+    m = cus_module_unref(m);
+    /* and the error log reaches the message as before */
+    n = make_fatbin(fat, sizeof fat, ptx_bad, 80);
+    m = SENTINEL_PTR(m);
+    assert_status(cus_module_load_data(c, fat, n, NULL, &m), CUDA_ERROR_INVALID_PTX);
+    assert_contains(cus_last_error_message(), "frobnicate");
+    assert_ptr_equal(m, SENTINEL_PTR(m));
+    assert_int_equal(cus_fake_live_handles(CUS_FAKE_HANDLE_MODULE), 0);
+    c = cus_context_unref(c);
+}
+
+/* A fatbin whose JIT writes more than the stack's info log takes keeps the
+ * first 4 KiB of it (module.h, cus_module_info_log); PTX keeps 16 KiB. */
+static void test_info_log_capacity_by_format(void **state)
+{
+    (void)state;
+    cus_context *c = new_primary();
+    char *ptx = make_many_kernels_ptx(200); /* some 40 KiB of info log */
+    size_t cap = strlen(ptx) + 256;
+    unsigned char *fat = malloc(cap);
+    assert_non_null(fat);
+    size_t n = make_fatbin(fat, cap, ptx, 80);
+    cus_module *m = NULL;
+    assert_ok(cus_module_load_data(c, fat, n, NULL, &m));
+    size_t kept = strlen(cus_module_info_log(m));
+    assert_true(kept > 3000 && kept < 4096);
+    assert_true(strncmp(cus_module_info_log(m), "ptxas info", 10) == 0);
+    m = cus_module_unref(m);
+    assert_ok(cus_module_load_data(c, ptx, 0, NULL, &m));
+    kept = strlen(cus_module_info_log(m));
+    assert_true(kept > 15000 && kept < 16384);
+    m = cus_module_unref(m);
+    free(fat);
+    free(ptx);
+    c = cus_context_unref(c);
+}
+
 static void test_load_hand_built_fatbin_and_wrapper(void **state)
 {
     (void)state;
@@ -763,6 +822,8 @@ int main(void)
         ENV_TEST(test_load_truncated_images),
         ENV_TEST(test_load_bad_images_the_driver_refuses),
         ENV_TEST(test_load_hand_built_fatbin_and_wrapper),
+        ENV_TEST(test_loads_allocate_no_log_buffer_for_fatbins),
+        ENV_TEST(test_info_log_capacity_by_format),
         ENV_TEST(test_jit_options_reach_the_driver),
         ENV_TEST(test_jit_options_refused_before_the_driver),
         TEST_SM86(test_jit_target_on_an_sm86_device),

@@ -23,10 +23,6 @@ typedef struct creation {
     const char *create_entry;
     const char *destroy_entry;
     cus_fake_handle_kind kind;
-    /* The pop fault's first failing call: 2 for cus_stream_create, whose
-     * first switch (cus_context_stream_priority_range's) comes before the
-     * creation's. */
-    unsigned long first_failing_pop;
     /* Creates into *made; the object is released by `release`. */
     cus_status (*create)(cus_context *c, cus_stream *s, void **made);
     /* Uses the object (with the stack reconciled): the proof it works. */
@@ -161,18 +157,18 @@ static void release_module(void *made)
 
 static const creation creations[] = {
     {"cus_stream_create", "cuStreamCreateWithPriority", "cuStreamDestroy",
-     CUS_FAKE_HANDLE_STREAM, 2, make_stream, use_stream, release_stream},
-    {"cus_event_create", "cuEventCreate", "cuEventDestroy", CUS_FAKE_HANDLE_EVENT, 1, make_event,
+     CUS_FAKE_HANDLE_STREAM, make_stream, use_stream, release_stream},
+    {"cus_event_create", "cuEventCreate", "cuEventDestroy", CUS_FAKE_HANDLE_EVENT, make_event,
      use_event, release_event},
-    {"cus_buffer_alloc", "cuMemAlloc", "cuMemFree", CUS_FAKE_HANDLE_DEVICE_MEMORY, 1, make_buffer,
+    {"cus_buffer_alloc", "cuMemAlloc", "cuMemFree", CUS_FAKE_HANDLE_DEVICE_MEMORY, make_buffer,
      use_buffer, release_buffer},
     {"cus_buffer_alloc_async", "cuMemAllocAsync", "cuMemFreeAsync", CUS_FAKE_HANDLE_DEVICE_MEMORY,
-     1, make_async_buffer, use_buffer, release_buffer},
+     make_async_buffer, use_buffer, release_buffer},
     {"cus_buffer_alloc_managed", "cuMemAllocManaged", "cuMemFree", CUS_FAKE_HANDLE_MANAGED_MEMORY,
-     1, make_managed_buffer, use_buffer, release_buffer},
-    {"cus_host_buffer_alloc", "cuMemHostAlloc", "cuMemFreeHost", CUS_FAKE_HANDLE_HOST_MEMORY, 1,
+     make_managed_buffer, use_buffer, release_buffer},
+    {"cus_host_buffer_alloc", "cuMemHostAlloc", "cuMemFreeHost", CUS_FAKE_HANDLE_HOST_MEMORY,
      make_host_buffer, use_host_buffer, release_host_buffer},
-    {"cus_module_load_data", "cuModuleLoadDataEx", "cuModuleUnload", CUS_FAKE_HANDLE_MODULE, 1,
+    {"cus_module_load_data", "cuModuleLoadDataEx", "cuModuleUnload", CUS_FAKE_HANDLE_MODULE,
      make_module, use_module, release_module},
 };
 
@@ -185,7 +181,11 @@ static void check_creation(const creation *k)
     unsigned long creates = cus_fake_calls_of(k->create_entry);
     unsigned long destroys = cus_fake_calls_of(k->destroy_entry);
     unsigned long reports = env_destroyed.count;
-    assert_ok(cus_fake_fail_entry("cuCtxPopCurrent", k->first_failing_pop, FAULT, true));
+    /* The creation's own switch pops first: cus_stream_create asks the
+     * context's priority range only once per context, and new_stream above
+     * did (test_stream_create_with_every_pop_failing_names_itself has the
+     * first create, with its two switches). */
+    assert_ok(cus_fake_fail_entry("cuCtxPopCurrent", 1, FAULT, true));
     assert_ok(cus_fake_fail_entry(k->destroy_entry, 1, FAULT, false));
     cus_clear_last_error();
     void *made = NULL;
@@ -251,8 +251,9 @@ static void test_every_creation_whose_pop_fails_returns_its_object(void **state)
     assert_int_equal(env_setup_with(NULL), 0);
 }
 
-/* cus_stream_create's first switch is its internal call to
- * cus_context_stream_priority_range: with every pop failing, both switches'
+/* The first cus_stream_create on a context makes a switch of its own before
+ * the creation's, its internal call to cus_context_stream_priority_range
+ * (the range is kept from then on): with every pop failing, both switches'
  * pops fail, and each report names the function the user called,
  * cus_stream_create (as its error records do). */
 static unsigned long nested_reports, nested_misnamed;

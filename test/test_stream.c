@@ -70,6 +70,57 @@ static void test_create_priority_out_of_range(void **state)
     c = cus_context_unref(c);
 }
 
+/* The priority range is the device's: asked of the driver by the first
+ * create on a context (and by cus_context_stream_priority_range), not by
+ * every create. A failed query is not kept: the next create asks again. */
+static void test_create_asks_the_priority_range_once_per_context(void **state)
+{
+    (void)state;
+    cus_context *c = new_ctx(), *other = new_ctx();
+    assert_ok(cus_fake_fail_entry("cuCtxGetStreamPriorityRange", 1, FAULT, false));
+    cus_stream *failed = SENTINEL_PTR(failed);
+    assert_status(cus_stream_create(c, 0, 0, &failed), FAULT);
+    cus_fake_clear_faults();
+    assert_ptr_equal(failed, SENTINEL_PTR(failed));
+    unsigned long ranges = cus_fake_calls_of("cuCtxGetStreamPriorityRange");
+    unsigned long creates = cus_fake_calls_of("cuStreamCreateWithPriority");
+    enum { N = 100 };
+    static cus_stream *s[N];
+    for (int i = 0; i < N; i++)
+        assert_ok(cus_stream_create(c, 0, 0, &s[i]));
+    assert_int_equal(cus_fake_calls_of("cuStreamCreateWithPriority"), creates + N);
+    assert_int_equal(cus_fake_calls_of("cuCtxGetStreamPriorityRange"), ranges + 1);
+    /* a non-default priority is checked against the same range, and an
+     * out-of-range one still refused, with no driver call */
+    int least = 0, greatest = 0;
+    assert_ok(cus_context_stream_priority_range(c, &least, &greatest));
+    ranges = cus_fake_calls_of("cuCtxGetStreamPriorityRange");
+    cus_stream *high = NULL;
+    assert_ok(cus_stream_create(c, 0, greatest, &high));
+    int p = 99;
+    assert_ok(cus_stream_priority(high, &p));
+    assert_int_equal(p, greatest);
+    unsigned long calls = cus_fake_call_count();
+    cus_stream *bad = SENTINEL_PTR(bad);
+    assert_status(cus_stream_create(c, 0, greatest - 1, &bad), CUS_ERROR_INVALID_ARGUMENT);
+    assert_contains(cus_last_error_message(), "outside the context's range");
+    assert_status(cus_stream_create(c, 0, least + 1, &bad), CUS_ERROR_INVALID_ARGUMENT);
+    assert_ptr_equal(bad, SENTINEL_PTR(bad));
+    assert_no_calls_since(calls);
+    assert_int_equal(cus_fake_calls_of("cuCtxGetStreamPriorityRange"), ranges);
+    /* another context asks for its own */
+    cus_stream *o = NULL;
+    assert_ok(cus_stream_create(other, 0, 0, &o));
+    assert_int_equal(cus_fake_calls_of("cuCtxGetStreamPriorityRange"), ranges + 1);
+    o = cus_stream_unref(o);
+    high = cus_stream_unref(high);
+    for (int i = 0; i < N; i++)
+        s[i] = cus_stream_unref(s[i]);
+    assert_int_equal(cus_fake_live_handles(CUS_FAKE_HANDLE_STREAM), 0);
+    other = cus_context_unref(other);
+    c = cus_context_unref(c);
+}
+
 static void test_create_faults(void **state)
 {
     (void)state;
@@ -539,6 +590,7 @@ int main(void)
         ENV_TEST(test_create_with_priority_and_flags),
         ENV_TEST(test_create_null_args),
         ENV_TEST(test_create_priority_out_of_range),
+        ENV_TEST(test_create_asks_the_priority_range_once_per_context),
         ENV_TEST(test_create_faults),
         ENV_TEST(test_create_faults_when_current),
         ENV_TEST(test_one_shot_pop_failure_is_retried),

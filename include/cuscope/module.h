@@ -83,14 +83,17 @@ CUS_API CUmodule cus_module_handle(const cus_module *mod);
 CUS_API cus_context *cus_module_context(const cus_module *mod); /* borrowed */
 CUS_API cus_image_format cus_module_format(const cus_module *mod);
 /* The JIT's info log of the load ("" when it wrote none); valid as long as
- * the module. */
+ * the module. Kept up to 16 KiB for PTX, and up to 4 KiB for a cubin or
+ * fatbin (which the JIT compiles only when a fatbin's SASS does not run on
+ * the device), whose loads then allocate no log buffer. The error log of a
+ * failed load goes to the last error's message, as much as it holds. */
 CUS_API const char *cus_module_info_log(const cus_module *mod);
 
 /* The kernel called name. *out receives a new reference (to the module, see
  * above). An unknown name is CUDA_ERROR_NOT_FOUND. The first lookup of a
  * name calls cuModuleGetFunction and reads the parameter layout
  * (cuFuncGetParamInfo, where the driver has it); later ones make no driver
- * call. */
+ * call, take no lock and cost the same in a module of any size. */
 CUS_API cus_status cus_module_get_function(cus_module *mod, const char *name,
                                            cus_function **out);
 

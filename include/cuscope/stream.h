@@ -47,7 +47,9 @@ typedef enum cus_stream_kind {
  * implicit synchronisation with the legacy default stream) and a priority,
  * which must lie in cus_context_stream_priority_range() (numerically
  * greatest <= priority <= least; 0 is the default), else
- * CUS_ERROR_INVALID_ARGUMENT. *out receives a new reference. */
+ * CUS_ERROR_INVALID_ARGUMENT. The range is asked of the driver once per
+ * context (by the first create, or cus_context_stream_priority_range), and
+ * kept. *out receives a new reference. */
 CUS_API cus_status cus_stream_create(cus_context *ctx, unsigned int flags, int priority,
                                      cus_stream **out);
 
