@@ -21,7 +21,7 @@
 # that a call's time limit would not hold. GPU_RUN_BENCH names the benchmarks
 # (e.g. "bench-scale"; default: every one), GPU_RUN_BENCH_ARGS adds arguments
 # to each, and GPU_RUN_BASELINE_BENCH names the baseline's (default
-# "bench-context bench-launch").
+# "bench-context bench-launch"), GPU_RUN_BASELINE_ROUNDS how many rounds (2).
 # The gpu suite's differential tests write the real driver's tables where
 # CUS_RULES_WRITE and CUS_CORPUS_WRITE say: $OUT (or the logs) keeps them as
 # rules-<card>.txt and corpus-<card>.txt, to check in as the reference.
@@ -241,7 +241,7 @@ if ! skipping baseline && [ -f .baseline/meson.build ] && [ "$built" = yes ]; th
         >"$LOGS/baseline-setup.log" 2>&1 &&
         timeout 600 meson compile -C /tmp/build-baseline >>"$LOGS/baseline-setup.log" 2>&1; then
         baseline=""
-        for round in 1 2; do
+        for round in $(seq 1 "${GPU_RUN_BASELINE_ROUNDS:-2}"); do
             for name in ${GPU_RUN_BASELINE_BENCH:-bench-context bench-launch}; do
                 for side in baseline now; do
                     b=/tmp/build-baseline/bench/$name
