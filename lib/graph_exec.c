@@ -206,6 +206,34 @@ static void streams_reset(cus_graph_exec *e)
     e->launched = e->unfenced = false;
 }
 
+static bool fenceable_locked(const cus_graph_exec *e);
+
+static CUresult stream_synchronize_call(void *h)
+{
+    return cus_drv_.cuStreamSynchronize_((CUstream)h);
+}
+
+/* Waits, in relaxed mode, for each stream the current graph was launched on
+ * (the legacy stream, a stream being captured, or no retired graph's fences
+ * known: not waited for, false); true when every wait succeeded. */
+static bool wait_streams(cus_graph_exec *e)
+{
+    if (e->nretired || !fenceable_locked(e))
+        return false;
+    for (size_t i = 0; i < e->nstreams; i++) {
+        const cus_stream *s = e->streams[i].stream;
+        if (!s || s->kind == CUS_STREAM_LEGACY_DEFAULT ||
+            atomic_load_explicit(&s->capture_id, memory_order_acquire))
+            return false;
+    }
+    unsigned long errors = cus_destroy_error_count();
+    for (size_t i = 0; i < e->nstreams; i++)
+        cus_destroy_in_context_relaxed_(e->ctx, "cus_graph_exec_unref", "cuStreamSynchronize",
+                                        stream_synchronize_call, e->streams[i].stream->handle,
+                                        "an executable graph (waiting for its replays)");
+    return cus_destroy_error_count() == errors;
+}
+
 static void exec_destroy(cus_graph_exec *e)
 {
     cus_context *ctx = e->ctx;
@@ -222,8 +250,15 @@ static void exec_destroy(cus_graph_exec *e)
      * when the wait fails twice on a context that is not dead they are
      * orphaned rather than freed. */
     if ((e->launched || e->nretired) && !forked) {
-        bool waited = false;
-        for (int attempt = 0; attempt < 2 && !waited; attempt++) {
+        /* While a capture is open in the context its cuCtxSynchronize is
+         * refused in every mode and invalidates the capture (an H200's
+         * answers, probes.c release-ctx-sync-*): the streams launched on are
+         * waited for instead, when they are all there is to wait for; else
+         * nothing is waited for, and the host-function records are orphaned
+         * below (device memory is safe: its release waits for the device). */
+        bool capturing = cus_captures_open_();
+        bool waited = capturing && wait_streams(e);
+        for (int attempt = 0; attempt < 2 && !waited && !capturing; attempt++) {
             unsigned long errors = cus_destroy_error_count();
             cus_destroy_in_context_relaxed_(ctx, "cus_graph_exec_unref", "cuCtxSynchronize",
                                             synchronize_call, NULL,

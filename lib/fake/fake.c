@@ -223,6 +223,15 @@ bool fake_unsafe_call_refused_locked(void)
     return false;
 }
 
+bool fake_context_sync_refused_locked(CUcontext c)
+{
+    bool refused = false;
+    for (size_t i = 0; i < area_count; i++)
+        if (areas[i]->context_sync_refused_locked && areas[i]->context_sync_refused_locked(c))
+            refused = true;
+    return refused;
+}
+
 /* --- the prologue --------------------------------------------------------------------- */
 
 bool fake_enter(fake_entry_id id, CUresult *result)

@@ -500,6 +500,8 @@ CUresult CUDAAPI fake_cuCtxSynchronize(void)
     CUresult r = current_locked(&c);
     if (r != CUDA_SUCCESS)
         return fake_leave(r);
+    if (fake_context_sync_refused_locked((CUcontext)c))
+        return fake_leave(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
     fake_context_work->synchronize_locked(c);
     return fake_leave(c->sticky);
 }
@@ -537,6 +539,8 @@ CUresult CUDAAPI fake_cuCtxSynchronize_v2(CUcontext ctx)
     CUresult r = context_or_current_locked(ctx, CUDA_ERROR_CONTEXT_IS_DESTROYED, &c);
     if (r != CUDA_SUCCESS)
         return fake_leave(r);
+    if (fake_context_sync_refused_locked((CUcontext)c))
+        return fake_leave(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
     fake_context_work->synchronize_locked(c);
     return fake_leave(c->sticky);
 }

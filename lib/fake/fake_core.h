@@ -85,7 +85,7 @@ enum { FAKE_UNCOUNTED = 1, FAKE_BEFORE_INIT = 2, FAKE_CAPTURE_UNSAFE = 4 };
     X(cuStreamCreate, 2000, cuStreamCreate, 0)                                        \
     X(cuStreamCreateWithPriority, 5050, cuStreamCreateWithPriority, 0)                \
     X(cuStreamDestroy, 4000, cuStreamDestroy, 0)                                      \
-    X(cuStreamSynchronize, 2000, cuStreamSynchronize, 0)                              \
+    X(cuStreamSynchronize, 2000, cuStreamSynchronize, FAKE_CAPTURE_UNSAFE)                              \
     X(cuStreamQuery, 2000, cuStreamQuery, 0)                                          \
     X(cuStreamWaitEvent, 3020, cuStreamWaitEvent, 0)                                  \
     X(cuStreamGetPriority, 5050, cuStreamGetPriority, 0)                              \
@@ -267,6 +267,9 @@ FAKE_HIDDEN CUresult fake_leave(CUresult r);
  * that prohibit it. For the calls that are unsafe only in some cases
  * (cuMemFreeAsync outside a capture); the others say FAKE_CAPTURE_UNSAFE. */
 FAKE_HIDDEN bool fake_unsafe_call_refused_locked(void);
+/* Whether a cuCtxSynchronize of c is refused now (and the captures that
+ * refuse it invalidated). */
+FAKE_HIDDEN bool fake_context_sync_refused_locked(CUcontext c);
 
 #define FAKE_ENTER(name)                                                       \
     do {                                                                       \
@@ -333,6 +336,9 @@ typedef struct fake_area {
     void (*fork_child)(void);
     /* A FAKE_CAPTURE_UNSAFE entry point: true refuses it. */
     bool (*unsafe_call_locked)(void);
+    /* cuCtxSynchronize of c: true refuses it (a capture open in c, on any
+     * thread, in any interaction mode: an H200's answers, probes.c). */
+    bool (*context_sync_refused_locked)(CUcontext c);
     /* A context's teardown: mark what c owns with the ticket; later destroy
      * what carries it. */
     void (*doom_locked)(CUcontext c, unsigned long ticket);

@@ -195,6 +195,10 @@ CUresult CUDAAPI fake_cuEventSynchronize(CUevent hEvent)
         return fake_leave(r);
     if (e->capture_id)
         return fake_leave(CUDA_ERROR_CAPTURED_EVENT);
+    /* A wait outside the capture: as unsafe as cuStreamSynchronize (an
+     * H200, test/probes/probes.c: release-event-record-sync-*). */
+    if (fake_unsafe_call_refused_locked())
+        return fake_leave(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
     if (e->recorded)
         fake_stream_run_to_locked(e->stream, e->pos);
     return fake_leave(e->ctx->sticky);

@@ -397,6 +397,22 @@ static bool graph_unsafe_call_locked(void)
     return prohibited;
 }
 
+/* A context-wide wait cannot be ordered against work being captured: an
+ * H200 refuses cuCtxSynchronize while any stream of the context captures,
+ * in every interaction mode and from any thread (test/probes/probes.c,
+ * release-ctx-sync-*), and the capture is invalidated. */
+static bool graph_context_sync_refused_locked(CUcontext c)
+{
+    bool refused = false;
+    for (struct fake_capture *cap = captures; cap; cap = cap->next) {
+        if (cap->invalidated || (CUcontext)cap->origin->ctx != c)
+            continue;
+        cap->invalidated = true;
+        refused = true;
+    }
+    return refused;
+}
+
 static void graph_stream_destroyed_locked(struct CUstream_st *s)
 {
     struct fake_capture *cap = s->capture;
@@ -689,6 +705,7 @@ static const fake_area capture_area = {
     .teardown_order = 0,
     .reset_locked = capture_reset_locked,
     .unsafe_call_locked = graph_unsafe_call_locked,
+    .context_sync_refused_locked = graph_context_sync_refused_locked,
     .doom_locked = capture_doom_locked,
     .destroy_doomed_locked = capture_destroy_doomed_locked,
 };

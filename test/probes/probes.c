@@ -127,7 +127,8 @@ static const char *name(CUresult r)
 /* The answers of an NVIDIA H200, driver 580.159.04 (CUDA 13.0), 2026-12-04:
  * both builds are held to them. (In the run that gave the release-* lines a
  * 128-byte buffer cut their last word: "end CUDA_ERROR_STREAM_CAPTURE_INVALID"
- * is the start of no other name than ..._INVALIDATED.) */
+ * is the start of no other name than ..._INVALIDATED; the second run, with a
+ * longer buffer, printed it whole.) */
 static const char *const h200[] = {
     "free-waits-own-context: yes (the kernel had finished)",
     "free-waits-other-context: no (the kernel was still running)",
@@ -185,6 +186,24 @@ static const char *const h200[] = {
     "release-free-async-other-global-default: CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, then launch CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, end CUDA_ERROR_STREAM_CAPTURE_INVALIDATED",
     "release-free-async-other-global-relaxed: CUDA_SUCCESS, then launch CUDA_SUCCESS, end CUDA_SUCCESS",
     "release-free-async-other-local-default: CUDA_SUCCESS, then launch CUDA_SUCCESS, end CUDA_SUCCESS",
+    "release-ctx-sync-own-global-default: CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, then launch CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, end CUDA_ERROR_STREAM_CAPTURE_INVALIDATED",
+    "release-ctx-sync-own-global-relaxed: CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, then launch CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, end CUDA_ERROR_STREAM_CAPTURE_INVALIDATED",
+    "release-ctx-sync-own-local-relaxed: CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, then launch CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, end CUDA_ERROR_STREAM_CAPTURE_INVALIDATED",
+    "release-ctx-sync-other-global-default: CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, then launch CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, end CUDA_ERROR_STREAM_CAPTURE_INVALIDATED",
+    "release-ctx-sync-other-global-relaxed: CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, then launch CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, end CUDA_ERROR_STREAM_CAPTURE_INVALIDATED",
+    "release-ctx-sync-other-local-default: CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, then launch CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, end CUDA_ERROR_STREAM_CAPTURE_INVALIDATED",
+    "release-stream-sync-own-global-default: CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, then launch CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, end CUDA_ERROR_STREAM_CAPTURE_INVALIDATED",
+    "release-stream-sync-own-global-relaxed: CUDA_SUCCESS, then launch CUDA_SUCCESS, end CUDA_SUCCESS",
+    "release-stream-sync-own-local-relaxed: CUDA_SUCCESS, then launch CUDA_SUCCESS, end CUDA_SUCCESS",
+    "release-stream-sync-other-global-default: CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, then launch CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, end CUDA_ERROR_STREAM_CAPTURE_INVALIDATED",
+    "release-stream-sync-other-global-relaxed: CUDA_SUCCESS, then launch CUDA_SUCCESS, end CUDA_SUCCESS",
+    "release-stream-sync-other-local-default: CUDA_SUCCESS, then launch CUDA_SUCCESS, end CUDA_SUCCESS",
+    "release-event-record-sync-own-global-default: CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, then launch CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, end CUDA_ERROR_STREAM_CAPTURE_INVALIDATED",
+    "release-event-record-sync-own-global-relaxed: CUDA_SUCCESS, then launch CUDA_SUCCESS, end CUDA_SUCCESS",
+    "release-event-record-sync-own-local-relaxed: CUDA_SUCCESS, then launch CUDA_SUCCESS, end CUDA_SUCCESS",
+    "release-event-record-sync-other-global-default: CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, then launch CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, end CUDA_ERROR_STREAM_CAPTURE_INVALIDATED",
+    "release-event-record-sync-other-global-relaxed: CUDA_SUCCESS, then launch CUDA_SUCCESS, end CUDA_SUCCESS",
+    "release-event-record-sync-other-local-default: CUDA_SUCCESS, then launch CUDA_SUCCESS, end CUDA_SUCCESS",
     "capture-info-legacy-no-context: CUDA_ERROR_INVALID_CONTEXT",
 };
 #define NPROBES (sizeof h200 / sizeof h200[0])
