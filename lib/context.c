@@ -56,7 +56,7 @@ cus_status cus_context_poisoned_fail_(const cus_context *ctx, const char *functi
  * publish it (context_publish). */
 static cus_context *context_new(CUcontext handle, cus_device dev, cus_context_kind kind)
 {
-    cus_context *c = cus_calloc_(1, sizeof *c);
+    cus_context *c = cus_calloc_lines_(sizeof *c);
     if (c) {
         c->handle = handle;
         c->device = dev;

@@ -14,6 +14,10 @@
 
 #define CUS_HIDDEN __attribute__((visibility("hidden")))
 #define CUS_PRINTF(f, a) __attribute__((format(printf, f, a)))
+/* What a write by one thread evicts from the others' caches: a 64-byte line,
+ * and on x86 its neighbour too (the L2's adjacent-line prefetcher fetches
+ * lines in pairs), hence 128, as crossbeam's CachePadded uses. */
+#define CUS_CACHE_LINE_ 128
 #define CUS_LIKELY(x) __builtin_expect(!!(x), 1)
 #define CUS_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
@@ -65,6 +69,9 @@ CUS_HIDDEN void cus_status_set_describer_(const char *(*fn)(cus_status status, b
 
 CUS_HIDDEN void *cus_malloc_(size_t size);
 CUS_HIDDEN void *cus_calloc_(size_t count, size_t size);
+/* Zeroed, at an address that is a multiple of CUS_CACHE_LINE_: for the
+ * objects whose fields are kept on separate lines (contexts, modules). */
+CUS_HIDDEN void *cus_calloc_lines_(size_t size);
 CUS_HIDDEN void *cus_realloc_(void *p, size_t size);
 CUS_HIDDEN char *cus_strdup_(const char *s);
 /* A pointer from cus_malloc_ and friends that is freed at scope exit unless
@@ -290,9 +297,15 @@ static inline void cus_api_frame_leave_(cus_api_frame_ *f)
 
 /* --- contexts (context.c, context_stack.c) ---------------------------------- */
 
+/* Every object holds its context, so each buffer, stream, event or module
+ * made or freed on any thread writes the context's count, while every call
+ * reads its handle and poison: the count is alone on its line, so that those
+ * writes do not evict what the calls read. (Only contexts and modules, which
+ * are few and shared, pay the padding.) */
 struct cus_context {
-    cus_refcount refs;
-    CUcontext handle;
+    _Alignas(CUS_CACHE_LINE_) cus_refcount refs;
+    /* Read by every call, written once (poison when the context dies). */
+    _Alignas(CUS_CACHE_LINE_) CUcontext handle;
     cus_device device;
     cus_context_kind kind;
     atomic_int poison; /* 0, or the sticky status that killed the context */
@@ -428,17 +441,21 @@ struct cus_function {
     size_t *param_offsets, *param_sizes; /* nparams each, when known */
 };
 
+/* Three lines, as for the context: the count (written by every reference to
+ * the module or its functions), what lookups read without the lock (written
+ * once, or, for the table, when it grows), and what is written under the
+ * lock. */
 struct cus_module {
-    cus_refcount refs; /* the module's references and its functions' */
-    CUmodule handle;
+    _Alignas(CUS_CACHE_LINE_) cus_refcount refs; /* the module's references and its functions' */
+    _Alignas(CUS_CACHE_LINE_) CUmodule handle;
     cus_context *ctx;  /* a reference */
     cus_image_format format;
     char *info_log;
     /* The function cache (function.c): filled under the lock, read with or
      * without it; entries are never removed before the module dies. */
-    pthread_mutex_t lock;
     _Atomic(struct cus_function_table_ *) functions; /* NULL until the first */
-    size_t nfunctions;                                /* under the lock */
+    _Alignas(CUS_CACHE_LINE_) pthread_mutex_t lock;
+    size_t nfunctions;  /* under the lock */
     const char **names; /* cus_module_function_names, filled once */
     unsigned int nnames;
     struct cus_global_ *globals; /* looked up so far, under the lock */
