@@ -433,6 +433,10 @@ struct cus_function {
     uint64_t name_hash; /* the function cache's key (function.c) */
     CUfunction handle;
     CUcontext ctx_handle; /* the module's context, for the launch's checks */
+    /* The module's context (the module's reference): the launch reads its
+     * poison from here, and so never reads the module, whose count every
+     * cus_function_ref and captured launch writes. */
+    cus_context *ctx;
     /* A macro call site's sizes array that matched the layout (launch.c). */
     _Atomic(const size_t *) checked_sizes;
     char *name;
