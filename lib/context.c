@@ -185,21 +185,11 @@ CUS_API cus_status cus_context_poisoned(const cus_context *ctx)
     return ctx ? atomic_load_explicit(&ctx->poison, memory_order_relaxed) : CUS_SUCCESS;
 }
 
-void cus_destroy_in_context_(cus_context *ctx, const char *function, const char *driver_call,
-                             CUresult (*call)(void *), void *arg, const char *what)
+/* What the two destructor helpers share after any switch: the call, a sticky
+ * status latched, a failure sent to the destroy handler. */
+static void destroy_call(cus_context *ctx, const char *function, const char *driver_call,
+                         CUresult (*call)(void *), void *arg, const char *what)
 {
-    if (atomic_load_explicit(&ctx->poison, memory_order_relaxed))
-        return; /* a dead context: the driver call would only fail again */
-    if (CUS_UNLIKELY(cus_is_forked_()))
-        return; /* a fork() child: the resource is the parent's, and silently so */
-    /* Inside a destruction nothing is recorded (cus_run_destroy_): every
-     * failure goes to the destroy handler, the pop's through the switch. */
-    CUS_SWITCH_AS(sw, ctx, function);
-    if (sw_status) {
-        cus_destroy_error_(sw_status, function, "cuCtxPushCurrent",
-                           "making context %p current to release %s", (void *)ctx->handle, what);
-        return;
-    }
     CUresult r = call(arg);
     if (r && cus_status_is_sticky((cus_status)r)) {
         /* A fault surfaced by the release: later calls fail fast, as after
@@ -209,6 +199,37 @@ void cus_destroy_in_context_(cus_context *ctx, const char *function, const char 
     }
     if (r)
         cus_destroy_error_((cus_status)r, function, driver_call, "releasing %s", what);
+}
+
+/* Neither helper calls the driver for a dead context (the call would only
+ * fail again) nor in a fork() child (the resource is the parent's, and
+ * silently so). */
+static bool destroy_skipped(const cus_context *ctx)
+{
+    return atomic_load_explicit(&ctx->poison, memory_order_relaxed) || cus_is_forked_();
+}
+
+void cus_destroy_in_context_(cus_context *ctx, const char *function, const char *driver_call,
+                             CUresult (*call)(void *), void *arg, const char *what)
+{
+    if (destroy_skipped(ctx))
+        return;
+    /* Inside a destruction nothing is recorded (cus_run_destroy_): every
+     * failure goes to the destroy handler, the pop's through the switch. */
+    CUS_SWITCH_AS(sw, ctx, function);
+    if (sw_status) {
+        cus_destroy_error_(sw_status, function, "cuCtxPushCurrent",
+                           "making context %p current to release %s", (void *)ctx->handle, what);
+        return;
+    }
+    destroy_call(ctx, function, driver_call, call, arg, what);
+}
+
+void cus_destroy_call_(cus_context *ctx, const char *function, const char *driver_call,
+                       CUresult (*call)(void *), void *arg, const char *what)
+{
+    if (!destroy_skipped(ctx))
+        destroy_call(ctx, function, driver_call, call, arg, what);
 }
 
 CUS_API cus_status cus_context_synchronize(cus_context *ctx)

@@ -604,5 +604,9 @@ struct cus_graph {
 CUS_HIDDEN void cus_destroy_in_context_(cus_context *ctx, const char *function,
                                         const char *driver_call, CUresult (*call)(void *),
                                         void *arg, const char *what);
+/* The same for a release the driver makes with any context current, or none
+ * (the context-rule table, test/rules/expected.txt, says which): no switch. */
+CUS_HIDDEN void cus_destroy_call_(cus_context *ctx, const char *function, const char *driver_call,
+                                  CUresult (*call)(void *), void *arg, const char *what);
 
 #endif
