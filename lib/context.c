@@ -56,7 +56,7 @@ cus_status cus_context_poisoned_fail_(const cus_context *ctx, const char *functi
  * publish it (context_publish). */
 static cus_context *context_new(CUcontext handle, cus_device dev, cus_context_kind kind)
 {
-    cus_context *c = cus_calloc_(1, sizeof *c);
+    cus_context *c = cus_calloc_lines_(sizeof *c);
     if (c) {
         c->handle = handle;
         c->device = dev;
@@ -185,22 +185,27 @@ CUS_API cus_status cus_context_poisoned(const cus_context *ctx)
     return ctx ? atomic_load_explicit(&ctx->poison, memory_order_relaxed) : CUS_SUCCESS;
 }
 
-static void destroy_in_context(cus_context *ctx, const char *function, const char *driver_call,
-                               CUresult (*call)(void *), void *arg, const char *what,
-                               bool relaxed)
+CUresult cus_call_relaxed_(CUresult (*call)(void *), void *arg, const char *function)
 {
-    if (atomic_load_explicit(&ctx->poison, memory_order_relaxed))
-        return; /* a dead context: the driver call would only fail again */
-    if (CUS_UNLIKELY(cus_is_forked_()))
-        return; /* a fork() child: the resource is the parent's, and silently so */
-    /* Inside a destruction nothing is recorded (cus_run_destroy_): every
-     * failure goes to the destroy handler, the pop's through the switch. */
-    CUS_SWITCH_AS(sw, ctx, function);
-    if (sw_status) {
-        cus_destroy_error_(sw_status, function, "cuCtxPushCurrent",
-                           "making context %p current to release %s", (void *)ctx->handle, what);
-        return;
-    }
+    CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+    CUresult x = cus_drv_.cuThreadExchangeStreamCaptureMode_(&mode);
+    if (x)
+        cus_destroy_error_((cus_status)x, function, "cuThreadExchangeStreamCaptureMode",
+                           "entering relaxed capture interaction for a release (it is made in "
+                           "the thread's mode)");
+    CUresult r = call(arg);
+    if (!x && (x = cus_drv_.cuThreadExchangeStreamCaptureMode_(&mode)))
+        cus_destroy_error_((cus_status)x, function, "cuThreadExchangeStreamCaptureMode",
+                           "restoring the thread's capture interaction mode after a release "
+                           "(the thread stays relaxed)");
+    return r;
+}
+
+/* What the destructor helpers share after any switch: the call (relaxed or
+ * not), a sticky status latched, a failure sent to the destroy handler. */
+static void destroy_call(cus_context *ctx, const char *function, const char *driver_call,
+                         CUresult (*call)(void *), void *arg, const char *what, bool relaxed)
+{
     CUresult r = relaxed ? cus_call_relaxed_(call, arg, function) : call(arg);
     if (r && cus_status_is_sticky((cus_status)r)) {
         /* A fault surfaced by the release: later calls fail fast, as after
@@ -210,6 +215,31 @@ static void destroy_in_context(cus_context *ctx, const char *function, const cha
     }
     if (r)
         cus_destroy_error_((cus_status)r, function, driver_call, "releasing %s", what);
+}
+
+/* Neither helper calls the driver for a dead context (the call would only
+ * fail again) nor in a fork() child (the resource is the parent's, and
+ * silently so). */
+static bool destroy_skipped(const cus_context *ctx)
+{
+    return atomic_load_explicit(&ctx->poison, memory_order_relaxed) || cus_is_forked_();
+}
+
+static void destroy_in_context(cus_context *ctx, const char *function, const char *driver_call,
+                               CUresult (*call)(void *), void *arg, const char *what,
+                               bool relaxed)
+{
+    if (destroy_skipped(ctx))
+        return;
+    /* Inside a destruction nothing is recorded (cus_run_destroy_): every
+     * failure goes to the destroy handler, the pop's through the switch. */
+    CUS_SWITCH_AS(sw, ctx, function);
+    if (sw_status) {
+        cus_destroy_error_(sw_status, function, "cuCtxPushCurrent",
+                           "making context %p current to release %s", (void *)ctx->handle, what);
+        return;
+    }
+    destroy_call(ctx, function, driver_call, call, arg, what, relaxed);
 }
 
 void cus_destroy_in_context_(cus_context *ctx, const char *function, const char *driver_call,
@@ -225,20 +255,11 @@ void cus_destroy_in_context_relaxed_(cus_context *ctx, const char *function,
     destroy_in_context(ctx, function, driver_call, call, arg, what, true);
 }
 
-CUresult cus_call_relaxed_(CUresult (*call)(void *), void *arg, const char *function)
+void cus_destroy_call_(cus_context *ctx, const char *function, const char *driver_call,
+                       CUresult (*call)(void *), void *arg, const char *what)
 {
-    CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
-    CUresult x = cus_drv_.cuThreadExchangeStreamCaptureMode_(&mode);
-    if (x)
-        cus_destroy_error_((cus_status)x, function, "cuThreadExchangeStreamCaptureMode",
-                           "entering relaxed capture interaction for a release (it is made in "
-                           "the thread's mode)");
-    CUresult r = call(arg);
-    if (!x && (x = cus_drv_.cuThreadExchangeStreamCaptureMode_(&mode)))
-        cus_destroy_error_((cus_status)x, function, "cuThreadExchangeStreamCaptureMode",
-                           "restoring the thread's capture interaction mode after a release "
-                           "(the thread stays relaxed)");
-    return r;
+    if (!destroy_skipped(ctx))
+        destroy_call(ctx, function, driver_call, call, arg, what, false);
 }
 
 CUS_API cus_status cus_context_synchronize(cus_context *ctx)

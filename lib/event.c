@@ -1,4 +1,12 @@
-/* Events. */
+/* Events.
+ *
+ * Only cuEventCreate needs the context current (it makes the event in the
+ * current one). The calls on an event (destroy, record, synchronize, query,
+ * elapsed time) find its context through the event: the H200 answers the same
+ * with none current or another one (test/rules/expected.txt), and the fake
+ * does too. So they make no switch: one driver call each, wherever they run,
+ * but for a record on a default stream (below). The poison check stays in
+ * front of each. */
 #include <stdlib.h>
 
 #include "cuscope/event.h"
@@ -12,13 +20,24 @@ static CUresult destroy_event_call(void *h)
 static void event_destroy(cus_event *e)
 {
     if (e->handle)
-        cus_destroy_in_context_(e->ctx, "cus_event_unref", "cuEventDestroy", destroy_event_call,
-                                e->handle, "an event");
+        cus_destroy_call_(e->ctx, "cus_event_unref", "cuEventDestroy", destroy_event_call,
+                          e->handle, "an event");
     cus_context_unref(e->ctx);
     free(e);
 }
 
 CUS_DEFINE_REF_UNREF(cus_event, event_destroy)
+
+/* One driver call on an event of ctx, with no switch (see the top): its
+ * failure is recorded (a sticky status poisons ctx) and returned from the
+ * enclosing function. */
+#define EVENT_CALL(ctx, name, call)                                            \
+    do {                                                                       \
+        CUS_CHECK_POISON(ctx);                                                 \
+        CUresult r_ = (call);                                                  \
+        if (CUS_UNLIKELY(r_))                                                  \
+            return cus_context_driver_fail_((ctx), r_, __func__, (name));      \
+    } while (0)
 
 CUS_API cus_status cus_event_create(cus_context *ctx, unsigned int flags, cus_event **out)
 {
@@ -57,8 +76,15 @@ CUS_API cus_status cus_event_record(cus_event *event, cus_stream *stream)
                         (void *)cus_context_handle(event->ctx),
                         (void *)cus_context_handle(stream->ctx));
     CUS_TRY(cus_capture_keep_event_(stream, event, __func__));
-    CUS_IN_CONTEXT(event->ctx, "cuEventRecord",
+    /* A default stream's handle names no context: the driver takes the
+     * current one's, so a record on it (or on a wrapped handle, which may be
+     * one) switches. */
+    if (CUS_LIKELY(stream->kind == CUS_STREAM_OWNED))
+        EVENT_CALL(event->ctx, "cuEventRecord",
                    cus_drv_.cuEventRecord_(event->handle, stream->handle));
+    else
+        CUS_IN_CONTEXT(event->ctx, "cuEventRecord",
+                       cus_drv_.cuEventRecord_(event->handle, stream->handle));
     return CUS_SUCCESS;
 }
 
@@ -66,7 +92,7 @@ CUS_API cus_status cus_event_synchronize(cus_event *event)
 {
     CUS_API_ENTER();
     CUS_CHECK_ARG(event);
-    CUS_IN_CONTEXT(event->ctx, "cuEventSynchronize", cus_drv_.cuEventSynchronize_(event->handle));
+    EVENT_CALL(event->ctx, "cuEventSynchronize", cus_drv_.cuEventSynchronize_(event->handle));
     cus_release_deferred_if_any_();
     return CUS_SUCCESS;
 }
@@ -76,10 +102,10 @@ CUS_API cus_status cus_event_query(cus_event *event, bool *done)
     CUS_API_ENTER();
     CUS_CHECK_ARG(event && done);
     CUresult q = CUDA_SUCCESS;
-    CUS_IN_CONTEXT(event->ctx, "cuEventQuery",
-                   ((q = cus_drv_.cuEventQuery_(event->handle)) == CUDA_ERROR_NOT_READY
-                        ? CUDA_SUCCESS
-                        : q));
+    EVENT_CALL(event->ctx, "cuEventQuery",
+               ((q = cus_drv_.cuEventQuery_(event->handle)) == CUDA_ERROR_NOT_READY
+                    ? CUDA_SUCCESS
+                    : q));
     *done = q == CUDA_SUCCESS;
     return CUS_SUCCESS;
 }
@@ -94,8 +120,8 @@ CUS_API cus_status cus_event_elapsed_ms(cus_event *start, cus_event *end, float 
                         (void *)cus_context_handle(start->ctx),
                         (void *)cus_context_handle(end->ctx));
     float t = 0;
-    CUS_IN_CONTEXT(start->ctx, "cuEventElapsedTime",
-                   cus_drv_.cuEventElapsedTime_(&t, start->handle, end->handle));
+    EVENT_CALL(start->ctx, "cuEventElapsedTime",
+               cus_drv_.cuEventElapsedTime_(&t, start->handle, end->handle));
     *ms = t;
     return CUS_SUCCESS;
 }

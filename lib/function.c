@@ -81,7 +81,7 @@ static cus_status read_layout(cus_function *f)
         if (r == CUDA_ERROR_INVALID_VALUE)
             break;
         if (r)
-            return cus_context_driver_fail_(f->module->ctx, r, "cus_module_get_function",
+            return cus_context_driver_fail_(f->ctx, r, "cus_module_get_function",
                                             "cuFuncGetParamInfo");
         if (i == cap) {
             size_t want = cap ? cap * 2 : 8;
@@ -148,6 +148,7 @@ CUS_API cus_status cus_module_get_function(cus_module *mod, const char *name, cu
     nf->module = mod;
     nf->name_hash = hash;
     nf->ctx_handle = mod->ctx->handle;
+    nf->ctx = mod->ctx;
     CUresult r = cus_drv_.cuModuleGetFunction_(&nf->handle, mod->handle, name);
     if (r == CUDA_ERROR_NOT_FOUND)
         return CUS_FAIL((cus_status)r, "cuModuleGetFunction",
@@ -245,20 +246,20 @@ CUS_API cus_status cus_function_param_info(const cus_function *fn, unsigned int 
 #define FN_PROLOGUE(fn)                                                        \
     CUS_API_ENTER();                                                           \
     CUS_CHECK_ARG(fn);                                                         \
-    CUS_CHECK_POISON((fn)->module->ctx)
+    CUS_CHECK_POISON((fn)->ctx)
 
 #define FN_CALL(fn, name, call)                                                \
     do {                                                                       \
         CUresult r_ = (call);                                                  \
         if (r_)                                                                \
-            return cus_context_driver_fail_((fn)->module->ctx, r_, __func__, (name)); \
+            return cus_context_driver_fail_((fn)->ctx, r_, __func__, (name)); \
     } while (0)
 
 /* The occupancy calls do need it: with none current, or another context's,
  * the driver answers CUDA_ERROR_INVALID_CONTEXT (measured on an H200,
  * test/rules/expected.txt). So they switch, like the calls on other
  * objects. */
-#define FN_CALL_IN(fn, name, call) CUS_IN_CONTEXT((fn)->module->ctx, (name), (call))
+#define FN_CALL_IN(fn, name, call) CUS_IN_CONTEXT((fn)->ctx, (name), (call))
 
 CUS_API cus_status cus_function_attribute(cus_function *fn, CUfunction_attribute attr, int *value)
 {

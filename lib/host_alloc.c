@@ -36,6 +36,16 @@ void *cus_calloc_(size_t count, size_t size)
     return should_fail() ? NULL : calloc(count, size);
 }
 
+void *cus_calloc_lines_(size_t size)
+{
+    /* aligned_alloc wants a multiple of the alignment */
+    size_t rounded = (size + CUS_CACHE_LINE_ - 1) & ~(size_t)(CUS_CACHE_LINE_ - 1);
+    void *p = should_fail() ? NULL : aligned_alloc(CUS_CACHE_LINE_, rounded);
+    if (p)
+        memset(p, 0, rounded);
+    return p;
+}
+
 /* A failure leaves p allocated, as realloc's does. */
 void *cus_realloc_(void *p, size_t size)
 {

@@ -69,6 +69,9 @@ CUS_HIDDEN void cus_status_set_describer_(const char *(*fn)(cus_status status, b
 
 CUS_HIDDEN void *cus_malloc_(size_t size);
 CUS_HIDDEN void *cus_calloc_(size_t count, size_t size);
+/* Zeroed, at an address that is a multiple of CUS_CACHE_LINE_: for the
+ * objects whose fields are kept on separate lines (contexts, modules). */
+CUS_HIDDEN void *cus_calloc_lines_(size_t size);
 CUS_HIDDEN void *cus_realloc_(void *p, size_t size);
 CUS_HIDDEN char *cus_strdup_(const char *s);
 /* A pointer from cus_malloc_ and friends that is freed at scope exit unless
@@ -303,9 +306,15 @@ static inline bool cus_never_taken_(const void *p, cus_refcount *r, cus_destroy_
 
 /* --- contexts (context.c, context_stack.c) ---------------------------------- */
 
+/* Every object holds its context, so each buffer, stream, event or module
+ * made or freed on any thread writes the context's count, while every call
+ * reads its handle and poison: the count is alone on its line, so that those
+ * writes do not evict what the calls read. (Only contexts and modules, which
+ * are few and shared, pay the padding.) */
 struct cus_context {
-    cus_refcount refs;
-    CUcontext handle;
+    _Alignas(CUS_CACHE_LINE_) cus_refcount refs;
+    /* Read by every call, written once (poison when the context dies). */
+    _Alignas(CUS_CACHE_LINE_) CUcontext handle;
     cus_device device;
     cus_context_kind kind;
     atomic_int poison; /* 0, or the sticky status that killed the context */
@@ -437,6 +446,10 @@ struct cus_function {
     uint64_t name_hash; /* the function cache's key (function.c) */
     CUfunction handle;
     CUcontext ctx_handle; /* the module's context, for the launch's checks */
+    /* The module's context (the module's reference): the launch reads its
+     * poison from here, and so never reads the module, whose count every
+     * cus_function_ref and captured launch writes. */
+    cus_context *ctx;
     /* A macro call site's sizes array that matched the layout (launch.c). */
     _Atomic(const size_t *) checked_sizes;
     char *name;
@@ -445,17 +458,21 @@ struct cus_function {
     size_t *param_offsets, *param_sizes; /* nparams each, when known */
 };
 
+/* Three lines, as for the context: the count (written by every reference to
+ * the module or its functions), what lookups read without the lock (written
+ * once, or, for the table, when it grows), and what is written under the
+ * lock. */
 struct cus_module {
-    cus_refcount refs; /* the module's references and its functions' */
-    CUmodule handle;
+    _Alignas(CUS_CACHE_LINE_) cus_refcount refs; /* the module's references and its functions' */
+    _Alignas(CUS_CACHE_LINE_) CUmodule handle;
     cus_context *ctx;  /* a reference */
     cus_image_format format;
     char *info_log;
     /* The function cache (function.c): filled under the lock, read with or
      * without it; entries are never removed before the module dies. */
-    pthread_mutex_t lock;
     _Atomic(struct cus_function_table_ *) functions; /* NULL until the first */
-    size_t nfunctions;                                /* under the lock */
+    _Alignas(CUS_CACHE_LINE_) pthread_mutex_t lock;
+    size_t nfunctions;  /* under the lock */
     const char **names; /* cus_module_function_names, filled once */
     unsigned int nnames;
     struct cus_global_ *globals; /* looked up so far, under the lock */
@@ -643,5 +660,9 @@ CUS_HIDDEN void cus_destroy_in_context_relaxed_(cus_context *ctx, const char *fu
  * a failed exchange goes to the destroy handler, naming function, and the
  * call is made in the thread's mode. For destructions. */
 CUS_HIDDEN CUresult cus_call_relaxed_(CUresult (*call)(void *), void *arg, const char *function);
+/* The same for a release the driver makes with any context current, or none
+ * (the context-rule table, test/rules/expected.txt, says which): no switch. */
+CUS_HIDDEN void cus_destroy_call_(cus_context *ctx, const char *function, const char *driver_call,
+                                  CUresult (*call)(void *), void *arg, const char *what);
 
 #endif

@@ -84,7 +84,7 @@ launch_prologue(cus_function *fn, cus_stream *stream, unsigned int nargs, void *
     if (CUS_UNLIKELY(!fn || (nargs && !args)))
         return cus_fail_(CUS_ERROR_INVALID_ARGUMENT, function, NULL,
                          fn ? "arguments missing" : "no function");
-    cus_context *ctx = fn->module->ctx;
+    cus_context *ctx = fn->ctx;
     if (CUS_UNLIKELY(atomic_load_explicit(&ctx->poison, memory_order_relaxed)))
         return cus_context_poisoned_fail_(ctx, function);
     if (stream) {
@@ -120,7 +120,7 @@ __attribute__((noinline)) static cus_status launch_switched(cus_function *fn, cu
 {
     if (CUS_UNLIKELY(cus_is_forked_())) /* a child's tops are NULL: it comes here */
         return cus_refuse_call_(function);
-    return CUS_CALL_IN_AS(function, fn->module->ctx, "cuLaunchKernel",
+    return CUS_CALL_IN_AS(function, fn->ctx, "cuLaunchKernel",
                           driver_launch(fn, grid, block, shared_bytes, hs, args));
 }
 
@@ -139,7 +139,7 @@ __attribute__((noinline)) static cus_status launch(cus_function *fn, cus_dim3 gr
         return launch_switched(fn, grid, block, shared_bytes, hs, args, function);
     CUresult r = driver_launch(fn, grid, block, shared_bytes, hs, args);
     if (CUS_UNLIKELY(r))
-        return cus_context_driver_fail_(fn->module->ctx, r, function, "cuLaunchKernel");
+        return cus_context_driver_fail_(fn->ctx, r, function, "cuLaunchKernel");
     return CUS_SUCCESS;
 }
 
@@ -161,7 +161,7 @@ static inline __attribute__((always_inline)) bool fast_path(const cus_function *
         return false;
     if (CUS_UNLIKELY(fn->ctx_handle != cus_tls_top_ || (nargs && !args)))
         return false;
-    if (CUS_UNLIKELY(atomic_load_explicit(&fn->module->ctx->poison, memory_order_relaxed)))
+    if (CUS_UNLIKELY(atomic_load_explicit(&fn->ctx->poison, memory_order_relaxed)))
         return false;
     if (stream && CUS_UNLIKELY(stream->ctx->handle != fn->ctx_handle))
         return false;
@@ -190,7 +190,7 @@ CUS_API cus_status cus_launch_site_(cus_function *fn, cus_dim3 grid, cus_dim3 bl
                       "cus_launch");
     CUresult r = driver_launch(fn, grid, block, shared_bytes, stream ? stream->handle : NULL, args);
     if (CUS_UNLIKELY(r))
-        return cus_context_driver_fail_(fn->module->ctx, r, "cus_launch", "cuLaunchKernel");
+        return cus_context_driver_fail_(fn->ctx, r, "cus_launch", "cuLaunchKernel");
     return CUS_SUCCESS;
 }
 
@@ -227,7 +227,7 @@ static cus_status launch_ex(cus_function *fn, const cus_launch_config *config,
         .sharedMemBytes = config->shared_bytes, .hStream = hs,
         .attrs = n ? attrs : NULL, .numAttrs = n,
     };
-    return CUS_CALL_IN_AS(function, fn->module->ctx, "cuLaunchKernelEx",
+    return CUS_CALL_IN_AS(function, fn->ctx, "cuLaunchKernelEx",
                           cus_drv_.cuLaunchKernelEx_(&lc, fn->handle, args, NULL));
 }
 

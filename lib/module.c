@@ -272,7 +272,7 @@ static cus_status module_load(cus_context *ctx, const void *image, size_t size,
     cus_image_format format;
     CUS_TRY(check_image(image, size, &format, function));
 
-    cus_autofree cus_module *m = cus_calloc_(1, sizeof *m);
+    cus_autofree cus_module *m = cus_calloc_lines_(sizeof *m);
     bool ptx = format == CUS_IMAGE_PTX;
     char error_log[JIT_ERROR_LOG_SIZE], info_binary[JIT_INFO_LOG_SIZE_BINARY];
     cus_autofree char *info_ptx = ptx ? cus_malloc_(JIT_INFO_LOG_SIZE_PTX) : NULL;

@@ -2,6 +2,7 @@
  * record/synchronize/query/elapsed, the context checks, and every failure
  * path: the status returned and recorded, out parameters untouched, the
  * thread's stack unchanged, nothing leaked. */
+#include <limits.h>
 #include <stdio.h>
 
 #include "stream_common.h"
@@ -120,23 +121,94 @@ static void test_calls_faults(void **state)
     assert_ok(cus_event_record(a, s));
     assert_ok(cus_event_record(b, s));
     assert_ok(cus_stream_synchronize(s));
-    /* (A one-shot cuCtxPopCurrent failure is retried by design: see
-     * test_one_shot_pop_failure_is_retried.) */
-    static const char *const around[] = {"cuCtxPushCurrent"};
-    for (size_t i = 0; i < 2; i++) {
-        const char *x = i < 1 ? around[i] : NULL;
-        bool done = false;
-        float ms = 42.0f;
-        assert_fault_surfaces(x ? x : "cuEventRecord", cus_event_record(a, s));
-        assert_fault_surfaces(x ? x : "cuEventSynchronize", cus_event_synchronize(a));
-        assert_fault_surfaces(x ? x : "cuEventQuery", cus_event_query(a, &done));
-        assert_fault_surfaces(x ? x : "cuEventElapsedTime", cus_event_elapsed_ms(a, b, &ms));
-        assert_false(done);
-        assert_true(ms == 42.0f);
-    }
+    /* The calls make no switch (lib/event.c), so the driver call is the one
+     * that can fail. */
+    bool done = false;
+    float ms = 42.0f;
+    assert_fault_surfaces("cuEventRecord", cus_event_record(a, s));
+    assert_fault_surfaces("cuEventSynchronize", cus_event_synchronize(a));
+    assert_fault_surfaces("cuEventQuery", cus_event_query(a, &done));
+    assert_fault_surfaces("cuEventElapsedTime", cus_event_elapsed_ms(a, b, &ms));
+    assert_false(done);
+    assert_true(ms == 42.0f);
+    /* A record on a default stream does switch: the driver takes the
+     * current context's. (A one-shot cuCtxPopCurrent failure is retried by
+     * design: see test_one_shot_pop_failure_is_retried.) */
+    cus_stream *l = NULL;
+    assert_ok(cus_stream_legacy(c, &l));
+    assert_fault_surfaces("cuCtxPushCurrent", cus_event_record(a, l));
+    assert_fault_surfaces("cuEventRecord", cus_event_record(a, l));
+    l = cus_stream_unref(l);
     assert_int_equal(cus_context_poisoned(c), CUS_SUCCESS);
     b = cus_event_unref(b);
     a = cus_event_unref(a);
+    s = cus_stream_unref(s);
+    c = cus_context_unref(c);
+}
+
+/* Only cuEventCreate needs the event's context current: with none current,
+ * a create pushes and pops it around the call, and every other call on the
+ * event is its one driver call (record on a stream it made, synchronize,
+ * query, elapsed time, destroy). With the context current, N creates and N
+ * destroys are N cuEventCreate and N cuEventDestroy, nothing else, and
+ * allocate N event records. */
+static void test_one_driver_call_each(void **state)
+{
+    (void)state;
+    cus_context *c = new_ctx();
+    cus_stream *s = new_stream(c, 0);
+    cus_event *a = NULL, *b = NULL;
+    unsigned long from = cus_fake_call_count();
+    assert_ok(cus_event_create(c, 0, &a));
+    assert_calls_since(from, "cuCtxPushCurrent", "cuEventCreate", "cuCtxPopCurrent");
+    b = new_event(c, 0);
+    from = cus_fake_call_count();
+    bool done = false;
+    float ms = -1.0f;
+    assert_ok(cus_event_record(a, s));
+    assert_ok(cus_event_record(b, s));
+    assert_ok(cus_event_synchronize(b));
+    assert_ok(cus_event_query(a, &done));
+    assert_ok(cus_event_elapsed_ms(a, b, &ms));
+    b = cus_event_unref(b);
+    assert_calls_since(from, "cuEventRecord", "cuEventRecord", "cuEventSynchronize",
+                       "cuEventQuery", "cuEventElapsedTime", "cuEventDestroy");
+    assert_true(done);
+    assert_true(ms >= 0.0f);
+    /* another context current: still no switch */
+    cus_context *other = new_ctx();
+    assert_ok(cus_context_push(other));
+    from = cus_fake_call_count();
+    assert_ok(cus_event_query(a, &done));
+    a = cus_event_unref(a);
+    assert_calls_since(from, "cuEventQuery", "cuEventDestroy");
+    assert_ok(cus_context_pop(NULL));
+    other = cus_context_unref(other);
+
+    enum { N = 1000 };
+    static cus_event *e[N];
+    assert_ok(cus_context_push(c));
+    unsigned long creates = cus_fake_calls_of("cuEventCreate");
+    unsigned long destroys = cus_fake_calls_of("cuEventDestroy");
+    size_t live = cus_debug_live_objects();
+    from = cus_fake_call_count();
+    cus_debug_fail_host_alloc(ULONG_MAX, false); /* counts only */
+    for (int i = 0; i < N; i++)
+        assert_ok(cus_event_create(c, CU_EVENT_DISABLE_TIMING, &e[i]));
+    unsigned long allocs = cus_debug_host_allocs();
+    cus_debug_fail_host_alloc(0, false);
+    assert_int_equal(allocs, N);
+    assert_int_equal(cus_fake_calls_of("cuEventCreate"), creates + N);
+    assert_int_equal(cus_fake_call_count(), from + N);
+    assert_int_equal(cus_debug_live_objects(), live + N);
+    from = cus_fake_call_count();
+    for (int i = 0; i < N; i++)
+        e[i] = cus_event_unref(e[i]);
+    assert_int_equal(cus_fake_calls_of("cuEventDestroy"), destroys + N);
+    assert_int_equal(cus_fake_call_count(), from + N);
+    assert_int_equal(cus_debug_live_objects(), live);
+    assert_ok(cus_context_pop(NULL));
+    assert_int_equal(cus_fake_live_handles(CUS_FAKE_HANDLE_EVENT), 0);
     s = cus_stream_unref(s);
     c = cus_context_unref(c);
 }
@@ -278,6 +350,7 @@ int main(void)
         ENV_TEST(test_create_faults),
         ENV_TEST(test_record_synchronize_query_elapsed),
         ENV_TEST(test_calls_faults),
+        ENV_TEST(test_one_driver_call_each),
         ENV_TEST(test_record_across_contexts_is_a_mismatch),
         TWO_DEV_TEST(test_elapsed_across_contexts_is_a_mismatch),
         ENV_TEST(test_event_keeps_its_context_alive),
