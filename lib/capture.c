@@ -244,27 +244,15 @@ static cus_status adopt_memory(cus_stream *stream, void *mem, bool *adopted,
     return CUS_SUCCESS;
 }
 
-/* A release in a destruction: nothing is recorded, and a failed query (the
- * context dead, most likely) lets the caller go on and free now. */
+/* A release in a destruction: nothing is recorded (cus_run_destroy_), and a
+ * failed query (the context dead, most likely) lets the caller go on and
+ * free now. */
 static bool defer_to_end(cus_stream *stream, cus_refcount *ref, void *obj,
                          cus_destroy_fn_ destroy)
 {
-    cuuint64_t id = 0;
-    if (!stream || stream->kind == CUS_STREAM_LEGACY_DEFAULT)
+    cuuint64_t id;
+    if (capture_id_of(stream, &id, "cus_buffer_unref") || !id)
         return false;
-    id = atomic_load_explicit(&stream->capture_id, memory_order_acquire);
-    if (!id) {
-        CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
-        CUresult q;
-        {
-            CUS_SWITCH_AS(sw, stream->ctx, "cus_buffer_unref");
-            if (sw_status)
-                return false;
-            q = cus_drv_.cuStreamGetCaptureInfo_(stream->handle, &status, &id);
-        }
-        if (q || status != CU_STREAM_CAPTURE_STATUS_ACTIVE)
-            return false;
-    }
     shard *sh = shard_of(id);
     pthread_mutex_lock(&sh->lock);
     capture_record *r = find_locked(sh, id);

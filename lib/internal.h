@@ -581,7 +581,7 @@ CUS_HIDDEN extern cus_capture_ops_ cus_capture_ops;
     {                                                                          \
         if (CUS_LIKELY(!cus_captures_open_()) || !obj)                         \
             return CUS_SUCCESS;                                                \
-        cus_keep_item_ item = {obj, T##_keep_ref_, T##_keep_release_};         \
+        cus_keep_item_ item = cus_capture_item_##name##_(obj);                 \
         return cus_capture_ops.keep(stream, &item, 1, function);               \
     }
 /* The same for each kind of object, defined beside it (memory.c, module.c,

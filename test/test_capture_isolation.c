@@ -25,6 +25,7 @@
 #include <cuscope/memory.h>
 
 #include "launch_fixtures.h"
+#include "harness/gate.h"
 
 static void assert_no_misuse(void)
 {
@@ -138,24 +139,7 @@ static void test_a_failed_capture_query_fails_only_its_call(void **state)
  * a release racing a capture's begin (the ordering forced)
  * ========================================================================== */
 
-static pthread_mutex_t gate_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t gate_cv = PTHREAD_COND_INITIALIZER;
-static bool gate_armed, gate_inside, gate_open;
 static PFN_cuMemFree_v3020 real_free;
-
-static void gate_pass(void)
-{
-    pthread_mutex_lock(&gate_lock);
-    if (gate_armed) {
-        gate_armed = false;
-        gate_inside = true;
-        pthread_cond_broadcast(&gate_cv);
-        while (!gate_open)
-            pthread_cond_wait(&gate_cv, &gate_lock);
-        gate_inside = false;
-    }
-    pthread_mutex_unlock(&gate_lock);
-}
 
 static CUresult gated_free(CUdeviceptr p)
 {
@@ -192,24 +176,15 @@ static void test_a_release_racing_a_global_capture_begin(void **state)
     assert_ok(cus_buffer_alloc(c, 64, &kept));
     assert_ok(cus_buffer_alloc(c, 64, &doomed));
     unsigned long blocks = cus_fake_live_handles(CUS_FAKE_HANDLE_DEVICE_MEMORY);
-    pthread_mutex_lock(&gate_lock);
-    gate_armed = true;
-    gate_inside = gate_open = false;
-    pthread_mutex_unlock(&gate_lock);
+    gate_arm();
     pthread_t t;
     assert_int_equal(pthread_create(&t, NULL, release_run, doomed), 0);
-    pthread_mutex_lock(&gate_lock);
-    while (!gate_inside) /* past every check, about to free */
-        pthread_cond_wait(&gate_cv, &gate_lock);
-    pthread_mutex_unlock(&gate_lock);
+    gate_wait_inside(); /* past every check, about to free */
     {
         cus_capture_scope(cap, s, CU_STREAM_CAPTURE_MODE_GLOBAL);
         assert_ok(cap.status);
         assert_ok(cus_buffer_fill_u32_async(kept, 0, 1, 16, s));
-        pthread_mutex_lock(&gate_lock);
-        gate_open = true; /* the free runs now, inside the capture */
-        pthread_cond_broadcast(&gate_cv);
-        pthread_mutex_unlock(&gate_lock);
+        gate_release(); /* the free runs now, inside the capture */
         assert_int_equal(pthread_join(t, NULL), 0);
         assert_int_equal(cus_fake_live_handles(CUS_FAKE_HANDLE_DEVICE_MEMORY), blocks - 1);
         assert_ok(cus_buffer_fill_u32_async(kept, 0, 2, 16, s));

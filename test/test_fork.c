@@ -27,6 +27,7 @@
 
 #include "stream_common.h"
 #include "harness/check.h"
+#include "harness/gate.h"
 
 static const char ptx_src[] = ".version 8.0\n"
                               ".target sm_80\n"
@@ -392,48 +393,7 @@ static void test_grandchild_and_second_fork(void **state)
  * holding thread has allocated nothing yet: memory that only a vanished
  * thread points to is lost in the child, which valgrind, following the
  * child, would report). */
-static pthread_mutex_t gate_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t gate_cv = PTHREAD_COND_INITIALIZER;
-static bool gate_armed, gate_inside, gate_open;
 static PFN_cuModuleGetFunctionCount_v12040 real_function_count;
-
-static void gate_pass(void)
-{
-    pthread_mutex_lock(&gate_lock);
-    if (gate_armed) {
-        gate_armed = false;
-        gate_inside = true;
-        pthread_cond_broadcast(&gate_cv);
-        while (!gate_open)
-            pthread_cond_wait(&gate_cv, &gate_lock);
-        gate_inside = false;
-    }
-    pthread_mutex_unlock(&gate_lock);
-}
-
-static void gate_arm(void)
-{
-    pthread_mutex_lock(&gate_lock);
-    gate_armed = true;
-    gate_inside = gate_open = false;
-    pthread_mutex_unlock(&gate_lock);
-}
-
-static void gate_wait_inside(void)
-{
-    pthread_mutex_lock(&gate_lock);
-    while (!gate_inside)
-        pthread_cond_wait(&gate_cv, &gate_lock);
-    pthread_mutex_unlock(&gate_lock);
-}
-
-static void gate_release(void)
-{
-    pthread_mutex_lock(&gate_lock);
-    gate_open = true;
-    pthread_cond_broadcast(&gate_cv);
-    pthread_mutex_unlock(&gate_lock);
-}
 
 static CUresult gated_function_count(unsigned int *n, CUmodule m)
 {
