@@ -7,10 +7,24 @@
 
 #include "internal.h"
 
+/* The entries hold references, so that a context never dies while it is
+ * current somewhere (docs/design.md). An entry directly above one of the
+ * same context borrows the reference of the one below, which cannot leave
+ * the stack first: pushing the top's context again (cus_context_push of the
+ * current context, the push a library makes around its work on the caller's
+ * context) writes no reference count, and neither does its pop. So an entry
+ * holds a reference of its own iff the entry below it is another context, or
+ * there is none: owns(). */
 typedef struct mirror {
     cus_context **items;
     unsigned int depth, cap;
 } mirror;
+
+/* Whether entry i holds a reference of its own (see above). */
+static inline bool owns(const mirror *m, unsigned int i)
+{
+    return i == 0 || m->items[i - 1] != m->items[i];
+}
 
 /* initial-exec: a direct %fs-relative load instead of a __tls_get_addr call
  * on every stack operation; 16 bytes fit the static TLS reserve even when
@@ -59,9 +73,11 @@ static void mirror_thread_exit(void *p)
     if (CUS_UNLIKELY(cus_is_forked_()))
         left = 0; /* a fork() child could not have popped them: nothing to report */
     while (m->depth) {
+        bool own = owns(m, m->depth - 1);
         cus_context *c = m->items[--m->depth];
         sync_top(m);
-        cus_context_unref(c);
+        if (own)
+            cus_context_unref(c);
     }
     if (left)
         cus_destroy_error_(CUS_ERROR_CONTEXTS_LEFT_PUSHED, "thread exit", NULL,
@@ -110,7 +126,10 @@ cus_status cus_context_mirror_reserve_(const char *function)
 void cus_context_mirror_push_(cus_context *ctx)
 {
     mirror *m = tls_mirror;
-    m->items[m->depth++] = cus_context_ref(ctx);
+    m->items[m->depth] = ctx;
+    if (owns(m, m->depth))
+        cus_context_ref(ctx);
+    m->depth++;
     cus_tls_top_ = ctx->handle;
 }
 
@@ -201,10 +220,11 @@ void cus_switch_leave_(cus_switch_ *sw)
     }
 }
 
-/* A push onto the driver's stack and the mirror, with the mirror's reference:
- * what cus_context_push and a guard's entry do. Inline, so that a guard's
- * entry with room on the mirror costs the driver call, a reference and two
- * stores. Records failures naming `function`. */
+/* A push onto the driver's stack and the mirror, with the mirror's reference
+ * (borrowed from the entry below when that is ctx too: see mirror): what
+ * cus_context_push and a guard's entry do. Inline, so that a guard's entry
+ * with room on the mirror costs the driver call, a reference and two stores.
+ * Records failures naming `function`. */
 static inline __attribute__((always_inline)) cus_status mirror_push(cus_context *ctx,
                                                                     const char *function)
 {
@@ -218,8 +238,10 @@ static inline __attribute__((always_inline)) cus_status mirror_push(cus_context 
     CUresult r = cus_drv_.cuCtxPushCurrent_(ctx->handle);
     if (CUS_UNLIKELY(r))
         return cus_context_driver_fail_(ctx, r, function, "cuCtxPushCurrent");
-    cus_refcount_inc_(&ctx->refs);
-    m->items[m->depth++] = ctx;
+    m->items[m->depth] = ctx;
+    if (owns(m, m->depth))
+        cus_refcount_inc_(&ctx->refs);
+    m->depth++;
     cus_tls_top_ = ctx->handle;
     return CUS_SUCCESS;
 }
@@ -243,11 +265,12 @@ static inline cus_status pop_top(cus_context **popped, bool retry, CUcontext *dr
         return CUS_ERROR_UNBALANCED_POP;
     cus_context *top = m->items[m->depth - 1];
     CUS_TRY(driver_pop_expect(top->handle, retry, driver_top, failed_call));
+    bool own = owns(m, m->depth - 1);
     m->depth--;
     sync_top(m);
-    if (popped)
-        *popped = top; /* the mirror's reference moves to the caller */
-    else
+    if (popped) /* the entry's reference moves to the caller; a borrowed one is taken */
+        *popped = own ? top : cus_context_ref(top);
+    else if (own)
         cus_context_unref(top);
     return CUS_SUCCESS;
 }
@@ -309,15 +332,23 @@ CUS_API cus_status cus_context_set_current(cus_context *ctx)
         return CUS_FAIL((cus_status)r, "cuCtxSetCurrent", "setting no context current");
     }
     mirror *m = tls_mirror;
-    cus_context *old = NULL;
+    cus_context *old = NULL; /* the reference the replaced or popped top held */
     if (ctx) {
-        if (m->depth)
-            old = m->items[m->depth - 1];
-        else
+        if (m->depth) {
+            unsigned int top = m->depth - 1;
+            if (owns(m, top))
+                old = m->items[top];
+            m->items[top] = ctx;
+            if (owns(m, top))
+                cus_context_ref(ctx);
+        } else {
+            m->items[0] = cus_context_ref(ctx);
             m->depth = 1;
-        m->items[m->depth - 1] = cus_context_ref(ctx);
+        }
     } else if (m && m->depth) {
-        old = m->items[--m->depth];
+        if (owns(m, m->depth - 1))
+            old = m->items[m->depth - 1];
+        m->depth--;
     }
     if (m)
         sync_top(m);
@@ -372,8 +403,10 @@ CUS_API void cus_context_guard_exit(cus_context_guard *guard)
          * entry and its reference go, the driver's stack (the parent's) is
          * not touched, and the top stays cleared (fork.c). */
         if (m && m->depth == guard->depth + 1 && m->items[m->depth - 1] == ctx) {
+            bool own = owns(m, m->depth - 1);
             m->depth--;
-            cus_context_unref(ctx);
+            if (own)
+                cus_context_unref(ctx);
         }
         return;
     }

@@ -116,7 +116,29 @@ typedef struct cus_refcount {
     cus_destroy_fn_ deferred_destroy;
 } cus_refcount;
 
-CUS_HIDDEN extern atomic_size_t cus_live_objects_;
+/* The count of live objects, per thread (live.c): a thread's shard, written
+ * by that thread only, with a load and a store (no locked instruction); the
+ * sum of them all is cus_debug_live_objects(). */
+typedef struct cus_live_shard_ {
+    atomic_size_t count;         /* creations less destructions, modulo 2^N */
+    atomic_bool taken;           /* owned by a running thread */
+    struct cus_live_shard_ *next; /* every shard, on a list that only grows */
+} cus_live_shard_;
+/* The calling thread's shard; NULL until its first object. */
+CUS_HIDDEN extern _Thread_local cus_live_shard_ *cus_live_mine_
+    __attribute__((tls_model("initial-exec")));
+/* Finds the thread a shard, or adds to the shared count when it cannot. */
+CUS_HIDDEN void cus_live_add_slow_(size_t delta);
+static inline void cus_live_add_(size_t delta)
+{
+    cus_live_shard_ *s = cus_live_mine_;
+    if (CUS_LIKELY(s))
+        atomic_store_explicit(&s->count,
+                              atomic_load_explicit(&s->count, memory_order_relaxed) + delta,
+                              memory_order_relaxed);
+    else
+        cus_live_add_slow_(delta);
+}
 
 /* True on a thread while it runs a host function queued through cuscope. */
 CUS_HIDDEN extern _Thread_local bool cus_in_host_fn_ __attribute__((tls_model("initial-exec")));
@@ -126,7 +148,7 @@ static inline void cus_refcount_init_(cus_refcount *r)
 {
     atomic_init(&r->count, 1);
     r->deferred_next = NULL;
-    atomic_fetch_add_explicit(&cus_live_objects_, 1, memory_order_relaxed);
+    cus_live_add_(1);
 }
 /* Reference counts defend themselves, as the kernel's refcount_t does: a
  * count that reaches CUS_REFCOUNT_SATURATED_ (overflow), a reference taken on
@@ -159,7 +181,7 @@ static inline bool cus_refcount_dec_(cus_refcount *r)
 }
 static inline void cus_object_freed_(void)
 {
-    atomic_fetch_sub_explicit(&cus_live_objects_, 1, memory_order_relaxed);
+    cus_live_add_((size_t)-1);
 }
 
 /* Captures begun through cuscope and not yet ended (counted by capture.c,

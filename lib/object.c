@@ -1,12 +1,10 @@
-/* Object bookkeeping: the process-wide count of live cuscope objects
- * (diagnostics, and the guard that keeps cus_driver_install() from swapping
- * the driver under them), and destructions deferred out of host functions
- * (capture.c defers stream-ordered frees on a capturing stream itself). */
+/* Object bookkeeping: destructions deferred out of host functions (capture.c
+ * defers stream-ordered frees on a capturing stream itself). The count of
+ * live objects, which cus_driver_install() checks too, is live.c's. */
 #include <pthread.h>
 
 #include "internal.h"
 
-atomic_size_t cus_live_objects_;
 _Thread_local bool cus_in_host_fn_ __attribute__((tls_model("initial-exec")));
 atomic_bool cus_deferred_pending_;
 atomic_int cus_captures_active_;
@@ -39,11 +37,6 @@ cus_capture_ops_ cus_capture_ops = {keep_none, refuse_none, adopt_none, defer_no
 
 static pthread_mutex_t deferred_lock = PTHREAD_MUTEX_INITIALIZER;
 static cus_refcount *deferred_head;
-
-CUS_API size_t cus_debug_live_objects(void)
-{
-    return atomic_load_explicit(&cus_live_objects_, memory_order_relaxed);
-}
 
 /* Out of line and cold: see cus_refcount_inc_. The count is parked in the
  * middle of the saturated range, so that later references and releases on

@@ -589,6 +589,125 @@ static void test_stack_grows_past_its_first_allocation(void **state)
     assert_stack(0, NULL);
 }
 
+/* --- a context pushed over itself (lib/context_stack.c: the entry borrows the
+ * reference of the one below) ------------------------------------------------ */
+
+static unsigned long live_contexts(void)
+{
+    return (unsigned long)cus_fake_live_handles(CUS_FAKE_HANDLE_CONTEXT);
+}
+
+/* The context lives until its last entry is popped, however many times it was
+ * pushed over itself, and a push and a pop are each their one driver call. */
+static void test_a_context_pushed_over_itself_lives_to_its_last_pop(void **state)
+{
+    (void)state;
+    cus_context *a = new_ctx(CUS_CTX_NO_PUSH);
+    enum { D = 1000 };
+    unsigned long from = cus_fake_call_count();
+    unsigned long pushes = cus_fake_calls_of("cuCtxPushCurrent");
+    unsigned long pops = cus_fake_calls_of("cuCtxPopCurrent");
+    for (int i = 0; i < D; i++)
+        assert_ok(cus_context_push(a));
+    assert_stack(D, a);
+    a = cus_context_unref(a); /* only the stack holds it now */
+    cus_context *top = cus_context_current();
+    for (int i = 0; i < D - 1; i++) {
+        assert_ok(cus_context_pop(NULL));
+        assert_int_equal(live_contexts(), 1);
+    }
+    assert_stack(1, top);
+    assert_ok(cus_context_synchronize(top)); /* still usable */
+    assert_ok(cus_context_pop(NULL));
+    assert_int_equal(live_contexts(), 0);
+    assert_stack(0, NULL);
+    assert_int_equal(cus_fake_calls_of("cuCtxPushCurrent"), pushes + D);
+    assert_int_equal(cus_fake_calls_of("cuCtxPopCurrent"), pops + D);
+    assert_int_equal(cus_fake_calls_of("cuCtxDestroy"), 1);
+    /* pushes, pops, the synchronize, the destroy: nothing else */
+    assert_int_equal(cus_fake_call_count(), from + 2 * D + 2);
+}
+
+/* A pop's `popped` is a reference of its own, also for an entry that
+ * borrowed the one below's. */
+static void test_pop_of_a_context_pushed_over_itself_hands_out_a_reference(void **state)
+{
+    (void)state;
+    cus_context *a = new_ctx(CUS_CTX_NO_PUSH);
+    assert_ok(cus_context_push(a));
+    assert_ok(cus_context_push(a));
+    a = cus_context_unref(a);
+    cus_context *upper = NULL, *lower = NULL;
+    assert_ok(cus_context_pop(&upper));
+    assert_ok(cus_context_pop(&lower));
+    assert_ptr_equal(upper, lower);
+    assert_stack(0, NULL);
+    upper = cus_context_unref(upper);
+    assert_int_equal(live_contexts(), 1);
+    assert_ok(cus_context_synchronize(lower));
+    lower = cus_context_unref(lower);
+    assert_int_equal(live_contexts(), 0);
+}
+
+/* cus_context_set_current replaces the top: over an entry of the same
+ * context, or with the context of the entry below, every context still
+ * lives exactly as long as an entry or a reference holds it. */
+static void test_set_current_over_a_context_pushed_over_itself(void **state)
+{
+    (void)state;
+    cus_context *a = new_ctx(CUS_CTX_NO_PUSH), *b = new_ctx(CUS_CTX_NO_PUSH);
+    cus_context *ha = a, *hb = b; /* borrowed, for the stack checks */
+    assert_ok(cus_context_push(a));
+    assert_ok(cus_context_push(a));
+    assert_ok(cus_context_set_current(b)); /* [a, b]: b's entry holds b */
+    assert_stack(2, hb);
+    b = cus_context_unref(b);
+    assert_int_equal(live_contexts(), 2);
+    assert_ok(cus_context_set_current(ha)); /* [a, a]: b's last holder gone */
+    assert_stack(2, ha);
+    assert_int_equal(live_contexts(), 1);
+    a = cus_context_unref(a);
+    assert_ok(cus_context_set_current(ha)); /* over itself: nothing changes */
+    assert_stack(2, ha);
+    assert_ok(cus_context_set_current(NULL));
+    assert_stack(1, ha);
+    assert_int_equal(live_contexts(), 1);
+    assert_ok(cus_context_set_current(NULL));
+    assert_stack(0, NULL);
+    assert_int_equal(live_contexts(), 0);
+    assert_int_equal(cus_fake_calls_of("cuCtxDestroy"), 2);
+}
+
+/* A thread that exits with a context pushed over itself releases it once. */
+static void *exit_pushed_over_itself(void *arg)
+{
+    cus_context *a = arg;
+    for (int i = 0; i < 3; i++)
+        if (cus_context_push(a))
+            return (void *)1;
+    return NULL;
+}
+
+static void test_thread_exit_with_a_context_pushed_over_itself(void **state)
+{
+    (void)state;
+    cus_context *a = new_ctx(CUS_CTX_NO_PUSH);
+    pthread_t t;
+    void *ret = NULL;
+    assert_int_equal(pthread_create(&t, NULL, exit_pushed_over_itself, a), 0);
+    assert_int_equal(pthread_join(t, &ret), 0);
+    assert_null(ret);
+    assert_int_equal(env_destroyed.count, 1);
+    assert_int_equal(env_destroyed.last_status, CUS_ERROR_CONTEXTS_LEFT_PUSHED);
+    assert_non_null(strstr(env_destroyed.last_message, "3 context"));
+    env_destroyed.count = 0; /* the report was expected */
+    assert_int_equal(live_contexts(), 1);
+    assert_ok(cus_context_synchronize(a));
+    a = cus_context_unref(a);
+    assert_int_equal(live_contexts(), 0);
+    assert_int_equal(cus_debug_live_objects(), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -619,6 +738,10 @@ int main(void)
         ENV_TEST(test_set_current_failure_leaves_the_stack),
         ENV_TEST(test_temporary_switch_restores_after_failure),
         ENV_TEST(test_stack_grows_past_its_first_allocation),
+        ENV_TEST(test_a_context_pushed_over_itself_lives_to_its_last_pop),
+        ENV_TEST(test_pop_of_a_context_pushed_over_itself_hands_out_a_reference),
+        ENV_TEST(test_set_current_over_a_context_pushed_over_itself),
+        ENV_TEST(test_thread_exit_with_a_context_pushed_over_itself),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,11 +1,12 @@
 /* Threads: concurrent loading, per-thread stacks over shared contexts,
  * contexts destroyed while current elsewhere, thread exit with contexts
- * pushed, and concurrent reference counting. Runs under TSan in CI.
+ * pushed, concurrent reference counting, and the live count across threads. Runs under TSan in CI.
  *
  * Worker threads never call cmocka's asserts (they longjmp into the main
  * thread's test): they record failures in their own struct, which the main
  * thread checks after pthread_join. Synchronisation is by mutex and condition
  * variable only, never by sleeping. */
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -464,6 +465,110 @@ static void test_concurrent_ref_and_unref_destroy_exactly_once(void **state)
     assert_nothing_alive();
 }
 
+/* --- (7) the live count, kept per thread ------------------------------------------ */
+
+/* cus_debug_live_objects() sums per-thread counts (lib/live.c): objects made
+ * on threads that exited and released on others, which take their counts
+ * below zero, still sum to what is alive; a thread that exits gives its
+ * count up to the next new thread, which allocates nothing for it. */
+
+#define LIVE_PER_THREAD 100
+
+typedef struct live_worker {
+    pthread_t thread;
+    cus_context *ctx;
+    cus_event **events;
+    int count;
+    bool release; /* release them instead of making them */
+    report r;
+} live_worker;
+
+static void *live_main(void *arg)
+{
+    live_worker *w = arg;
+    for (int i = 0; i < w->count; i++) {
+        if (w->release) {
+            w->events[i] = cus_event_unref(w->events[i]);
+        } else {
+            cus_status st = cus_event_create(w->ctx, 0, &w->events[i]);
+            if (st)
+                report_fail(&w->r, __LINE__, "cus_event_create", st);
+        }
+    }
+    return NULL;
+}
+
+/* One thread that makes (or releases) `count` events, joined. */
+static void run_live_worker(cus_context *c, cus_event **events, int count, bool release)
+{
+    live_worker w;
+    memset(&w, 0, sizeof w);
+    w.ctx = c;
+    w.events = events;
+    w.count = count;
+    w.release = release;
+    assert_int_equal(pthread_create(&w.thread, NULL, live_main, &w), 0);
+    assert_int_equal(pthread_join(w.thread, NULL), 0);
+    assert_report_clean(&w.r, 0);
+}
+
+static void run_live_workers(cus_context *c, cus_event *(*events)[LIVE_PER_THREAD], bool release)
+{
+    live_worker w[N_THREADS];
+    memset(w, 0, sizeof w);
+    for (int i = 0; i < N_THREADS; i++) {
+        w[i].ctx = c;
+        /* each releases what another made */
+        w[i].events = events[release ? (i + 1) % N_THREADS : i];
+        w[i].count = LIVE_PER_THREAD;
+        w[i].release = release;
+        assert_int_equal(pthread_create(&w[i].thread, NULL, live_main, &w[i]), 0);
+    }
+    for (int i = 0; i < N_THREADS; i++)
+        assert_int_equal(pthread_join(w[i].thread, NULL), 0);
+    for (int i = 0; i < N_THREADS; i++)
+        assert_report_clean(&w[i].r, i);
+}
+
+static void test_live_count_sums_the_threads(void **state)
+{
+    (void)state;
+    cus_context *c = NULL;
+    assert_ok(cus_context_create(dev0(), CUS_CTX_NO_PUSH, &c));
+    size_t live = cus_debug_live_objects();
+    static cus_event *events[N_THREADS][LIVE_PER_THREAD];
+    run_live_workers(c, events, false);
+    assert_int_equal(cus_debug_live_objects(), live + N_THREADS * LIVE_PER_THREAD);
+    assert_int_equal(cus_fake_live_handles(CUS_FAKE_HANDLE_EVENT), N_THREADS * LIVE_PER_THREAD);
+    run_live_workers(c, events, true);
+    assert_int_equal(cus_debug_live_objects(), live);
+    assert_int_equal(cus_fake_live_handles(CUS_FAKE_HANDLE_EVENT), 0);
+    /* The main thread releases what a thread made, and a thread what the
+     * main thread made. */
+    run_live_worker(c, events[0], LIVE_PER_THREAD, false);
+    assert_int_equal(cus_debug_live_objects(), live + LIVE_PER_THREAD);
+    for (int i = 0; i < LIVE_PER_THREAD; i++)
+        events[0][i] = cus_event_unref(events[0][i]);
+    assert_int_equal(cus_debug_live_objects(), live);
+    for (int i = 0; i < LIVE_PER_THREAD; i++)
+        assert_ok(cus_event_create(c, 0, &events[0][i]));
+    assert_int_equal(cus_debug_live_objects(), live + LIVE_PER_THREAD);
+    run_live_worker(c, events[0], LIVE_PER_THREAD, true);
+    assert_int_equal(cus_debug_live_objects(), live);
+    /* The threads above have all exited: a new one takes over a count they
+     * gave up, and its first object allocates the object's record only. */
+    cus_debug_fail_host_alloc(ULONG_MAX, false); /* counts only */
+    run_live_worker(c, events[0], 1, false);
+    unsigned long allocs = cus_debug_host_allocs();
+    cus_debug_fail_host_alloc(0, false);
+    assert_int_equal(allocs, 1);
+    assert_int_equal(cus_debug_live_objects(), live + 1);
+    events[0][0] = cus_event_unref(events[0][0]);
+    assert_int_equal(cus_debug_live_objects(), live);
+    c = cus_context_unref(c);
+    assert_nothing_alive();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -474,6 +579,7 @@ int main(void)
         ENV_TEST(test_thread_exit_with_contexts_pushed_releases_them_and_reports_once),
         ENV_TEST(test_thread_exit_with_a_balanced_stack_reports_nothing),
         ENV_TEST(test_concurrent_ref_and_unref_destroy_exactly_once),
+        ENV_TEST(test_live_count_sums_the_threads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

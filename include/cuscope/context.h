@@ -8,9 +8,10 @@
  *   foreign  cus_context_wrap(): a CUcontext someone else owns; never destroyed.
  *
  * The per-thread stack. cuscope keeps, per thread, a mirror of the driver's
- * context stack as far as cuscope changed it. Each entry holds a reference, so
- * a context can never be destroyed while it is current on any thread through
- * cuscope. The rules are the driver's:
+ * context stack as far as cuscope changed it. Each entry keeps its context
+ * alive (a reference of its own, or the one of the entry below it when that
+ * is the same context), so a context can never be destroyed while it is
+ * current on any thread through cuscope. The rules are the driver's:
  *   cus_context_create        creates and pushes (unless CUS_CTX_NO_PUSH)
  *   cus_context_push          pushes; the pushed context is current
  *   cus_context_pop           pops what cuscope pushed; an empty mirror gives

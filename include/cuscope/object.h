@@ -119,7 +119,10 @@ extern "C" {
 #endif
 
 /* Diagnostics: the number of cuscope objects alive in this process (all
- * types). Tests assert it returns to zero. Thread-safe. */
+ * types). Tests assert it returns to zero. Thread-safe; the sum of per-thread
+ * counts, so exact when no object is made or released meanwhile (after the
+ * threads that did have been joined, say), and only approximate while other
+ * threads make and release objects. */
 CUS_API size_t cus_debug_live_objects(void);
 
 /* Diagnostics for tests of the out-of-host-memory paths: makes cuscope's own
