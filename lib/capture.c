@@ -28,12 +28,18 @@ typedef struct capture_record {
     cuuint64_t id;
     cus_stream *stream; /* the stream it began on */
     keep_list keep;     /* what the graph will hold, in the order kept */
-    /* The objects of `keep`, as an open-addressing set (linear probing, a
-     * power of two, at most half full): an object already kept is found in
-     * O(1), so a graph replaying one buffer a thousand times holds it once
-     * and a capture of N distinct buffers costs O(N). */
+    /* Which objects `keep` holds is told, for most of them, by the object
+     * itself: its kept_by names this capture (a load, and no cache miss: the
+     * launch reads the object's line anyway). An object that another open
+     * capture holds already keeps that one's id; this capture then notes it
+     * in `set`, an open-addressing set (linear probing, a power of two, at
+     * most half full), so that it is kept once here too. Either way a graph
+     * replaying one buffer a thousand times holds it once, and a capture of
+     * N distinct buffers costs O(N), without probing a table of N entries
+     * (which missed the cache on every launch at N = 10^5). */
     const void **set;
-    size_t set_capacity;
+    size_t set_count, set_capacity;
+    bool tabled; /* in open_ids (else counted in untabled) */
     /* Destructions that wait for the end: stream-ordered frees queued on a
      * stream of this capture (cus_refcount's deferred link). */
     cus_refcount *after_end;
@@ -55,6 +61,41 @@ static shard shards[SHARDS];
 static inline shard *shard_of(cuuint64_t id)
 {
     return &shards[id % SHARDS];
+}
+
+/* Which captures are open, without a lock: the id of each in open_ids[id %
+ * OPEN_IDS], from before its id can be in any object's kept_by until after
+ * its record has left the registry. One that finds its slot taken is counted
+ * in `untabled` instead; while any is, a kept_by this table does not know is
+ * taken to be open (that only costs its captures the set). */
+#define OPEN_IDS 256
+static _Atomic(cuuint64_t) open_ids[OPEN_IDS];
+static atomic_uint untabled;
+
+static void open_ids_add(capture_record *rec)
+{
+    cuuint64_t none = 0;
+    rec->tabled = atomic_compare_exchange_strong_explicit(
+        &open_ids[rec->id % OPEN_IDS], &none, rec->id, memory_order_seq_cst,
+        memory_order_relaxed);
+    if (!rec->tabled)
+        atomic_fetch_add_explicit(&untabled, 1, memory_order_seq_cst);
+}
+
+static void open_ids_remove(capture_record *rec)
+{
+    if (rec->tabled)
+        atomic_store_explicit(&open_ids[rec->id % OPEN_IDS], 0, memory_order_release);
+    else
+        atomic_fetch_sub_explicit(&untabled, 1, memory_order_release);
+}
+
+/* Whether the capture `id` may still be open: false only when it surely is
+ * not (ended, or never a cuscope capture). */
+static bool may_be_open(cuuint64_t id)
+{
+    return atomic_load_explicit(&open_ids[id % OPEN_IDS], memory_order_acquire) == id ||
+           atomic_load_explicit(&untabled, memory_order_acquire) != 0;
 }
 
 static capture_record *find_locked(shard *sh, cuuint64_t id)
@@ -84,71 +125,121 @@ static inline size_t pointer_hash(const void *p)
 }
 
 /* Where obj is in the set, or the empty slot where it would go. */
-static const void **set_slot(const capture_record *r, const void *obj)
+static const void **set_slot(const void **set, size_t capacity, const void *obj)
 {
-    size_t mask = r->set_capacity - 1;
+    size_t mask = capacity - 1;
     for (size_t i = pointer_hash(obj) & mask;; i = (i + 1) & mask)
-        if (!r->set[i] || r->set[i] == obj)
-            return &r->set[i];
+        if (!set[i] || set[i] == obj)
+            return &set[i];
 }
 
-/* Room for one more object in both the set and the list. */
-static bool reserve_one(capture_record *r)
+static bool set_has(const capture_record *r, const void *obj)
 {
-    keep_list *k = &r->keep;
-    if (k->count == k->capacity) {
-        size_t want = k->capacity ? k->capacity * 2 : 16;
-        keep_entry *grown = cus_realloc_(k->items, want * sizeof *grown);
-        if (!grown)
-            return false;
-        k->items = grown;
-        k->capacity = want;
-    }
-    if ((k->count + 1) * 2 > r->set_capacity) {
+    return r->set_count && *set_slot(r->set, r->set_capacity, obj);
+}
+
+/* Adds obj (not in it) to r's set; false when out of memory. */
+static bool set_add(capture_record *r, const void *obj)
+{
+    if ((r->set_count + 1) * 2 > r->set_capacity) {
         size_t want = r->set_capacity ? r->set_capacity * 2 : 32;
         const void **set = cus_calloc_(want, sizeof *set);
         if (!set)
             return false;
+        for (size_t i = 0; i < r->set_capacity; i++)
+            if (r->set[i])
+                *set_slot(set, want, r->set[i]) = r->set[i];
         free(r->set);
         r->set = set;
         r->set_capacity = want;
-        for (size_t i = 0; i < k->count; i++)
-            *set_slot(r, k->items[i].obj) = k->items[i].obj;
     }
+    *set_slot(r->set, r->set_capacity, obj) = obj;
+    r->set_count++;
     return true;
 }
 
-/* Keeps one item with r (the shard locked); false when out of memory (the
- * capture's end then fails). */
+/* Room for one more entry in r's keep list. */
+static bool reserve_one(capture_record *r)
+{
+    keep_list *k = &r->keep;
+    if (k->count < k->capacity)
+        return true;
+    size_t want = k->capacity ? k->capacity * 2 : 16;
+    keep_entry *grown = cus_realloc_(k->items, want * sizeof *grown);
+    if (!grown)
+        return false;
+    k->items = grown;
+    k->capacity = want;
+    return true;
+}
+
+static void append(capture_record *r, const cus_keep_item_ *item)
+{
+    r->keep.items[r->keep.count++] = (keep_entry){item->ref(item->obj), item->release};
+}
+
+/* Keeps one item with r (its shard locked); false when out of memory (the
+ * capture's end then fails). An object whose kept_by names no open capture
+ * is claimed for r (a compare-and-swap: another capture may claim it at the
+ * same time); one that another open capture holds goes into r's set. */
 static bool keep_locked(capture_record *r, const cus_keep_item_ *item)
 {
-    const void **slot = NULL;
-    if (r->set_capacity && *(slot = set_slot(r, item->obj)))
-        return true; /* kept already */
-    size_t capacity = r->set_capacity;
-    if (!reserve_one(r)) {
-        r->out_of_memory = true;
-        return false;
+    if (!reserve_one(r))
+        goto out_of_memory;
+    if (!item->refs) { /* handed over whole: new, never kept before */
+        append(r, item);
+        return true;
     }
-    if (r->set_capacity != capacity)
-        slot = set_slot(r, item->obj); /* the set grew: probe the new one */
-    *slot = item->obj;
-    r->keep.items[r->keep.count++] = (keep_entry){item->ref(item->obj), item->release};
+    cuuint64_t k = atomic_load_explicit(&item->refs->kept_by, memory_order_acquire);
+    for (;;) {
+        if (k == r->id)
+            return true;
+        if (k && may_be_open(k))
+            break;
+        /* Claimed by none: r may still hold it from a time another capture
+         * did (then it is in r's set). */
+        if (set_has(r, item->obj))
+            return true;
+        if (atomic_compare_exchange_weak_explicit(&item->refs->kept_by, &k, r->id,
+                                                  memory_order_acq_rel, memory_order_acquire)) {
+            append(r, item);
+            return true;
+        }
+    }
+    if (set_has(r, item->obj))
+        return true;
+    if (!set_add(r, item->obj))
+        goto out_of_memory;
+    append(r, item);
     return true;
+out_of_memory:
+    r->out_of_memory = true;
+    return false;
 }
 
-/* The objects this thread kept lately, with the capture that keeps them: a
- * hit needs no lock. An id is never reused, so an entry stays true until its
- * capture ends, and no later capture has its id. */
+/* The objects this thread kept lately for a capture that another open one
+ * already held them for (their kept_by names that one): a hit needs no lock.
+ * An id is never reused, so an entry stays true until its capture ends, and
+ * no later capture has its id. */
 #define MEMO 16
 static _Thread_local struct {
     cuuint64_t id;
     const void *obj;
-} memo[MEMO];
+} memo[MEMO] __attribute__((tls_model("initial-exec")));
 
 static inline unsigned int memo_index(const void *obj)
 {
     return (unsigned int)(pointer_hash(obj) % MEMO);
+}
+
+static inline bool kept_already(cuuint64_t id, const cus_keep_item_ *item)
+{
+    if (!item->refs)
+        return false;
+    if (atomic_load_explicit(&item->refs->kept_by, memory_order_acquire) == id)
+        return true;
+    unsigned int m = memo_index(item->obj);
+    return memo[m].id == id && memo[m].obj == item->obj;
 }
 
 /* The id of the cuscope-visible capture that stream is in (0: none):
@@ -180,22 +271,21 @@ static cus_status keep(cus_stream *stream, const cus_keep_item_ *items, unsigned
     if (!id)
         return CUS_SUCCESS;
     unsigned int missed = 0;
-    for (unsigned int i = 0; i < n; i++) {
-        unsigned int m = memo_index(items[i].obj);
-        missed += memo[m].id != id || memo[m].obj != items[i].obj;
-    }
+    for (unsigned int i = 0; i < n; i++)
+        missed += !kept_already(id, &items[i]);
     if (!missed)
         return CUS_SUCCESS;
     shard *sh = shard_of(id);
     pthread_mutex_lock(&sh->lock);
     capture_record *r = find_locked(sh, id);
-    if (r) {
-        for (unsigned int i = 0; i < n; i++) {
-            if (keep_locked(r, &items[i])) {
-                unsigned int m = memo_index(items[i].obj);
-                memo[m].id = id;
-                memo[m].obj = items[i].obj;
-            }
+    for (unsigned int i = 0; r && i < n; i++) {
+        if (kept_already(id, &items[i]) || !keep_locked(r, &items[i]))
+            continue;
+        if (items[i].refs &&
+            atomic_load_explicit(&items[i].refs->kept_by, memory_order_relaxed) != id) {
+            unsigned int m = memo_index(items[i].obj);
+            memo[m].id = id;
+            memo[m].obj = items[i].obj;
         }
     }
     pthread_mutex_unlock(&sh->lock);
@@ -233,7 +323,7 @@ static cus_status adopt_memory(cus_stream *stream, void *mem, bool *adopted,
     pthread_mutex_lock(&sh->lock);
     capture_record *r = find_locked(sh, id);
     if (r) {
-        cus_keep_item_ item = {mem, ref_identity, free};
+        cus_keep_item_ item = {mem, NULL, ref_identity, free};
         *adopted = keep_locked(r, &item);
     }
     pthread_mutex_unlock(&sh->lock);
@@ -363,6 +453,7 @@ CUS_API cus_capture_guard cus_capture_begin(cus_stream *stream, CUstreamCaptureM
         return g;
     }
     rec->stream = stream;
+    open_ids_add(rec);
     shard *sh = shard_of(rec->id);
     pthread_mutex_lock(&sh->lock);
     rec->next = sh->head;
@@ -386,6 +477,8 @@ static capture_record *record_take(cus_stream *stream)
     if (rec)
         unlink_locked(sh, rec);
     pthread_mutex_unlock(&sh->lock);
+    if (rec)
+        open_ids_remove(rec);
     return rec;
 }
 

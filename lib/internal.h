@@ -109,6 +109,10 @@ typedef void (*cus_destroy_fn_)(void *obj);
 
 typedef struct cus_refcount {
     atomic_uint count;
+    /* The driver's id of a capture whose keep list holds the object (0:
+     * none): a captured launch that finds its own capture here keeps nothing
+     * more, with one load of a line the launch reads anyway (capture.c). */
+    _Atomic(cuuint64_t) kept_by;
     /* Set only while a destruction is deferred (the last reference was
      * dropped inside a host function): the deferred list's link. */
     struct cus_refcount *deferred_next;
@@ -147,6 +151,7 @@ CUS_HIDDEN extern atomic_bool cus_deferred_pending_;
 static inline void cus_refcount_init_(cus_refcount *r)
 {
     atomic_init(&r->count, 1);
+    atomic_init(&r->kept_by, 0);
     r->deferred_next = NULL;
     cus_live_add_(1);
 }
@@ -545,9 +550,11 @@ typedef struct keep_list {
 CUS_HIDDEN void cus_keep_list_release_(keep_list *k);
 
 /* One object for a capture to keep: a new reference taken with ref, released
- * with release when the graph dies. */
+ * with release when the graph dies. refs is the object's count (its kept_by
+ * field), or NULL for memory handed over whole (never kept twice). */
 typedef struct cus_keep_item_ {
     void *obj;
+    cus_refcount *refs;
     void *(*ref)(void *);
     cus_release_fn_ release;
 } cus_keep_item_;
@@ -597,7 +604,7 @@ CUS_HIDDEN extern cus_capture_ops_ cus_capture_ops;
     static void T##_keep_release_(void *p) { (void)T##_unref((T *)p); }       \
     cus_keep_item_ cus_capture_item_##name##_(T *obj)                          \
     {                                                                          \
-        return (cus_keep_item_){obj, T##_keep_ref_, T##_keep_release_};        \
+        return (cus_keep_item_){obj, &obj->refs, T##_keep_ref_, T##_keep_release_}; \
     }                                                                          \
     cus_status cus_capture_keep_##name##_(cus_stream *stream, T *obj, const char *function) \
     {                                                                          \
@@ -616,6 +623,12 @@ CUS_HIDDEN cus_status cus_capture_keep_module_(cus_stream *stream, cus_module *m
 CUS_HIDDEN cus_status cus_capture_keep_event_(cus_stream *stream, cus_event *ev,
                                               const char *function);
 CUS_HIDDEN cus_keep_item_ cus_capture_item_buffer_(cus_buffer *buf);
+/* A buffer's count (its first member, memory.c asserts), read inline by the
+ * launch path, which has no buffer's layout. */
+static inline cus_refcount *cus_buffer_refs_(cus_buffer *buf)
+{
+    return (cus_refcount *)(void *)buf;
+}
 CUS_HIDDEN cus_keep_item_ cus_capture_item_module_(cus_module *mod);
 CUS_HIDDEN cus_keep_item_ cus_capture_item_event_(cus_event *ev);
 static inline cus_status cus_capture_refuse_on_(cus_stream *stream, const char *function,

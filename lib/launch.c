@@ -251,7 +251,7 @@ CUS_API cus_status cus_launch_ex_site_(cus_function *fn, const cus_launch_config
  * the duration of the launch expression. */
 
 #define PENDING_MAX 64
-static _Thread_local cus_buffer *pending[PENDING_MAX];
+static _Thread_local cus_buffer *pending[PENDING_MAX] __attribute__((tls_model("initial-exec")));
 _Thread_local unsigned int cus_pending_buffer_count_ __attribute__((tls_model("initial-exec")));
 
 void cus_pending_buffers_clear_(void)
@@ -273,6 +273,17 @@ cus_status cus_capture_launch_args_(cus_stream *stream, cus_module *mod, const c
     cus_pending_buffer_count_ = 0;
     if (!atomic_load_explicit(&cus_captures_active_, memory_order_relaxed))
         return CUS_SUCCESS;
+    /* Launch after launch in one capture: everything kept already, as each
+     * object's kept_by says (a line the launch read anyway). */
+    cuuint64_t id = stream ? atomic_load_explicit(&stream->capture_id, memory_order_acquire) : 0;
+    if (id) {
+        bool kept = !mod || atomic_load_explicit(&mod->refs.kept_by, memory_order_acquire) == id;
+        for (unsigned int i = 0; kept && i < n; i++)
+            kept = atomic_load_explicit(&cus_buffer_refs_(pending[i])->kept_by,
+                                        memory_order_acquire) == id;
+        if (kept)
+            return CUS_SUCCESS;
+    }
     cus_keep_item_ items[PENDING_MAX + 1];
     unsigned int count = 0;
     if (mod)

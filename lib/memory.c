@@ -1,5 +1,6 @@
 /* Device, stream-ordered, managed and page-locked host memory, and the
  * bounds-checked copies and fills between them. */
+#include <stddef.h>
 #include <stdlib.h>
 
 #include "cuscope/memory.h"
@@ -13,6 +14,7 @@ struct cus_buffer {
     cus_context *ctx;   /* a reference */
     cus_stream *stream; /* stream-ordered: the stream it is freed on (a reference) */
 };
+_Static_assert(offsetof(cus_buffer, refs) == 0, "cus_buffer_refs_ reads the count first");
 
 struct cus_host_buffer {
     cus_refcount refs;

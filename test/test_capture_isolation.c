@@ -380,6 +380,143 @@ static void test_overlapping_captures_leave_no_graph_alive(void **state)
     assert_no_misuse();
 }
 
+/* What an object's own note of the capture that keeps it (kept_by) must not
+ * get wrong: captures open at once that use the same objects each keep them
+ * once, whether they took the object first or found it taken (then their set
+ * tells), and whether the capture that took it ended meanwhile; a capture
+ * after them keeps them once again. */
+static void fill(cus_buffer *b, cus_stream *s)
+{
+    assert_ok(cus_buffer_fill_u32_async(b, 0, 7, 4, s));
+}
+
+static void launch_on(fixture *fx, cus_buffer *x, cus_buffer *y, cus_stream *s)
+{
+    assert_ok(cus_launch(fx->axpy, 1, 1, 0, s, 2.0f, x, y, (uint64_t)1));
+}
+
+static void test_overlapping_captures_each_keep_shared_objects_once(void **state)
+{
+    (void)state;
+    enum { MANY = 64 }; /* more than the thread's memo of set hits holds */
+    cus_autoptr(cus_context) c = new_ctx();
+    fixture fx = open_fixture(c);
+    cus_autoptr(cus_stream) s1 = new_stream(c, CU_STREAM_NON_BLOCKING);
+    cus_autoptr(cus_stream) s2 = new_stream(c, CU_STREAM_NON_BLOCKING);
+    cus_autoptr(cus_buffer) x = NULL;
+    cus_autoptr(cus_buffer) y = NULL;
+    cus_autoptr(cus_buffer) z = NULL;
+    assert_ok(cus_buffer_alloc(c, 16, &x));
+    assert_ok(cus_buffer_alloc(c, 16, &y));
+    assert_ok(cus_buffer_alloc(c, 16, &z));
+    cus_buffer *w[MANY];
+    for (int i = 0; i < MANY; i++)
+        assert_ok(cus_buffer_alloc(c, 16, &w[i]));
+    cus_autoptr(cus_graph) ga = NULL;
+    cus_autoptr(cus_graph) gb = NULL;
+    cus_autoptr(cus_graph) gc = NULL;
+    {
+        cus_capture_scope(a, s1, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
+        assert_ok(a.status);
+        cus_capture_scope(b, s2, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
+        assert_ok(b.status);
+        launch_on(&fx, x, y, s1); /* a takes the module, x and y */
+        for (int i = 0; i < MANY; i++)
+            fill(w[i], s1);
+        launch_on(&fx, x, z, s2); /* b finds the module and x taken; takes z */
+        launch_on(&fx, x, z, s2);
+        fill(x, s2);
+        for (int i = 0; i < MANY; i++)
+            fill(w[i], s2); /* found taken, each */
+        launch_on(&fx, x, y, s1);
+        assert_ok(cus_capture_end(&a, &ga));
+        /* a ended: what it had taken is free to take, and b holds some of it
+         * already (its set says which, whatever the thread's memo forgot). */
+        launch_on(&fx, x, y, s2); /* x in b's set; y new to b */
+        launch_on(&fx, y, x, s2);
+        for (int i = 0; i < MANY; i++)
+            fill(w[i], s2);
+        fill(y, s2);
+        fill(z, s2);
+        assert_ok(cus_capture_end(&b, &gb));
+    }
+    assert_int_equal(cus_graph_kept_objects(ga), 3 + MANY); /* the module, x, y, w */
+    assert_int_equal(cus_graph_kept_objects(gb), 4 + MANY); /* the module, x, z, y, w */
+    {
+        cus_capture_scope(cc, s1, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
+        assert_ok(cc.status);
+        for (int i = 0; i < 3; i++) {
+            launch_on(&fx, z, x, s1);
+            fill(y, s1);
+            fill(w[i], s1);
+        }
+        assert_ok(cus_capture_end(&cc, &gc));
+    }
+    assert_int_equal(cus_graph_kept_objects(gc), 7);
+    /* Each graph holds one reference on each: released with the graphs and
+     * the handles here, the buffers are freed (no reference left over). */
+    unsigned long frees = cus_fake_calls_of("cuMemFree");
+    ga = cus_graph_unref(ga);
+    gb = cus_graph_unref(gb);
+    gc = cus_graph_unref(gc);
+    x = cus_buffer_unref(x);
+    y = cus_buffer_unref(y);
+    z = cus_buffer_unref(z);
+    for (int i = 0; i < MANY; i++)
+        cus_buffer_unref(w[i]);
+    assert_int_equal(cus_fake_calls_of("cuMemFree"), frees + 3 + MANY);
+    close_fixture(&fx);
+    assert_int_equal(env_destroyed.count, 0);
+    assert_no_misuse();
+}
+
+/* Hundreds of captures while one stays open: their ids meet the open one's
+ * at every residue of the table of open captures (capture.c, open_ids), two
+ * of them in its very slot (then they are not in the table, and what they
+ * take must still count as taken); each keeps what it uses once, and the
+ * open one too. */
+static void test_many_captures_beside_an_open_one_keep_once(void **state)
+{
+    (void)state;
+    enum { CAPTURES_BESIDE = 600 };
+    cus_autoptr(cus_context) c = new_ctx();
+    fixture fx = open_fixture(c);
+    cus_autoptr(cus_stream) s1 = new_stream(c, CU_STREAM_NON_BLOCKING);
+    cus_autoptr(cus_stream) s2 = new_stream(c, CU_STREAM_NON_BLOCKING);
+    cus_autoptr(cus_buffer) x = NULL;
+    assert_ok(cus_buffer_alloc(c, 16, &x));
+    static cus_buffer *vs[CAPTURES_BESIDE]; /* allocated before: a capture refuses cuMemAlloc */
+    for (int k = 0; k < CAPTURES_BESIDE; k++)
+        assert_ok(cus_buffer_alloc(c, 16, &vs[k]));
+    cus_autoptr(cus_graph) ga = NULL;
+    {
+        cus_capture_scope(a, s1, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
+        assert_ok(a.status);
+        launch_on(&fx, x, x, s1);
+        for (int k = 0; k < CAPTURES_BESIDE; k++) {
+            cus_buffer *v = vs[k];
+            cus_autoptr(cus_graph) g = NULL;
+            {
+                cus_capture_scope(b, s2, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
+                assert_ok(b.status);
+                launch_on(&fx, x, v, s2); /* b takes v (x is a's) */
+                fill(v, s1);              /* a finds v taken: must not take it */
+                fill(v, s2);
+                launch_on(&fx, v, x, s2);
+                assert_ok(cus_capture_end(&b, &g));
+            }
+            assert_int_equal(cus_graph_kept_objects(g), 3); /* the module, x, v */
+        }
+        assert_ok(cus_capture_end(&a, &ga));
+    }
+    assert_int_equal(cus_graph_kept_objects(ga), 2 + CAPTURES_BESIDE);
+    for (int k = 0; k < CAPTURES_BESIDE; k++)
+        vs[k] = cus_buffer_unref(vs[k]);
+    close_fixture(&fx);
+    assert_int_equal(env_destroyed.count, 0);
+    assert_no_misuse();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -390,6 +527,8 @@ int main(void)
         ENV_TEST(test_releases_during_a_global_capture_run_at_once),
         ENV_TEST(test_a_capture_holds_what_it_uses_and_nothing_else),
         ENV_TEST(test_overlapping_captures_leave_no_graph_alive),
+        ENV_TEST(test_overlapping_captures_each_keep_shared_objects_once),
+        ENV_TEST(test_many_captures_beside_an_open_one_keep_once),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
