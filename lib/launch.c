@@ -149,15 +149,43 @@ __attribute__((noinline)) static cus_status launch(cus_function *fn, cus_dim3 gr
  * compiler keeps the arguments in registers. Anything else (an error, a
  * capture, a deferred release, another context on top, a site not yet
  * checked) takes launch(), which does it all in full. */
+/* Buffers the cus_launch macro noted for the launch (see cus_buffer_arg_,
+ * below): only while a capture is open. */
+#define PENDING_MAX 64
+static _Thread_local cus_buffer *pending[PENDING_MAX] __attribute__((tls_model("initial-exec")));
+_Thread_local unsigned int cus_pending_buffer_count_ __attribute__((tls_model("initial-exec")));
+
+/* A launch into a capture that already keeps what it uses: the stream's
+ * capture names every object's kept_by (the module's, the noted buffers').
+ * Then the note is dropped, and nothing is left to keep. */
+static inline __attribute__((always_inline)) bool kept_already(const cus_function *fn,
+                                                               const cus_stream *stream)
+{
+    cuuint64_t id = stream ? atomic_load_explicit(&stream->capture_id, memory_order_acquire) : 0;
+    const cus_module *mod = fn->module;
+    if (!id || (mod && atomic_load_explicit(&mod->refs.kept_by, memory_order_acquire) != id))
+        return false;
+    unsigned int n = cus_pending_buffer_count_;
+    for (unsigned int i = 0; i < n; i++)
+        if (atomic_load_explicit(&cus_buffer_refs_(pending[i])->kept_by, memory_order_acquire) !=
+            id)
+            return false;
+    cus_pending_buffer_count_ = 0;
+    return true;
+}
+
 static inline __attribute__((always_inline)) bool fast_path(const cus_function *fn,
                                                             const cus_stream *stream,
                                                             unsigned int nargs, void **args,
                                                             const size_t *sizes)
 {
-    if (CUS_UNLIKELY(!fn || cus_in_host_fn_ || cus_pending_buffer_count_))
+    if (CUS_UNLIKELY(!fn || cus_in_host_fn_))
         return false;
-    if (CUS_UNLIKELY(atomic_load_explicit(&cus_captures_active_, memory_order_relaxed) ||
-                     atomic_load_explicit(&cus_deferred_pending_, memory_order_relaxed)))
+    if (CUS_UNLIKELY(cus_pending_buffer_count_ ||
+                     atomic_load_explicit(&cus_captures_active_, memory_order_relaxed)) &&
+        !kept_already(fn, stream))
+        return false;
+    if (CUS_UNLIKELY(atomic_load_explicit(&cus_deferred_pending_, memory_order_relaxed)))
         return false;
     if (CUS_UNLIKELY(fn->ctx_handle != cus_tls_top_ || (nargs && !args)))
         return false;
@@ -250,9 +278,6 @@ CUS_API cus_status cus_launch_ex_site_(cus_function *fn, const cus_launch_config
  * was noted. Plain pointers, not references: the caller holds the buffers for
  * the duration of the launch expression. */
 
-#define PENDING_MAX 64
-static _Thread_local cus_buffer *pending[PENDING_MAX] __attribute__((tls_model("initial-exec")));
-_Thread_local unsigned int cus_pending_buffer_count_ __attribute__((tls_model("initial-exec")));
 
 void cus_pending_buffers_clear_(void)
 {
@@ -273,22 +298,17 @@ cus_status cus_capture_launch_args_(cus_stream *stream, cus_module *mod, const c
     cus_pending_buffer_count_ = 0;
     if (!atomic_load_explicit(&cus_captures_active_, memory_order_relaxed))
         return CUS_SUCCESS;
-    /* Launch after launch in one capture: everything kept already, as each
-     * object's kept_by says (a line the launch read anyway). */
+    /* Launch after launch in one capture: what each object's kept_by names
+     * this capture is kept already (a line the launch read anyway); only the
+     * rest goes to the capture. */
     cuuint64_t id = stream ? atomic_load_explicit(&stream->capture_id, memory_order_acquire) : 0;
-    if (id) {
-        bool kept = !mod || atomic_load_explicit(&mod->refs.kept_by, memory_order_acquire) == id;
-        for (unsigned int i = 0; kept && i < n; i++)
-            kept = atomic_load_explicit(&cus_buffer_refs_(pending[i])->kept_by,
-                                        memory_order_acquire) == id;
-        if (kept)
-            return CUS_SUCCESS;
-    }
     cus_keep_item_ items[PENDING_MAX + 1];
     unsigned int count = 0;
-    if (mod)
+    if (mod && (!id || atomic_load_explicit(&mod->refs.kept_by, memory_order_acquire) != id))
         items[count++] = cus_capture_item_module_(mod);
     for (unsigned int i = 0; i < n; i++)
-        items[count++] = cus_capture_item_buffer_(pending[i]);
+        if (!id || atomic_load_explicit(&cus_buffer_refs_(pending[i])->kept_by,
+                                        memory_order_acquire) != id)
+            items[count++] = cus_capture_item_buffer_(pending[i]);
     return count ? cus_capture_ops.keep(stream, items, count, function) : CUS_SUCCESS;
 }
