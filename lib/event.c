@@ -23,7 +23,7 @@ static void event_destroy(cus_event *e)
         cus_destroy_call_(e->ctx, "cus_event_unref", "cuEventDestroy", destroy_event_call,
                           e->handle, "an event");
     cus_context_unref(e->ctx);
-    free(e);
+    cus_record_free_(e, sizeof *e);
 }
 
 CUS_DEFINE_REF_UNREF(cus_event, event_destroy)
@@ -44,7 +44,7 @@ CUS_API cus_status cus_event_create(cus_context *ctx, unsigned int flags, cus_ev
     CUS_API_ENTER();
     CUS_CHECK_ARG(ctx && out);
     cus_release_deferred_if_any_();
-    cus_autofree cus_event *e = cus_calloc_(1, sizeof *e);
+    cus_autofree cus_event *e = cus_record_new_(sizeof *e);
     if (!e)
         return CUS_FAIL(CUS_ERROR_OUT_OF_HOST_MEMORY, NULL, "allocating an event");
     CUevent h = NULL;

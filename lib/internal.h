@@ -74,6 +74,14 @@ CUS_HIDDEN void *cus_calloc_(size_t count, size_t size);
 CUS_HIDDEN void *cus_calloc_lines_(size_t size);
 CUS_HIDDEN void *cus_realloc_(void *p, size_t size);
 CUS_HIDDEN char *cus_strdup_(const char *s);
+/* The record of an object that programs make and release by the thousand
+ * (events, streams, buffers): zeroed, from the calling thread's cache of
+ * records released before when it has one, else from malloc. Always a
+ * malloc block of its size class, so free() may release it (error paths);
+ * cus_record_free_ with the same size gives it to the calling thread's cache
+ * instead (or frees it when the cache is full). */
+CUS_HIDDEN void *cus_record_new_(size_t size);
+CUS_HIDDEN void cus_record_free_(void *p, size_t size);
 /* A pointer from cus_malloc_ and friends that is freed at scope exit unless
  * ownership left with cus_steal(&p) (or p was set to NULL). lib/ follows
  * include/linux/cleanup.h: a function uses scope cleanup for every resource

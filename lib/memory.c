@@ -43,7 +43,7 @@ static void buffer_destroy(cus_buffer *b)
                                 free_call, b, "device memory");
     cus_stream_unref(b->stream);
     cus_context_unref(b->ctx);
-    free(b);
+    cus_record_free_(b, sizeof *b);
 }
 
 /* A stream-ordered free queued on a stream that a capture has would become a
@@ -67,7 +67,7 @@ static cus_status buffer_new(cus_context *ctx, cus_stream *stream, size_t bytes,
     if (CUS_UNLIKELY(atomic_load_explicit(&ctx->poison, memory_order_relaxed)))
         return cus_context_poisoned_fail_(ctx, function);
     cus_release_deferred_if_any_();
-    cus_autofree cus_buffer *b = cus_calloc_(1, sizeof *b);
+    cus_autofree cus_buffer *b = cus_record_new_(sizeof *b);
     if (!b)
         return cus_fail_(CUS_ERROR_OUT_OF_HOST_MEMORY, function, NULL, "allocating a buffer");
     CUdeviceptr p = 0;
@@ -203,7 +203,7 @@ static void host_buffer_destroy(cus_host_buffer *hb)
                             hb->registered ? "cuMemHostUnregister" : "cuMemFreeHost",
                             host_free_call, hb, "page-locked host memory");
     cus_context_unref(hb->ctx);
-    free(hb);
+    cus_record_free_(hb, sizeof *hb);
 }
 
 CUS_DEFINE_REF_UNREF(cus_host_buffer, host_buffer_destroy)
@@ -217,7 +217,7 @@ static cus_status host_buffer_new(cus_context *ctx, void *ptr, size_t bytes, uns
                          "are required");
     if (CUS_UNLIKELY(atomic_load_explicit(&ctx->poison, memory_order_relaxed)))
         return cus_context_poisoned_fail_(ctx, function);
-    cus_autofree cus_host_buffer *hb = cus_calloc_(1, sizeof *hb);
+    cus_autofree cus_host_buffer *hb = cus_record_new_(sizeof *hb);
     if (!hb)
         return cus_fail_(CUS_ERROR_OUT_OF_HOST_MEMORY, function, NULL, "allocating a record");
     void *p = ptr;

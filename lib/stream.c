@@ -14,14 +14,14 @@ static void stream_destroy(cus_stream *s)
         cus_destroy_in_context_(s->ctx, "cus_stream_unref", "cuStreamDestroy",
                                 destroy_stream_call, s->handle, "a stream");
     cus_context_unref(s->ctx);
-    free(s);
+    cus_record_free_(s, sizeof *s);
 }
 
 CUS_DEFINE_REF_UNREF(cus_stream, stream_destroy)
 
 static cus_stream *stream_new(cus_context *ctx, CUstream handle, cus_stream_kind kind)
 {
-    cus_stream *s = cus_calloc_(1, sizeof *s);
+    cus_stream *s = cus_record_new_(sizeof *s);
     if (s) {
         cus_refcount_init_(&s->refs);
         s->handle = handle;
