@@ -148,20 +148,12 @@ static void unlink_locked(shard *sh, capture_record *rec)
         }
 }
 
-static inline size_t pointer_hash(const void *p)
-{
-    uint64_t x = (uint64_t)(uintptr_t)p; /* a murmur3 finalizer: heap addresses share low bits */
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdull;
-    x ^= x >> 33;
-    return (size_t)x;
-}
 
 /* Where obj is in the set, or the empty slot where it would go. */
 static const void **set_slot(const void **set, size_t capacity, const void *obj)
 {
     size_t mask = capacity - 1;
-    for (size_t i = pointer_hash(obj) & mask;; i = (i + 1) & mask)
+    for (size_t i = cus_pointer_hash_(obj) & mask;; i = (i + 1) & mask)
         if (!set[i] || set[i] == obj)
             return &set[i];
 }
@@ -251,28 +243,15 @@ out_of_memory:
 }
 
 /* The objects this thread kept lately for a capture that another open one
- * already held them for (their kept_by names that one): a hit needs no lock.
- * An id is never reused, so an entry stays true until its capture ends, and
- * no later capture has its id. */
-#define MEMO 16
-static _Thread_local struct {
-    cuuint64_t id;
-    const void *obj;
-} memo[MEMO] __attribute__((tls_model("initial-exec")));
-
-static inline unsigned int memo_index(const void *obj)
-{
-    return (unsigned int)(pointer_hash(obj) % MEMO);
-}
+ * already held them for (their kept_by names that one): a hit needs no lock
+ * (cus_capture_kept_, internal.h). An id is never reused, so an entry stays
+ * true until its capture ends, and no later capture has its id. */
+_Thread_local cus_capture_memo_entry_ cus_capture_memo_[CUS_CAPTURE_MEMO_]
+    __attribute__((tls_model("initial-exec")));
 
 static inline bool kept_already(cuuint64_t id, const cus_keep_item_ *item)
 {
-    if (!item->refs)
-        return false;
-    if (atomic_load_explicit(&item->refs->kept_by, memory_order_acquire) == id)
-        return true;
-    unsigned int m = memo_index(item->obj);
-    return memo[m].id == id && memo[m].obj == item->obj;
+    return item->refs && cus_capture_kept_(id, item->refs, item->obj);
 }
 
 /* The id of the cuscope-visible capture that stream is in (0: none):
@@ -316,9 +295,9 @@ static cus_status keep(cus_stream *stream, const cus_keep_item_ *items, unsigned
             continue;
         if (items[i].refs &&
             atomic_load_explicit(&items[i].refs->kept_by, memory_order_relaxed) != id) {
-            unsigned int m = memo_index(items[i].obj);
-            memo[m].id = id;
-            memo[m].obj = items[i].obj;
+            cus_capture_memo_entry_ *m = cus_capture_memo_of_(items[i].obj);
+            m->id = id;
+            m->obj = items[i].obj;
         }
     }
     shard_unlock(sh);

@@ -631,6 +631,37 @@ CUS_HIDDEN cus_status cus_capture_keep_module_(cus_stream *stream, cus_module *m
 CUS_HIDDEN cus_status cus_capture_keep_event_(cus_stream *stream, cus_event *ev,
                                               const char *function);
 CUS_HIDDEN cus_keep_item_ cus_capture_item_buffer_(cus_buffer *buf);
+/* Whether the capture `id` keeps the object whose count is refs already, as
+ * far as can be told without a lock: the object's kept_by names it, or this
+ * thread's memo of objects kept for a capture that found them held by
+ * another (capture.c) has it. False may be wrong (then capture.c's keep
+ * finds the object kept); true never is. */
+#define CUS_CAPTURE_MEMO_ 16
+typedef struct cus_capture_memo_entry_ {
+    cuuint64_t id;
+    const void *obj;
+} cus_capture_memo_entry_;
+CUS_HIDDEN extern _Thread_local cus_capture_memo_entry_ cus_capture_memo_[CUS_CAPTURE_MEMO_]
+    __attribute__((tls_model("initial-exec")));
+static inline size_t cus_pointer_hash_(const void *p)
+{
+    uint64_t x = (uint64_t)(uintptr_t)p; /* a murmur3 finalizer: heap addresses share low bits */
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdull;
+    x ^= x >> 33;
+    return (size_t)x;
+}
+static inline cus_capture_memo_entry_ *cus_capture_memo_of_(const void *obj)
+{
+    return &cus_capture_memo_[cus_pointer_hash_(obj) % CUS_CAPTURE_MEMO_];
+}
+static inline bool cus_capture_kept_(cuuint64_t id, cus_refcount *refs, const void *obj)
+{
+    if (atomic_load_explicit(&refs->kept_by, memory_order_acquire) == id)
+        return true;
+    const cus_capture_memo_entry_ *m = cus_capture_memo_of_(obj);
+    return m->id == id && m->obj == obj;
+}
 /* A buffer's count (its first member, memory.c asserts), read inline by the
  * launch path, which has no buffer's layout. */
 static inline cus_refcount *cus_buffer_refs_(cus_buffer *buf)

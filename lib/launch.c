@@ -155,20 +155,19 @@ __attribute__((noinline)) static cus_status launch(cus_function *fn, cus_dim3 gr
 static _Thread_local cus_buffer *pending[PENDING_MAX] __attribute__((tls_model("initial-exec")));
 _Thread_local unsigned int cus_pending_buffer_count_ __attribute__((tls_model("initial-exec")));
 
-/* A launch into a capture that already keeps what it uses: the stream's
- * capture names every object's kept_by (the module's, the noted buffers').
- * Then the note is dropped, and nothing is left to keep. */
+/* A launch into a capture that already keeps what it uses (the module, the
+ * noted buffers: cus_capture_kept_). Then the note is dropped, and nothing
+ * is left to keep. */
 static inline __attribute__((always_inline)) bool kept_already(const cus_function *fn,
                                                                const cus_stream *stream)
 {
     cuuint64_t id = stream ? atomic_load_explicit(&stream->capture_id, memory_order_acquire) : 0;
-    const cus_module *mod = fn->module;
-    if (!id || (mod && atomic_load_explicit(&mod->refs.kept_by, memory_order_acquire) != id))
+    cus_module *mod = fn->module;
+    if (!id || (mod && !cus_capture_kept_(id, &mod->refs, mod)))
         return false;
     unsigned int n = cus_pending_buffer_count_;
     for (unsigned int i = 0; i < n; i++)
-        if (atomic_load_explicit(&cus_buffer_refs_(pending[i])->kept_by, memory_order_acquire) !=
-            id)
+        if (!cus_capture_kept_(id, cus_buffer_refs_(pending[i]), pending[i]))
             return false;
     cus_pending_buffer_count_ = 0;
     return true;
@@ -304,11 +303,10 @@ cus_status cus_capture_launch_args_(cus_stream *stream, cus_module *mod, const c
     cuuint64_t id = stream ? atomic_load_explicit(&stream->capture_id, memory_order_acquire) : 0;
     cus_keep_item_ items[PENDING_MAX + 1];
     unsigned int count = 0;
-    if (mod && (!id || atomic_load_explicit(&mod->refs.kept_by, memory_order_acquire) != id))
+    if (mod && (!id || !cus_capture_kept_(id, &mod->refs, mod)))
         items[count++] = cus_capture_item_module_(mod);
     for (unsigned int i = 0; i < n; i++)
-        if (!id || atomic_load_explicit(&cus_buffer_refs_(pending[i])->kept_by,
-                                        memory_order_acquire) != id)
+        if (!id || !cus_capture_kept_(id, cus_buffer_refs_(pending[i]), pending[i]))
             items[count++] = cus_capture_item_buffer_(pending[i]);
     return count ? cus_capture_ops.keep(stream, items, count, function) : CUS_SUCCESS;
 }
