@@ -1197,7 +1197,7 @@ static curve curves[] = {
            SERIES_("teardown", "ns per graph (the exec and the U + 1 graphs released)")},
      .round = round_update, .prepare = prepare_update, .finish = finish_update,
      .extra_names = {"cuscope objects alive before the teardown, beyond the bench's (the exec "
-                     "and the U + 1 graphs it holds)",
+                     "and the graphs it still holds; 0.1 held all U + 1)",
                      "cuscope objects alive after the teardown, beyond the bench's"},
      .nextra = 2},
 };
