@@ -76,7 +76,9 @@ typedef CUresult (*cus_driver_resolver)(const char *symbol, void **pfn, int cuda
 CUS_API cus_status cus_driver_install(cus_driver_resolver resolver);
 
 /* Sets the file that cus_init() dlopen()s (NULL: "libcuda.so.1", or the
- * environment variable CUSCOPE_LIBCUDA when set). Drops the loaded table as
+ * environment variable CUSCOPE_LIBCUDA when set; the variable is read with
+ * secure_getenv, so a setuid, setgid or file-capability program ignores it
+ * and loads libcuda.so.1). Drops the loaded table as
  * cus_driver_install() does; CUS_ERROR_BUSY while objects are alive.
  * Thread-safe, but must not race with other cuscope calls (as
  * cus_driver_install). */

@@ -1,6 +1,7 @@
 /* The driver table: filled once by dlopen("libcuda.so.1") and
  * cuGetProcAddress_v2 at an explicit ABI version per entry point (entries.h),
  * or through an installed resolver (the fake driver, a tracer). */
+#define _GNU_SOURCE /* secure_getenv */
 #include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -78,8 +79,11 @@ static cus_status open_source_locked(cus_driver_resolver *out)
         return CUS_SUCCESS;
     }
     const char *path = library_override;
+    /* secure_getenv: in a setuid or setgid program (or one with file
+     * capabilities) the variable is ignored, so that whoever runs it cannot
+     * make it load a library of their choosing with its privileges. */
     if (!path)
-        path = getenv("CUSCOPE_LIBCUDA");
+        path = secure_getenv("CUSCOPE_LIBCUDA");
     if (!path || !*path)
         path = "libcuda.so.1";
     snprintf(source_desc, sizeof source_desc, "%s", path);
