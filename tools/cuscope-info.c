@@ -1,19 +1,44 @@
 /* cuscope-info: what the CUDA driver and its devices are, the figures people
  * look up (deviceQuery's), through cuscope.
  *
- *   cuscope-info          the real driver; the fake driver's devices, saying
- *                         so, when there is none
- *   cuscope-info --fake   the fake driver, even on a machine with a GPU
+ *   cuscope-info            the real driver and its devices
+ *   cuscope-info --fake     cuscope's fake driver instead (loaded only then)
+ *   cuscope-info --json     the same as one JSON object on stdout
+ *   cuscope-info --version  cuscope's version
+ *   cuscope-info --help     this usage
  *
- * Exit status: 0, or 1 when the driver (real or fake) failed.
+ * Exit status (EXIT_* below): 0 shown; 1 the driver failed while showing;
+ * 2 usage; 3 no CUDA driver could be loaded; 4 a driver but no device; 5 the
+ * fake driver could not be loaded (--fake). A script can tell a machine with
+ * no GPU from one with a GPU without parsing the output.
  */
+#include <dlfcn.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
 #include <cuscope/cuscope.h>
-#include <cuscope/fake.h>
 
+enum {
+    EXIT_SHOWN = 0,
+    EXIT_FAILED = 1,
+    EXIT_USAGE = 2,
+    EXIT_NO_DRIVER = 3,
+    EXIT_NO_DEVICE = 4,
+    EXIT_NO_FAKE = 5,
+};
+
+static const char usage[] =
+    "usage: cuscope-info [--fake] [--json] | --version | --help\n"
+    "  the CUDA driver and its devices, as cuscope sees them\n"
+    "  --fake     show cuscope's fake driver instead (libcuscope-fake.so.0, loaded only then)\n"
+    "  --json     one JSON object on stdout instead of text\n"
+    "  --version  print cuscope's version and exit\n"
+    "  --help     print this and exit\n"
+    "exit status: 0 shown, 1 the driver failed, 2 usage, 3 no CUDA driver,\n"
+    "  4 no CUDA device, 5 the fake driver could not be loaded\n";
+
+static bool json;
 typedef enum { NUM, KIB, KHZ, FLAG, MODE } shown_as;
 
 typedef struct row {
@@ -88,6 +113,39 @@ static void show_value(const row *r, int v)
     }
 }
 
+/* A JSON string (device names are printable ASCII, but be safe). */
+static void json_string(const char *v)
+{
+    putchar('"');
+    for (const unsigned char *c = (const unsigned char *)v; *c; c++) {
+        if (*c == '"' || *c == '\\')
+            printf("\\%c", *c);
+        else if (*c < 0x20)
+            printf("\\u%04x", *c);
+        else
+            putchar(*c);
+    }
+    putchar('"');
+}
+
+/* An attribute's JSON name: its label, lower case, words joined by '_'. */
+static void json_key(const char *label)
+{
+    putchar('"');
+    bool gap = false;
+    for (const char *c = label; *c; c++) {
+        if ((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || (*c >= 'A' && *c <= 'Z')) {
+            if (gap)
+                putchar('_');
+            putchar(*c >= 'A' && *c <= 'Z' ? *c - 'A' + 'a' : *c);
+            gap = false;
+        } else {
+            gap = true;
+        }
+    }
+    putchar('"');
+}
+
 static cus_status show_device(int ordinal)
 {
     cus_device dev;
@@ -99,28 +157,45 @@ static cus_status show_device(int ordinal)
     CUS_TRY(cus_device_uuid_string(dev, uuid));
     CUS_TRY(cus_device_compute_capability(dev, &major, &minor));
     CUS_TRY(cus_device_total_memory(dev, &total));
-    printf("device %d: %s, compute capability %d.%d (sm_%d%d)\n", ordinal, name, major, minor,
-           major, minor);
-    printf("  %-36s %s\n", "UUID", uuid);
-    printf("  %-36s %.2f GiB\n", "total memory", (double)total / 1073741824.0);
-
     /* Free memory needs a context: the primary one, released on return. */
     cus_autoptr(cus_context) ctx = NULL;
     CUS_TRY(cus_context_retain_primary(dev, &ctx));
     size_t free_bytes, total_bytes;
     CUS_TRY(cus_memory_info(ctx, &free_bytes, &total_bytes));
-    printf("  %-36s %.2f GiB\n", "free memory (primary context)",
-           (double)free_bytes / 1073741824.0);
     int least, greatest;
     CUS_TRY(cus_context_stream_priority_range(ctx, &least, &greatest));
-    printf("  %-36s %d (greatest) .. %d (least)\n", "stream priorities", greatest, least);
-
+    if (json) {
+        printf("    {\"ordinal\": %d, \"name\": ", ordinal);
+        json_string(name);
+        printf(", \"uuid\": \"%s\", \"compute_capability\": \"%d.%d\",\n"
+               "     \"total_memory_bytes\": %zu, \"free_memory_bytes\": %zu,\n"
+               "     \"stream_priorities\": {\"greatest\": %d, \"least\": %d},\n"
+               "     \"attributes\": {",
+               uuid, major, minor, total, free_bytes, greatest, least);
+    } else {
+        printf("device %d: %s, compute capability %d.%d (sm_%d%d)\n", ordinal, name, major,
+               minor, major, minor);
+        printf("  %-36s %s\n", "UUID", uuid);
+        printf("  %-36s %.2f GiB\n", "total memory", (double)total / 1073741824.0);
+        printf("  %-36s %.2f GiB\n", "free memory (primary context)",
+               (double)free_bytes / 1073741824.0);
+        printf("  %-36s %d (greatest) .. %d (least)\n", "stream priorities", greatest, least);
+    }
     const char *group = "";
+    bool first = true;
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         int v;
         /* An attribute the driver does not know (an older one) is skipped. */
         if (cus_device_attribute(dev, rows[i].attr, &v) != CUS_SUCCESS)
             continue;
+        if (json) {
+            printf("%s\n       ", first ? "" : ",");
+            json_key(rows[i].label);
+            /* raw values: bytes, kHz, 0/1 and mode numbers as the driver gives them */
+            printf(": %d", v);
+            first = false;
+            continue;
+        }
         if (strcmp(group, rows[i].group) != 0) {
             group = rows[i].group;
             printf("  %s\n", group);
@@ -129,27 +204,39 @@ static cus_status show_device(int ordinal)
         show_value(&rows[i], v);
         putchar('\n');
     }
+    if (json)
+        printf("}}");
     return CUS_SUCCESS;
 }
 
 /* Which device can address which one's memory. */
 static cus_status show_peers(int count)
 {
-    if (count < 2)
+    if (count < 2 && !json)
         return CUS_SUCCESS;
-    printf("\npeer access (row: from, column: to)\n      ");
-    for (int j = 0; j < count; j++)
+    if (json)
+        printf(",\n  \"peer_access\": [");
+    else
+        printf("\npeer access (row: from, column: to)\n      ");
+    for (int j = 0; !json && j < count; j++)
         printf(" %4d", j);
-    putchar('\n');
+    if (!json)
+        putchar('\n');
     for (int i = 0; i < count; i++) {
         cus_device di;
         CUS_TRY(cus_device_get(i, &di));
         cus_autoptr(cus_context) ci = NULL;
         CUS_TRY(cus_context_retain_primary(di, &ci));
-        printf("  %4d", i);
+        if (json)
+            printf("%s[", i ? ", " : "");
+        else
+            printf("  %4d", i);
         for (int j = 0; j < count; j++) {
             if (i == j) {
-                printf("    -");
+                if (json)
+                    printf("%snull", j ? ", " : "");
+                else
+                    printf("    -");
                 continue;
             }
             cus_device dj;
@@ -158,27 +245,71 @@ static cus_status show_peers(int count)
             CUS_TRY(cus_context_retain_primary(dj, &cj));
             bool can = false;
             CUS_TRY(cus_context_can_access_peer(ci, cj, &can));
-            printf(" %4s", can ? "yes" : "no");
+            if (json)
+                printf("%s%s", j ? ", " : "", can ? "true" : "false");
+            else
+                printf(" %4s", can ? "yes" : "no");
         }
-        putchar('\n');
+        if (json)
+            putchar(']');
+        else
+            putchar('\n');
     }
+    if (json)
+        putchar(']');
     return CUS_SUCCESS;
 }
 
-static cus_status show_all(bool on_fake)
+static cus_status show_all(bool on_fake, int count)
 {
-    int version, count;
+    int version;
     CUS_TRY(cus_driver_version(&version));
-    CUS_TRY(cus_device_count(&count));
-    printf("cuscope %s, %s driver, CUDA driver API %d.%d, %d device%s\n\n", cus_version_string(),
-           on_fake ? "fake" : "CUDA", version / 1000, version % 1000 / 10, count,
-           count == 1 ? "" : "s");
+    if (json)
+        printf("{\"cuscope\": \"%s\", \"driver\": \"%s\", \"driver_version\": %d,\n"
+               "  \"devices\": [\n",
+               cus_version_string(), on_fake ? "fake" : "cuda", version);
+    else
+        printf("cuscope %s, %s driver, CUDA driver API %d.%d, %d device%s\n\n",
+               cus_version_string(), on_fake ? "fake" : "CUDA", version / 1000,
+               version % 1000 / 10, count, count == 1 ? "" : "s");
     for (int i = 0; i < count; i++) {
         if (i)
-            putchar('\n');
+            fputs(json ? ",\n" : "\n", stdout);
         CUS_TRY(show_device(i));
     }
-    return show_peers(count);
+    if (json)
+        printf("\n  ]");
+    CUS_TRY(show_peers(count));
+    if (json)
+        printf("}\n");
+    return CUS_SUCCESS;
+}
+
+/* The fake driver, from libcuscope-fake.so.0, only when asked for: the
+ * installed tool does not depend on it. The handle stays open to the end. */
+typedef cus_status (*fake_install_fn)(const void *options);
+typedef cus_status (*fake_uninstall_fn)(void);
+static fake_uninstall_fn fake_uninstall;
+
+static int load_fake(void)
+{
+    void *h = dlopen("libcuscope-fake.so.0", RTLD_NOW | RTLD_LOCAL);
+    void *sym_install = h ? dlsym(h, "cus_fake_install") : NULL;
+    void *sym_uninstall = h ? dlsym(h, "cus_fake_uninstall") : NULL;
+    fake_install_fn install = NULL;
+    /* memcpy: ISO C has no cast between object and function pointers */
+    memcpy(&install, &sym_install, sizeof install);
+    memcpy(&fake_uninstall, &sym_uninstall, sizeof fake_uninstall);
+    if (!install || !fake_uninstall) {
+        fprintf(stderr, "cuscope-info: cannot load the fake driver (libcuscope-fake.so.0): %s\n",
+                h ? "it lacks cus_fake_install" : dlerror());
+        return EXIT_NO_FAKE;
+    }
+    if (install(NULL) != CUS_SUCCESS || cus_init() != CUS_SUCCESS) {
+        fprintf(stderr, "cuscope-info: the fake driver failed: %s\n", cus_last_error_message());
+        return EXIT_FAILED;
+    }
+    return EXIT_SHOWN;
 }
 
 int main(int argc, char **argv)
@@ -187,30 +318,56 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--fake") == 0) {
             want_fake = true;
+        } else if (strcmp(argv[i], "--json") == 0) {
+            json = true;
+        } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            fputs(usage, stdout);
+            return EXIT_SHOWN;
+        } else if (strcmp(argv[i], "--version") == 0) {
+            printf("cuscope-info (cuscope %s)\n", cus_version_string());
+            return EXIT_SHOWN;
         } else {
-            fprintf(stderr, "usage: %s [--fake]\n", argv[0]);
-            return strcmp(argv[i], "--help") == 0 ? 0 : 2;
+            fprintf(stderr, "cuscope-info: unknown argument '%s'\n%s", argv[i], usage);
+            return EXIT_USAGE;
         }
     }
-    bool on_fake = want_fake;
-    if (!want_fake && cus_init() != CUS_SUCCESS) {
-        printf("%s\n", cus_last_error_message());
-        printf("no GPU here: showing cuscope's fake driver instead (cuscope/fake.h)\n\n");
-        on_fake = true;
+    if (want_fake) {
+        int rc = load_fake();
+        if (rc != EXIT_SHOWN)
+            return rc;
+    } else if (cus_init() != CUS_SUCCESS) {
+        cus_status st = cus_last_status();
+        fprintf(stderr, "cuscope-info: %s\n", cus_last_error_message());
+        if (st == CUS_ERROR_DRIVER_NOT_FOUND || st == CUS_ERROR_DRIVER_SYMBOL_MISSING ||
+            st == CUS_ERROR_DRIVER_TOO_OLD) {
+            fprintf(stderr, "cuscope-info: no CUDA driver here (--fake shows cuscope's fake "
+                            "driver)\n");
+            return EXIT_NO_DRIVER;
+        }
+        if (st == (cus_status)CUDA_ERROR_NO_DEVICE) {
+            fprintf(stderr, "cuscope-info: a CUDA driver but no CUDA device\n");
+            return EXIT_NO_DEVICE;
+        }
+        return EXIT_FAILED;
     }
-    if (on_fake && (cus_fake_install(NULL) != CUS_SUCCESS || cus_init() != CUS_SUCCESS)) {
-        fprintf(stderr, "cuscope-info: the fake driver failed: %s\n", cus_last_error_message());
-        return 1;
+    int count = 0;
+    if (cus_device_count(&count) != CUS_SUCCESS) {
+        fprintf(stderr, "cuscope-info: %s\n", cus_last_error_message());
+        return EXIT_FAILED;
     }
-    cus_status st = show_all(on_fake);
+    if (count == 0 && !want_fake) {
+        fprintf(stderr, "cuscope-info: a CUDA driver but no CUDA device\n");
+        return EXIT_NO_DEVICE;
+    }
+    cus_status st = show_all(want_fake, count);
     if (st != CUS_SUCCESS) {
         fprintf(stderr, "cuscope-info: %s (%s)\n", cus_last_error_message(),
                 cus_status_name(st));
-        return 1;
+        return EXIT_FAILED;
     }
-    if (on_fake && cus_fake_uninstall() != CUS_SUCCESS) {
+    if (want_fake && fake_uninstall() != CUS_SUCCESS) {
         fprintf(stderr, "cuscope-info: the fake driver did not uninstall\n");
-        return 1;
+        return EXIT_FAILED;
     }
-    return 0;
+    return EXIT_SHOWN;
 }
