@@ -84,11 +84,23 @@ typedef struct cus_launch_config {
 CUS_API cus_status cus_function_launch_ex(cus_function *fn, const cus_launch_config *config,
                                           unsigned int nargs, void **args, const size_t *sizes);
 
+#ifndef __cplusplus
 #define cus_launch(fn, grid, block, shared_bytes, ...)                         \
     cus_launch_site_((fn), CUS_DIM_(grid), CUS_DIM_(block), (shared_bytes),    \
                      CUS_PACK_(__VA_ARGS__))
 
 #define cus_launch_ex(fn, ...) cus_launch_ex_site_((fn), CUS_PACK_(__VA_ARGS__))
+#else
+/* C++ (11 and later): the same macros, through the function templates at the
+ * end of this header instead of _Generic and compound literals. The same
+ * checks, and the same fast path: the sizes array is a static one per list
+ * of argument types, which never changes. */
+#define cus_launch(fn, grid, block, shared_bytes, ...)                         \
+    ::cus_cxx_::launch((fn), ::cus_cxx_::dim(grid), ::cus_cxx_::dim(block),    \
+                       (shared_bytes), __VA_ARGS__)
+
+#define cus_launch_ex(fn, ...) ::cus_cxx_::launch_ex((fn), __VA_ARGS__)
+#endif
 
 /* The sizes "array" of a launch without arguments: not NULL, so that a
  * kernel with parameters launched with none fails the check. */
@@ -274,6 +286,60 @@ CUS_API CUdeviceptr cus_buffer_arg_(const cus_buffer *buf);
 
 #ifdef __cplusplus
 }
+
+/* What cus_launch and cus_launch_ex expand to in C++. Not for direct use. */
+namespace cus_cxx_ {
+
+inline cus_dim3 dim(cus_dim3 d) { return d; }
+template <typename T> inline cus_dim3 dim(T x)
+{
+    cus_dim3 d = {static_cast<unsigned int>(x), 1u, 1u};
+    return d;
+}
+
+/* A cus_buffer * becomes its device address; anything else stays itself. */
+template <typename T> inline T value(T a) { return a; }
+inline CUdeviceptr value(cus_buffer *b) { return cus_buffer_arg_(b); }
+inline CUdeviceptr value(const cus_buffer *b) { return cus_buffer_arg_(b); }
+
+template <typename... V> struct sizes {
+    static const size_t of[sizeof...(V) ? sizeof...(V) : 1];
+};
+template <typename... V> const size_t sizes<V...>::of[sizeof...(V) ? sizeof...(V) : 1] = {
+    sizeof(V)...};
+
+template <typename... V>
+inline cus_status launch_values(cus_function *fn, cus_dim3 grid, cus_dim3 block,
+                                unsigned int shared_bytes, cus_stream *stream, V... v)
+{
+    void *args[sizeof...(V) ? sizeof...(V) : 1] = {static_cast<void *>(&v)...};
+    return cus_launch_site_(fn, grid, block, shared_bytes, stream,
+                            static_cast<unsigned int>(sizeof...(V)), args,
+                            sizeof...(V) ? sizes<V...>::of : cus_launch_no_args_);
+}
+
+template <typename... A>
+inline cus_status launch(cus_function *fn, cus_dim3 grid, cus_dim3 block,
+                         unsigned int shared_bytes, cus_stream *stream, A... a)
+{
+    return launch_values(fn, grid, block, shared_bytes, stream, value(a)...);
+}
+
+template <typename... V>
+inline cus_status launch_ex_values(cus_function *fn, const cus_launch_config *config, V... v)
+{
+    void *args[sizeof...(V) ? sizeof...(V) : 1] = {static_cast<void *>(&v)...};
+    return cus_launch_ex_site_(fn, config, static_cast<unsigned int>(sizeof...(V)), args,
+                               sizeof...(V) ? sizes<V...>::of : cus_launch_no_args_);
+}
+
+template <typename... A>
+inline cus_status launch_ex(cus_function *fn, const cus_launch_config *config, A... a)
+{
+    return launch_ex_values(fn, config, value(a)...);
+}
+
+} /* namespace cus_cxx_ */
 #endif
 
 #endif

@@ -1,0 +1,97 @@
+// cus_launch and cus_launch_ex from C++ (include/cuscope/launch.h's C++
+// path), on the fake driver: the launches the C macros make, the same
+// argument checks, buffers as their device addresses, and a capture keeping
+// the buffers a C++ launch uses. Built with the C++ compiler CI gives
+// (g++ in the gcc job, clang++ in the clang job), in the unit suite.
+#include <cstdio>
+#include <cstdlib>
+
+#include <cuscope/cuscope.h>
+#include <cuscope/fake.h>
+
+static int failures;
+
+#define EXPECT(cond)                                                                   \
+    do {                                                                               \
+        if (!(cond)) {                                                                 \
+            std::fprintf(stderr, "%s:%d: expected %s (last error: %s)\n", __FILE__,    \
+                         __LINE__, #cond, cus_last_error_message());                   \
+            failures++;                                                                \
+        }                                                                              \
+    } while (0)
+
+static const char ptx[] = ".version 7.0\n"
+                          ".target sm_80\n"
+                          ".address_size 64\n"
+                          ".visible .entry axpy(.param .f32 a, .param .u64 x, .param .u64 y,\n"
+                          "                     .param .u32 n)\n"
+                          "{\n\tret;\n}\n"
+                          ".visible .entry none()\n"
+                          "{\n\tret;\n}\n";
+
+int main()
+{
+    EXPECT(cus_fake_install(NULL) == CUS_SUCCESS);
+    {
+        cus_device dev;
+        EXPECT(cus_device_get(0, &dev) == CUS_SUCCESS);
+        cus_autoptr(cus_context) ctx = NULL;
+        EXPECT(cus_context_retain_primary(dev, &ctx) == CUS_SUCCESS);
+        cus_autoptr(cus_module) mod = NULL;
+        EXPECT(cus_module_load_data(ctx, ptx, sizeof ptx, NULL, &mod) == CUS_SUCCESS);
+        cus_autoptr(cus_function) axpy = NULL; // a function reference is one on its module
+        cus_autoptr(cus_function) none = NULL;
+        EXPECT(cus_module_get_function(mod, "axpy", &axpy) == CUS_SUCCESS);
+        EXPECT(cus_module_get_function(mod, "none", &none) == CUS_SUCCESS);
+        cus_autoptr(cus_stream) s = NULL;
+        EXPECT(cus_stream_create(ctx, CU_STREAM_NON_BLOCKING, 0, &s) == CUS_SUCCESS);
+        cus_autoptr(cus_buffer) x = NULL;
+        cus_autoptr(cus_buffer) y = NULL;
+        EXPECT(cus_buffer_alloc(ctx, 64, &x) == CUS_SUCCESS);
+        EXPECT(cus_buffer_alloc(ctx, 64, &y) == CUS_SUCCESS);
+        const cus_buffer *cx = x;
+
+        unsigned long launches = cus_fake_calls_of("cuLaunchKernel");
+        EXPECT(cus_launch(axpy, 1, 16, 0, s, 2.0f, cx, y, 16u) == CUS_SUCCESS);
+        cus_dim3 grid = {2, 2, 1};
+        EXPECT(cus_launch(axpy, grid, 16, 0, s, 2.0f, x, y, 16u) == CUS_SUCCESS);
+        EXPECT(cus_launch(none, 1, 1, 0, s) == CUS_SUCCESS);
+        EXPECT(cus_launch(none, 1, 1, 0, NULL) == CUS_SUCCESS);
+        EXPECT(cus_fake_calls_of("cuLaunchKernel") == launches + 4);
+
+        // The checks: a missing argument, a double where a float goes, an
+        // argument too many; none reaches the driver.
+        EXPECT(cus_launch(axpy, 1, 16, 0, s, 2.0f, x, y) == CUS_ERROR_INVALID_ARGUMENT);
+        EXPECT(cus_launch(axpy, 1, 16, 0, s, 2.0, x, y, 16u) == CUS_ERROR_INVALID_ARGUMENT);
+        EXPECT(cus_launch(none, 1, 1, 0, s, 1) == CUS_ERROR_INVALID_ARGUMENT);
+        EXPECT(cus_launch(axpy, 1, 16, 0, s) == CUS_ERROR_INVALID_ARGUMENT);
+        EXPECT(cus_fake_calls_of("cuLaunchKernel") == launches + 4);
+
+        cus_launch_config config = {};
+        config.grid = {1, 1, 1};
+        config.block = {32, 1, 1};
+        config.stream = s;
+        EXPECT(cus_launch_ex(axpy, &config, 2.0f, x, y, 32u) == CUS_SUCCESS);
+        EXPECT(cus_launch_ex(axpy, &config, 2.0f, x) == CUS_ERROR_INVALID_ARGUMENT);
+        EXPECT(cus_launch_ex(none, &config) == CUS_SUCCESS);
+
+        // A capture keeps what a C++ launch uses: the buffers, and the module.
+        cus_autoptr(cus_graph) g = NULL;
+        {
+            cus_capture_scope(cap, s, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
+            EXPECT(cap.status == CUS_SUCCESS);
+            EXPECT(cus_launch(axpy, 1, 16, 0, s, 2.0f, x, y, 16u) == CUS_SUCCESS);
+            EXPECT(cus_launch(axpy, 1, 16, 0, s, 2.0f, y, x, 16u) == CUS_SUCCESS);
+            EXPECT(cus_capture_end(&cap, &g) == CUS_SUCCESS);
+        }
+        EXPECT(cus_graph_kept_objects(g) == 3);
+        EXPECT(cus_stream_synchronize(s) == CUS_SUCCESS);
+    }
+    EXPECT(cus_debug_live_objects() == 0);
+    EXPECT(cus_fake_uninstall() == CUS_SUCCESS);
+    if (failures)
+        std::fprintf(stderr, "test_cxx_launch: %d failure(s)\n", failures);
+    else
+        std::puts("test_cxx_launch: every check passed");
+    return failures ? 1 : 0;
+}
