@@ -1,6 +1,9 @@
 /* The module tests, part load: image formats, loading from memory and from
  * files, JIT options, load and unload failures. Their fixtures, and what the
  * module tests are about: module_fixtures.h. */
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include "module_fixtures.h"
 
 /* A module unload is made in relaxed capture interaction mode
@@ -309,10 +312,10 @@ static void test_load_bad_images_the_driver_refuses(void **state)
     put64(fat + 16 + 8, 4096);
     check_driver_refuses(c, fat, n, CUDA_ERROR_INVALID_IMAGE,
                          "loading a fatbin image: fatbin: entry at 0x10 out of the image");
-    /* a wrapper around nothing */
+    /* a wrapper around something that is not a fatbin: refused before the
+     * driver now (test_load_bad_wrappers_never_reach_the_driver) */
     fatbin_wrapper w = {0x466243b1u, 1, "junk", NULL};
-    check_driver_refuses(c, &w, sizeof w, CUDA_ERROR_INVALID_IMAGE,
-                         "loading a fatbin wrapper image: fatbin wrapper: no fatbin");
+    check_refused(c, &w, sizeof w, "is not a fatbin (magic 6b6e756a)");
     assert_int_equal(cus_fake_live_handles(CUS_FAKE_HANDLE_MODULE), 0);
     c = cus_context_unref(c);
 }
@@ -807,6 +810,44 @@ static void test_cleanup_keeps_the_error_being_returned(void **state)
     c = cus_context_unref(c);
 }
 
+/* A fatbin wrapper's data pointer is checked before the driver follows it
+ * (issue 20: one pointing at garbage crashed the fake's parser, and the
+ * driver follows it as blindly): NULL, an unmapped address, memory that is
+ * not a fatbin, and a fatbin whose header claims more than can be read are
+ * each CUDA_ERROR_INVALID_IMAGE, with no driver call; with the size known or
+ * not (0). */
+static void test_load_bad_wrappers_never_reach_the_driver(void **state)
+{
+    (void)state;
+    cus_context *c = new_primary();
+    for (int sized = 0; sized < 2; sized++) {
+        size_t size = sized ? sizeof(fatbin_wrapper) : 0;
+        fatbin_wrapper w = {0x466243b1u, 1, NULL, NULL};
+        check_refused(c, &w, size, "fatbin wrapper with no fatbin (a NULL data pointer)");
+        w.data = (const void *)(uintptr_t)0x1000; /* the second page: never mapped */
+        check_refused(c, &w, size, "is not readable memory");
+        static const char text[] = "not a fatbin at all";
+        w.data = text;
+        check_refused(c, &w, size, "is not a fatbin");
+        /* a fatbin header at the end of a page, its body claimed past it into
+         * a page that cannot be read */
+        long page = sysconf(_SC_PAGESIZE);
+        unsigned char *two = mmap(NULL, (size_t)page * 2, PROT_READ | PROT_WRITE,
+                                  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        assert_true(two != MAP_FAILED);
+        assert_int_equal(mprotect(two + page, (size_t)page, PROT_NONE), 0);
+        unsigned char *fat = two + page - 16;
+        memset(fat, 0, 16);
+        fat[0] = 0x50, fat[1] = 0xed, fat[2] = 0x55, fat[3] = 0xba; /* 0xBA55ED50 */
+        fat[4] = 1, fat[6] = 16;                                     /* version, header size */
+        fat[8] = 0x00, fat[9] = 0x10;                                /* a 4 KiB body */
+        w.data = fat;
+        check_refused(c, &w, size, "which are not all readable");
+        assert_int_equal(munmap(two, (size_t)page * 2), 0);
+    }
+    c = cus_context_unref(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -822,6 +863,7 @@ int main(void)
         ENV_TEST(test_load_truncated_images),
         ENV_TEST(test_load_bad_images_the_driver_refuses),
         ENV_TEST(test_load_hand_built_fatbin_and_wrapper),
+        ENV_TEST(test_load_bad_wrappers_never_reach_the_driver),
         ENV_TEST(test_loads_allocate_no_log_buffer_for_fatbins),
         ENV_TEST(test_info_log_capacity_by_format),
         ENV_TEST(test_jit_options_reach_the_driver),

@@ -66,7 +66,15 @@ typedef struct cus_jit_options {
  * it before the driver reads it (the format's header must fit, and PTX must be
  * NUL-terminated within it); 0 means unknown (a NUL-terminated PTX string, or
  * a binary whose own header gives its size). jit may be NULL. The driver's
- * JIT info log is kept (cus_module_info_log). *out receives a new reference. */
+ * JIT info log is kept (cus_module_info_log). *out receives a new reference.
+ *
+ * A fatbin wrapper (nvcc's host-side struct) holds a pointer to its fatbin,
+ * which the driver follows blindly. cuscope checks it first, without
+ * dereferencing it: NULL, an address that cannot be read, memory that does
+ * not start with a fatbin header, or a fatbin whose last byte (by its header's
+ * size) cannot be read, is CUDA_ERROR_INVALID_IMAGE with no driver call. The
+ * bytes between the fatbin's first and last are trusted to be one readable
+ * allocation, as the fatbin nvcc embeds is. */
 CUS_API cus_status cus_module_load_data(cus_context *ctx, const void *image, size_t size,
                                         const cus_jit_options *jit, cus_module **out);
 

@@ -15,9 +15,11 @@
  * NUL-terminated; it is then also loaded with a NUL appended.
  *
  * Not loaded: a fatbin wrapper of 16 bytes or more. Its third member is a
- * pointer that cus_module_load_data cannot check (module.h: the caller
- * vouches for it), so a load would dereference fuzzer bytes; shorter ones are
- * loaded (and must fail). */
+ * pointer: cus_module_load_data checks that it can be read and starts a
+ * fatbin whose last byte can be read, but trusts the bytes between to be one
+ * allocation (module.h), which a fuzzer's pointer need not be; shorter ones
+ * are loaded (and must fail). test_module_load.c's
+ * test_load_bad_wrappers_never_reach_the_driver covers the pointers. */
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
