@@ -115,6 +115,7 @@ static void test_stale_and_garbage_handles(void **state)
     assert_ptr_equal(view, SENTINEL_PTR(view));
     /* A new allocation, maybe at the same address, does not revive it. */
     cus_autoptr(cus_buffer) again = new_buf(c, 256);
+    assert_non_null(again);
     assert_status(cus_buffer_ipc_import(c, &h, 0, 256, &view), CUDA_ERROR_INVALID_VALUE);
     CUipcMemHandle zero;
     memset(&zero, 0, sizeof zero);
