@@ -52,6 +52,25 @@ CUS_API cus_status cus_event_create(cus_context *ctx, unsigned int flags, cus_ev
     cus_refcount_init_(&e->refs);
     e->handle = h;
     e->ctx = cus_context_ref(ctx);
+    e->flags = flags;
+    *out = cus_steal(&e);
+    return CUS_SUCCESS;
+}
+
+cus_status cus_event_open_(cus_context *ctx, unsigned int flags, const char *driver_call,
+                           CUresult (*open)(CUevent *out, const void *arg), const void *arg,
+                           cus_event **out, const char *function)
+{
+    cus_release_deferred_if_any_();
+    cus_autofree cus_event *e = cus_record_new_(sizeof *e);
+    if (!e)
+        return cus_fail_(CUS_ERROR_OUT_OF_HOST_MEMORY, function, NULL, "allocating an event");
+    CUevent h = NULL;
+    CUS_IN_CONTEXT_AS(function, ctx, driver_call, open(&h, arg));
+    cus_refcount_init_(&e->refs);
+    e->handle = h;
+    e->ctx = cus_context_ref(ctx);
+    e->flags = flags;
     *out = cus_steal(&e);
     return CUS_SUCCESS;
 }

@@ -468,7 +468,35 @@ struct cus_event {
     cus_refcount refs;
     CUevent handle;
     cus_context *ctx; /* a reference */
+    unsigned int flags; /* CU_EVENT_*, as created (the driver cannot be asked) */
 };
+
+/* An event of ctx that `open` makes with ctx current (driver_call names it
+ * in records), with the given flags: for the events cus_event_create does
+ * not make (cus_event_ipc_import, ipc.c). Released as any event
+ * (cuEventDestroy). Errors recorded naming `function`. */
+CUS_HIDDEN cus_status cus_event_open_(cus_context *ctx, unsigned int flags,
+                                      const char *driver_call,
+                                      CUresult (*open)(CUevent *out, const void *arg),
+                                      const void *arg, cus_event **out, const char *function);
+
+/* --- buffers of kinds that memory.c does not allocate (memory.c) -------------
+ * A kind above memory.c (ipc.c's imported memory) brings its own acquire and
+ * release: memory.c makes the record, calls acquire with the context current,
+ * and at the last release calls release with it current (in relaxed capture
+ * interaction mode, as cuMemFree), reporting failures as a buffer's. */
+typedef struct cus_buffer_ops_ {
+    cus_buffer_kind kind;
+    const char *acquire_call, *release_call; /* driver calls, for records */
+    CUresult (*acquire)(const void *arg, CUdeviceptr *ptr);
+    CUresult (*release)(CUdeviceptr ptr);
+    const char *what; /* for the destroy handler's report */
+} cus_buffer_ops_;
+/* A buffer of bytes on ctx made through ops (see above); errors recorded
+ * naming `function`; *out untouched on failure. */
+CUS_HIDDEN cus_status cus_buffer_new_with_ops_(cus_context *ctx, size_t bytes,
+                                               const cus_buffer_ops_ *ops, const void *arg,
+                                               cus_buffer **out, const char *function);
 
 /* --- modules and functions (module.c, function.c, launch.c) ------------------ */
 

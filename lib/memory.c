@@ -13,6 +13,7 @@ struct cus_buffer {
     cus_buffer_kind kind;
     cus_context *ctx;   /* a reference */
     cus_stream *stream; /* stream-ordered: the stream it is freed on (a reference) */
+    const cus_buffer_ops_ *ops; /* a kind of a file above (cus_buffer_new_with_ops_), or NULL */
 };
 _Static_assert(offsetof(cus_buffer, refs) == 0, "cus_buffer_refs_ reads the count first");
 
@@ -29,6 +30,8 @@ struct cus_host_buffer {
 static CUresult free_call(void *b)
 {
     const cus_buffer *buf = b;
+    if (buf->ops)
+        return buf->ops->release(buf->ptr);
     if (buf->kind == CUS_BUFFER_STREAM_ORDERED)
         return cus_drv_.cuMemFreeAsync_(buf->ptr, buf->stream->handle);
     return cus_drv_.cuMemFree_(buf->ptr);
@@ -38,9 +41,10 @@ static void buffer_destroy(cus_buffer *b)
 {
     if (b->ptr)
         cus_destroy_in_context_relaxed_(b->ctx, "cus_buffer_unref",
-                                b->kind == CUS_BUFFER_STREAM_ORDERED ? "cuMemFreeAsync"
-                                                                     : "cuMemFree",
-                                free_call, b, "device memory");
+                                b->ops ? b->ops->release_call
+                                : b->kind == CUS_BUFFER_STREAM_ORDERED ? "cuMemFreeAsync"
+                                                                       : "cuMemFree",
+                                free_call, b, b->ops ? b->ops->what : "device memory");
     cus_stream_unref(b->stream);
     cus_context_unref(b->ctx);
     cus_record_free_(b, sizeof *b);
@@ -56,10 +60,11 @@ static bool buffer_free_taken(const cus_buffer *b, cus_refcount *r, cus_destroy_
 
 CUS_DEFINE_REF_UNREF_TAKEN(cus_buffer, buffer_destroy, buffer_free_taken)
 
-/* Allocates through `call` with ctx current; fills the new buffer. */
-static cus_status buffer_new(cus_context *ctx, cus_stream *stream, size_t bytes,
-                             cus_buffer_kind kind, unsigned int flags, cus_buffer **out,
-                             const char *function)
+/* Allocates with ctx current (through ops->acquire when ops is given);
+ * fills the new buffer. */
+static cus_status buffer_make(cus_context *ctx, cus_stream *stream, size_t bytes,
+                              cus_buffer_kind kind, unsigned int flags, const cus_buffer_ops_ *ops,
+                              const void *arg, cus_buffer **out, const char *function)
 {
     if (!ctx || !out || bytes == 0)
         return cus_fail_(CUS_ERROR_INVALID_ARGUMENT, function, NULL,
@@ -83,6 +88,9 @@ static cus_status buffer_new(cus_context *ctx, cus_stream *stream, size_t bytes,
         CUS_IN_CONTEXT_AS(function, ctx, "cuMemAllocManaged",
                           cus_drv_.cuMemAllocManaged_(&p, bytes, flags));
         break;
+    case CUS_BUFFER_IMPORTED:
+        CUS_IN_CONTEXT_AS(function, ctx, ops->acquire_call, ops->acquire(arg, &p));
+        break;
     }
     cus_refcount_init_(&b->refs);
     b->ptr = p;
@@ -90,8 +98,22 @@ static cus_status buffer_new(cus_context *ctx, cus_stream *stream, size_t bytes,
     b->kind = kind;
     b->ctx = cus_context_ref(ctx);
     b->stream = cus_stream_ref(stream);
+    b->ops = ops;
     *out = cus_steal(&b);
     return CUS_SUCCESS;
+}
+
+static cus_status buffer_new(cus_context *ctx, cus_stream *stream, size_t bytes,
+                             cus_buffer_kind kind, unsigned int flags, cus_buffer **out,
+                             const char *function)
+{
+    return buffer_make(ctx, stream, bytes, kind, flags, NULL, NULL, out, function);
+}
+
+cus_status cus_buffer_new_with_ops_(cus_context *ctx, size_t bytes, const cus_buffer_ops_ *ops,
+                                    const void *arg, cus_buffer **out, const char *function)
+{
+    return buffer_make(ctx, NULL, bytes, ops->kind, 0, ops, arg, out, function);
 }
 
 CUS_API cus_status cus_buffer_alloc(cus_context *ctx, size_t bytes, cus_buffer **out)

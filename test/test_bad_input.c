@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "harness/check.h"
 #include "harness/env.h"
 
 static cus_device dev0_ = {0};
@@ -702,6 +703,22 @@ static int nc_cus_stream_flags(void)
 {
     return cus_stream_flags(NULL, NULL);
 }
+static int nc_cus_buffer_ipc_export(void)
+{
+    return cus_buffer_ipc_export(NULL, NULL);
+}
+static int nc_cus_buffer_ipc_import(void)
+{
+    return cus_buffer_ipc_import(NULL, NULL, 0, 1, NULL);
+}
+static int nc_cus_event_ipc_export(void)
+{
+    return cus_event_ipc_export(NULL, NULL);
+}
+static int nc_cus_event_ipc_import(void)
+{
+    return cus_event_ipc_import(NULL, NULL, NULL);
+}
 static int nc_cus_version(void)
 {
     (void)cus_version();
@@ -876,6 +893,10 @@ static const null_entry null_entries[] = {
     {"stream.h", "cus_stream_launch_host_fn", nc_cus_stream_launch_host_fn, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
     {"stream.h", "cus_stream_priority", nc_cus_stream_priority, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
     {"stream.h", "cus_stream_flags", nc_cus_stream_flags, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"ipc.h", "cus_buffer_ipc_export", nc_cus_buffer_ipc_export, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"ipc.h", "cus_buffer_ipc_import", nc_cus_buffer_ipc_import, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"ipc.h", "cus_event_ipc_export", nc_cus_event_ipc_export, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"ipc.h", "cus_event_ipc_import", nc_cus_event_ipc_import, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
     {"version.h", "cus_version", nc_cus_version, 0, 0, "no pointer parameter"},
     {"version.h", "cus_version_string", nc_cus_version_string, 0, 0, "never NULL"},
 };
@@ -1067,6 +1088,47 @@ static void test_stream_waits_on_an_event_of_another_context(void **state)
     assert_ok(cus_stream_synchronize(sb));
 }
 
+/* --- legacy IPC (ipc.h) ------------------------------------------------------ */
+
+/* What IPC refuses before any driver call: a NULL handle (each pointer
+ * alone), a zero size, an event without CU_EVENT_INTERPROCESS |
+ * CU_EVENT_DISABLE_TIMING, a buffer that is not cus_buffer_alloc's. */
+static void test_ipc_refusals(void **state)
+{
+    (void)state;
+    cus_autoptr(cus_context) ctx = NULL;
+    assert_ok(cus_context_create(dev0_, CUS_CTX_NO_PUSH, &ctx));
+    cus_autoptr(cus_buffer) buf = NULL;
+    assert_ok(cus_buffer_alloc(ctx, 64, &buf));
+    cus_autoptr(cus_buffer) managed = NULL;
+    assert_ok(cus_buffer_alloc_managed(ctx, 64, 0, &managed));
+    cus_autoptr(cus_event) plain = NULL;
+    assert_ok(cus_event_create(ctx, CU_EVENT_DISABLE_TIMING, &plain));
+    cus_autoptr(cus_event) ipc = NULL;
+    assert_ok(cus_event_create(ctx, CU_EVENT_INTERPROCESS | CU_EVENT_DISABLE_TIMING, &ipc));
+    CUipcMemHandle h;
+    CUipcEventHandle eh;
+    memset(&h, 0, sizeof h);
+    memset(&eh, 0, sizeof eh);
+    char host[64];
+    cus_buffer *b = (cus_buffer *)host;
+    cus_event *e = (cus_event *)host;
+    unsigned long calls = cus_fake_call_count();
+    assert_status(cus_buffer_ipc_export(buf, NULL), CUS_ERROR_INVALID_ARGUMENT);
+    assert_status(cus_buffer_ipc_import(ctx, NULL, 0, 64, &b), CUS_ERROR_INVALID_ARGUMENT);
+    assert_status(cus_buffer_ipc_import(ctx, &h, 0, 64, NULL), CUS_ERROR_INVALID_ARGUMENT);
+    assert_status(cus_buffer_ipc_import(ctx, &h, 0, 0, &b), CUS_ERROR_INVALID_ARGUMENT);
+    assert_status(cus_buffer_ipc_export(managed, &h), CUS_ERROR_INVALID_ARGUMENT);
+    assert_status(cus_event_ipc_export(ipc, NULL), CUS_ERROR_INVALID_ARGUMENT);
+    assert_status(cus_event_ipc_export(plain, &eh), CUS_ERROR_INVALID_ARGUMENT);
+    assert_contains(cus_last_error_message(), "CU_EVENT_INTERPROCESS");
+    assert_status(cus_event_ipc_import(ctx, NULL, &e), CUS_ERROR_INVALID_ARGUMENT);
+    assert_status(cus_event_ipc_import(ctx, &eh, NULL), CUS_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(cus_fake_call_count(), calls);
+    assert_ptr_equal(b, (cus_buffer *)host);
+    assert_ptr_equal(e, (cus_event *)host);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1075,6 +1137,7 @@ int main(void)
         ENV_TEST(test_zero_sizes),
         ENV_TEST(test_context_calls_in_a_host_function),
         ENV_TEST(test_stream_waits_on_an_event_of_another_context),
+        ENV_TEST(test_ipc_refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -123,6 +123,9 @@ typedef enum cus_fake_handle_kind {
      * captured) until cuGraphDestroy, or the end of a failed capture */
     CUS_FAKE_HANDLE_GRAPH,
     CUS_FAKE_HANDLE_GRAPH_EXEC,       /* cuGraphInstantiateWithFlags executable graphs */
+    /* cuIpcOpenMemHandle mappings in a context, until the cuIpcCloseMemHandle
+     * that balances the last open (or their context's destruction) */
+    CUS_FAKE_HANDLE_IPC_MAPPING,
     CUS_FAKE_HANDLE_KIND_COUNT_
 } cus_fake_handle_kind;
 
@@ -542,6 +545,40 @@ CUS_API unsigned long cus_fake_kernels_without_twin(const char **last);
 
 /* Captures begun and not yet ended, on any thread (a teardown check). */
 CUS_API size_t cus_fake_active_captures(void);
+
+/* --- legacy IPC -----------------------------------------------------------
+ * The fake serves cuIpcGetMemHandle, cuIpcOpenMemHandle, cuIpcCloseMemHandle,
+ * cuIpcGetEventHandle and cuIpcOpenEventHandle. Its handles encode the
+ * exporting process's id, the install, and the exported allocation or event
+ * (its id and address), and it applies the driver's rules:
+ *  - a handle opened in the process that exported it: CUDA_ERROR_INVALID_CONTEXT;
+ *  - bytes that are no handle of this fake's install, or the handle of memory
+ *    (or an event) since freed: CUDA_ERROR_INVALID_VALUE;
+ *  - only cuMemAlloc memory is exported (stream-ordered, managed and pinned
+ *    host memory: CUDA_ERROR_INVALID_VALUE), and only events created with
+ *    CU_EVENT_INTERPROCESS | CU_EVENT_DISABLE_TIMING (else
+ *    CUDA_ERROR_INVALID_HANDLE);
+ *  - opening a handle again in a context counts up, and returns the same
+ *    pointer; each open needs its cuIpcCloseMemHandle, in that context;
+ *    opening it in a second context of the same device:
+ *    CUDA_ERROR_ALREADY_MAPPED.
+ * The fake is one process: an opened mapping is the exported allocation
+ * itself, at the same address (a real driver maps it elsewhere in the
+ * importer's address space: code must not assume the two addresses are
+ * equal), and an opened event is a new event of the importing context that
+ * does not share the exporter's records. Two ways to test the importer's side:
+ *  - in one process, pass the handle through cus_fake_ipc_*_as_foreign first;
+ *  - in a fork() child, which the fake sees as another process (its state is
+ *    the parent's copy, writes do not reach the parent): cuscope refuses to
+ *    run there (CUS_ERROR_FORKED), but the fake's entry points, resolved
+ *    with cus_fake_get_proc_address, answer as the driver would in a second
+ *    process (the real driver does not work in a fork() child at all). */
+
+/* Rewrites a handle this process exported so that the fake opens it as if
+ * another process had exported it. CUS_ERROR_INVALID_ARGUMENT for NULL or
+ * bytes that are no fake handle. Touches no state: thread-safe. */
+CUS_API cus_status cus_fake_ipc_mem_handle_as_foreign(CUipcMemHandle *handle);
+CUS_API cus_status cus_fake_ipc_event_handle_as_foreign(CUipcEventHandle *handle);
 
 /* --- faults ---------------------------------------------------------------
  * Injected failures return `result` from the entry point without doing any of

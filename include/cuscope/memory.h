@@ -9,7 +9,9 @@
  *                   reference goes, so work queued before the release still
  *                   sees valid memory;
  *   managed         cus_buffer_alloc_managed: cuMemAllocManaged, usable from
- *                   the host through cus_buffer_host_ptr().
+ *                   the host through cus_buffer_host_ptr();
+ *   imported        cus_buffer_ipc_import (cuscope/ipc.h): memory another
+ *                   process exported, closed with cuIpcCloseMemHandle.
  * A cus_host_buffer is page-locked host memory: allocated (cuMemHostAlloc) or
  * registered (cuMemHostRegister over memory the caller owns and keeps alive).
  *
@@ -46,6 +48,9 @@ typedef enum cus_buffer_kind {
     CUS_BUFFER_DEVICE,
     CUS_BUFFER_STREAM_ORDERED,
     CUS_BUFFER_MANAGED,
+    /* cus_buffer_ipc_import (cuscope/ipc.h): another process's memory,
+     * closed (cuIpcCloseMemHandle) at the last release, never freed. */
+    CUS_BUFFER_IMPORTED,
 } cus_buffer_kind;
 
 /* bytes of device memory on ctx. bytes == 0 is CUS_ERROR_INVALID_ARGUMENT. */

@@ -111,4 +111,9 @@
     X(cuGraphExecDestroy, cuGraphExecDestroy, 10000, REQUIRED)                 \
     X(cuGraphLaunch, cuGraphLaunch, 10000, REQUIRED)                           \
     X(cuGraphUpload, cuGraphUpload, 11010, REQUIRED)                           \
-    X(cuGraphExecUpdate, cuGraphExecUpdate, 12000, REQUIRED)
+    X(cuGraphExecUpdate, cuGraphExecUpdate, 12000, REQUIRED)                   \
+    X(cuIpcGetMemHandle, cuIpcGetMemHandle, 4010, OPTIONAL)                    \
+    X(cuIpcOpenMemHandle, cuIpcOpenMemHandle, 11000, OPTIONAL)                 \
+    X(cuIpcCloseMemHandle, cuIpcCloseMemHandle, 4010, OPTIONAL)                \
+    X(cuIpcGetEventHandle, cuIpcGetEventHandle, 4010, OPTIONAL)                \
+    X(cuIpcOpenEventHandle, cuIpcOpenEventHandle, 4010, OPTIONAL)

@@ -160,6 +160,11 @@ enum { FAKE_UNCOUNTED = 1, FAKE_BEFORE_INIT = 2, FAKE_CAPTURE_UNSAFE = 4 };
     X(cuGraphUpload, 11010, cuGraphUpload, 0)                                       \
     X(cuGraphExecUpdate, 10020, cuGraphExecUpdate, 0)                               \
     X(cuGraphExecUpdate, 12000, cuGraphExecUpdate_v2, 0)                            \
+    X(cuIpcGetMemHandle, 4010, cuIpcGetMemHandle, 0)                                \
+    X(cuIpcOpenMemHandle, 11000, cuIpcOpenMemHandle, 0)                             \
+    X(cuIpcCloseMemHandle, 4010, cuIpcCloseMemHandle, 0)                            \
+    X(cuIpcGetEventHandle, 4010, cuIpcGetEventHandle, 0)                            \
+    X(cuIpcOpenEventHandle, 4010, cuIpcOpenEventHandle, 0)                          \
     FAKE_ENTRIES_12020_(X)                                                            \
     FAKE_ENTRIES_12030_(X)                                                            \
     FAKE_ENTRIES_12040_(X)                                                            \

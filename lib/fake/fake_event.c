@@ -144,16 +144,25 @@ CUresult CUDAAPI fake_cuEventCreate(CUevent *phEvent, unsigned int Flags)
     CUresult r = fake_current_context_locked(&c);
     if (r != CUDA_SUCCESS)
         return fake_leave(r);
+    struct CUevent_st *e = NULL;
+    r = fake_event_new_locked(c, Flags, &e);
+    if (r == CUDA_SUCCESS)
+        *phEvent = e;
+    return fake_leave(r);
+}
+
+CUresult fake_event_new_locked(struct CUctx_st *c, unsigned int flags, struct CUevent_st **out)
+{
     if (!reserve_event_slot_locked())
-        return fake_leave(CUDA_ERROR_OUT_OF_MEMORY);
+        return CUDA_ERROR_OUT_OF_MEMORY;
     struct CUevent_st *e = fake_handle_new_locked(CUS_FAKE_HANDLE_EVENT, sizeof *e, 0);
     if (!e)
-        return fake_leave(CUDA_ERROR_OUT_OF_MEMORY);
+        return CUDA_ERROR_OUT_OF_MEMORY;
     e->ctx = c;
-    e->flags = Flags;
+    e->flags = flags;
     events[event_count++] = e;
-    *phEvent = e;
-    return fake_leave(CUDA_SUCCESS);
+    *out = e;
+    return CUDA_SUCCESS;
 }
 
 CUresult CUDAAPI fake_cuEventRecord(CUevent hEvent, CUstream hStream)

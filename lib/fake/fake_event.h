@@ -28,5 +28,9 @@ struct CUevent_st {
 FAKE_HIDDEN CUresult fake_event_arg_locked(CUevent he, struct CUevent_st **out);
 /* The same, poisoned or not (cuEventSynchronize). */
 FAKE_HIDDEN CUresult fake_event_arg_any_locked(CUevent he, struct CUevent_st **out);
+/* A new event of c with flags, tracked as cuEventCreate's are (for
+ * cuIpcOpenEventHandle, fake_ipc.c). CUDA_ERROR_OUT_OF_MEMORY. */
+FAKE_HIDDEN CUresult fake_event_new_locked(struct CUctx_st *c, unsigned int flags,
+                                           struct CUevent_st **out);
 
 #endif

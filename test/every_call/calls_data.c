@@ -293,6 +293,54 @@ static bool k_buffer_fill_u32_async(world *w)
     return filled(w->buf2, 0, 4, 0x01020304u, 1024);
 }
 
+/* --- ipc.h ----------------------------------------------------------------------------------- */
+
+#define EC_IPC_EVENT (CU_EVENT_INTERPROCESS | CU_EVENT_DISABLE_TIMING)
+
+static cus_status c_buffer_ipc_export(world *w)
+{
+    CUipcMemHandle h;
+    memset(&h, 0, sizeof h);
+    EC_RETURN_OUT(cus_buffer_ipc_export(w->buf, &h), h.reserved[0] != 0);
+}
+
+/* The handle made foreign (the fake's importer side in one process), and
+ * read through. */
+static cus_status c_buffer_ipc_import(world *w)
+{
+    CUipcMemHandle h;
+    CUS_TRY(cus_buffer_ipc_export(w->buf, &h));
+    if (cus_fake_ipc_mem_handle_as_foreign(&h) != CUS_SUCCESS)
+        return ec_out_not_set(__func__, "a foreign handle");
+    cus_autoptr(cus_buffer) view = NULL;
+    EC_CHECK_OUT(cus_buffer_ipc_import(w->ctx, &h, 0, 4096, &view),
+                 view != NULL && cus_buffer_get_kind(view) == CUS_BUFFER_IMPORTED);
+    unsigned char back[16];
+    return cus_copy_to_host(back, view, 0, sizeof back);
+}
+
+static cus_status c_event_ipc_export(world *w)
+{
+    cus_autoptr(cus_event) e = NULL;
+    CUS_TRY(cus_event_create(w->ctx, EC_IPC_EVENT, &e));
+    CUipcEventHandle h;
+    memset(&h, 0, sizeof h);
+    EC_RETURN_OUT(cus_event_ipc_export(e, &h), h.reserved[0] != 0);
+}
+
+static cus_status c_event_ipc_import(world *w)
+{
+    cus_autoptr(cus_event) e = NULL;
+    CUS_TRY(cus_event_create(w->ctx, EC_IPC_EVENT, &e));
+    CUipcEventHandle h;
+    CUS_TRY(cus_event_ipc_export(e, &h));
+    if (cus_fake_ipc_event_handle_as_foreign(&h) != CUS_SUCCESS)
+        return ec_out_not_set(__func__, "a foreign handle");
+    cus_autoptr(cus_event) imported = NULL;
+    EC_RETURN_OUT(cus_event_ipc_import(w->ctx, &h, &imported),
+                  imported != NULL && cus_event_context(imported) == w->ctx);
+}
+
 /* --- module.h --------------------------------------------------------------------------------- */
 
 static cus_status c_module_load_data(world *w)
@@ -998,6 +1046,11 @@ const every_call every_calls_data[] = {
      k_buffer_fill_u16_async},
     {"cus_buffer_fill_u32_async", c_buffer_fill_u32_async, EC_QUEUES_WORK, NULL,
      k_buffer_fill_u32_async},
+    /* ipc.h */
+    {"cus_buffer_ipc_export", c_buffer_ipc_export, 0, NULL, NULL},
+    {"cus_buffer_ipc_import", c_buffer_ipc_import, 0, NULL, NULL},
+    {"cus_event_ipc_export", c_event_ipc_export, 0, NULL, NULL},
+    {"cus_event_ipc_import", c_event_ipc_import, 0, NULL, NULL},
     /* module.h */
     {"cus_module_load_data", c_module_load_data, 0, NULL, NULL},
     {"cus_module_load_data (JIT options, size 0)", c_module_load_data_jit, 0, NULL, NULL},

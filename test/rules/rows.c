@@ -149,6 +149,42 @@ CALL_ON(cuEventQuery, 2000, a->event)
 CALL_OUT(cuEventElapsedTime, 2000, float, &out, a->event, a->event2)
 CALL_ON(cuEventDestroy, 4000, a->event)
 
+/* --- legacy IPC (lib/ipc.c) ----------------------------------------------------------- */
+
+CALL_OUT(cuIpcGetMemHandle, 4010, CUipcMemHandle, &out, a->buf)
+
+/* The handle is taken with A current whatever the column (so that the
+ * column's state is the open's); the open then maps it in this process. */
+CALL(cuIpcOpenMemHandle, 11000)
+{
+    CUipcMemHandle h;
+    memset(&h, 0, sizeof h);
+    if (a->buf && drv.cuIpcGetMemHandle_4010 && drv.cuCtxPushCurrent_4000(a->ctx) == CUDA_SUCCESS) {
+        (void)drv.cuIpcGetMemHandle_4010(&h, a->buf);
+        CUcontext popped;
+        (void)drv.cuCtxPopCurrent_4000(&popped);
+    }
+    CUdeviceptr p = 0;
+    CUresult r = drv.cuIpcOpenMemHandle_11000(&p, h, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS);
+    if (r == CUDA_SUCCESS && drv.cuIpcCloseMemHandle_4010)
+        (void)drv.cuIpcCloseMemHandle_4010(p);
+    return r;
+}
+
+CALL_ON(cuIpcCloseMemHandle, 4010, a->buf)
+CALL_OUT(cuIpcGetEventHandle, 4010, CUipcEventHandle, &out, a->event)
+
+CALL(cuIpcOpenEventHandle, 4010)
+{
+    CUipcEventHandle h;
+    memset(&h, 0, sizeof h);
+    CUevent e = NULL;
+    CUresult r = drv.cuIpcOpenEventHandle_4010(&e, h);
+    if (r == CUDA_SUCCESS)
+        o->event = e;
+    return r;
+}
+
 /* --- memory ------------------------------------------------------------------------------ */
 
 CALL(cuMemGetInfo, 3020)

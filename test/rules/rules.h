@@ -278,6 +278,11 @@ typedef CUresult (*rules_call_fn)(const rules_args *a, rules_out *o);
     R(cuGraphUpload, 11010, H_EXEC, 0, NULL)                                               \
     R(cuGraphExecUpdate, 10020, H_EXEC, 0, NULL)                                           \
     R(cuGraphExecUpdate, 12000, H_EXEC, 0, NULL)                                           \
+    R(cuIpcGetMemHandle, 4010, H_BUF, 0, NULL)                                             \
+    R(cuIpcOpenMemHandle, 11000, H_BUF, 0, "A's buffer's handle, opened in the process that exported it") \
+    R(cuIpcCloseMemHandle, 4010, H_BUF, 0, "A's buffer was allocated, never opened through IPC") \
+    R(cuIpcGetEventHandle, 4010, H_EVENT, 0, "the fixture's event is not CU_EVENT_INTERPROCESS") \
+    R(cuIpcOpenEventHandle, 4010, H_CURRENT, 0, "the handle is zero bytes: no event's")  \
     RULES_ROWS_12020_(R)                                                                   \
     RULES_ROWS_12030_(R)                                                                   \
     RULES_ROWS_12040_(R)                                                                   \
