@@ -15,5 +15,6 @@
 #include "function.h"
 #include "launch.h"
 #include "graph.h"
+#include "array.h"
 
 #endif

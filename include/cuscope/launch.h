@@ -37,6 +37,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "array.h"
 #include "function.h"
 #include "memory.h"
 #include "object.h"
@@ -116,10 +117,18 @@ CUS_API cus_status cus_launch_ex_site_(cus_function *fn, const cus_launch_config
  * for the launch to keep alive with the graph (cuscope/graph.h). */
 CUS_API CUdeviceptr cus_buffer_arg_(const cus_buffer *buf);
 
-/* A cus_buffer * becomes its device address; anything else stays itself. */
+/* The same for a cus_texture * (cuscope/array.h): its CUtexObject. */
+CUS_API CUtexObject cus_texture_arg_(const cus_texture *tex);
+
+/* A cus_buffer * becomes its device address, a cus_texture * its handle;
+ * anything else stays itself. */
 #define CUS_ARG_VALUE_(a)                                                      \
     _Generic((a), cus_buffer *: cus_buffer_arg_(CUS_AS_BUFFER_(a)),            \
-             const cus_buffer *: cus_buffer_arg_(CUS_AS_BUFFER_(a)), default: (a))
+             const cus_buffer *: cus_buffer_arg_(CUS_AS_BUFFER_(a)),           \
+             cus_texture *: cus_texture_arg_(CUS_AS_TEXTURE_(a)),              \
+             const cus_texture *: cus_texture_arg_(CUS_AS_TEXTURE_(a)), default: (a))
+#define CUS_AS_TEXTURE_(a)                                                     \
+    _Generic((a), cus_texture *: (a), const cus_texture *: (a), default: (const cus_texture *)0)
 #define CUS_AS_BUFFER_(a)                                                      \
     _Generic((a), cus_buffer *: (a), const cus_buffer *: (a), default: (const cus_buffer *)0)
 /* An array of one, not a scalar literal: `(T){s}` would initialise a struct's
