@@ -101,8 +101,14 @@ static CUresult resource_locked(const CUDA_RESOURCE_DESC *res, const struct CUct
         unsigned int ch = res->res.linear.numChannels;
         if (surface || !elem || (ch != 1 && ch != 2 && ch != 4) || !res->res.linear.sizeInBytes)
             return CUDA_ERROR_INVALID_VALUE;
-        /* The address is aligned to the texture alignment, as documented. */
-        if (res->res.linear.devPtr % (CUdeviceptr)at[CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT])
+        /* The address is aligned to the texture alignment, as documented
+         * (512 on Hopper), but for the fake's cuMemAlloc, which aligns to
+         * only 256 where the driver's blocks are far more aligned: a
+         * leniency (deliberate.txt), so that any buffer can be read. */
+        CUdeviceptr align = (CUdeviceptr)at[CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT];
+        if (align > 256)
+            align = 256;
+        if (align && res->res.linear.devPtr % align)
             return CUDA_ERROR_INVALID_VALUE;
         fake_mem *m = NULL;
         return fake_memory_range_locked(res->res.linear.devPtr, res->res.linear.sizeInBytes,

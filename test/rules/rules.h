@@ -278,6 +278,23 @@ typedef CUresult (*rules_call_fn)(const rules_args *a, rules_out *o);
     R(cuGraphUpload, 11010, H_EXEC, 0, NULL)                                               \
     R(cuGraphExecUpdate, 10020, H_EXEC, 0, NULL)                                           \
     R(cuGraphExecUpdate, 12000, H_EXEC, 0, NULL)                                           \
+    R(cuArrayCreate, 3020, H_CURRENT, 0, NULL)                                             \
+    R(cuArray3DCreate, 3020, H_CURRENT, 0, NULL)                                           \
+    R(cuArrayDestroy, 2000, H_CURRENT, 0, NULL)                                            \
+    R(cuArray3DGetDescriptor, 3020, H_CURRENT, 0, NULL)                                    \
+    R(cuMipmappedArrayCreate, 5000, H_CURRENT, 0, NULL)                                    \
+    R(cuMipmappedArrayGetLevel, 5000, H_CURRENT, 0, NULL)                                  \
+    R(cuMipmappedArrayDestroy, 5000, H_CURRENT, 0, NULL)                                   \
+    R(cuMemAllocPitch, 3020, H_CURRENT, 0, NULL)                                           \
+    R(cuMemcpy2D, 3020, H_BUF, 0, NULL)                                                    \
+    R(cuMemcpy2DAsync, 3020, H_BUF, 0, NULL)                                               \
+    R(cuMemcpy3D, 3020, H_BUF, 0, NULL)                                                    \
+    R(cuMemcpy3DAsync, 3020, H_BUF, 0, NULL)                                               \
+    R(cuTexObjectCreate, 5000, H_CURRENT, 0, NULL)                                         \
+    R(cuTexObjectDestroy, 5000, H_CURRENT, 0, NULL)                                        \
+    R(cuTexObjectGetResourceDesc, 5000, H_CURRENT, 0, NULL)                                \
+    R(cuSurfObjectCreate, 5000, H_CURRENT, 0, NULL)                                        \
+    R(cuSurfObjectDestroy, 5000, H_CURRENT, 0, NULL)                                       \
     RULES_ROWS_12020_(R)                                                                   \
     RULES_ROWS_12030_(R)                                                                   \
     RULES_ROWS_12040_(R)                                                                   \
