@@ -12,7 +12,8 @@
  * and a mismatch fails with CUS_ERROR_INVALID_ARGUMENT and a message such as
  * "saxpy: argument 4 is 4 bytes, the kernel's parameter is 8", without
  * reaching the driver. A cus_buffer * argument is passed as its device
- * address (CUdeviceptr).
+ * address (CUdeviceptr), a cus_texture * (cuscope/array.h) as its
+ * CUtexObject; a capture keeps both alive with its graph.
  *
  * The launch allocates nothing, takes no lock, and makes one driver call
  * (cuLaunchKernel) when the function's context is current on the calling
