@@ -10,6 +10,8 @@
  *                (cuMemcpy*Async + cuStreamSynchronize against
  *                cus_copy_*_async + cus_stream_synchronize); 4 KiB, 1 MiB
  *                and 64 MiB (less on --quick and on the fake).
+ *   2D copies:   a 1024 x 1024 float image from a pitched device buffer to
+ *                page-locked host memory, cuMemcpy2D against cus_copy_2d.
  *   allocation:  cuMemAlloc + cuMemFree against cus_buffer_alloc +
  *                cus_buffer_unref, and cuMemAllocAsync + cuMemFreeAsync
  *                against cus_buffer_alloc_async + cus_buffer_unref, with one
@@ -329,6 +331,95 @@ static int bench_allocs(const bench_env *env, const bench_opts *opt, bench_repor
     return bad ? 1 : 0;
 }
 
+/* --- 2D copies (cuscope/array.h): a 1024 x 1024 float image, pitched device
+ * buffer to host, cuMemcpy2D against cus_copy_2d (its descriptor built each
+ * time, as a caller would) ------------------------------------------------ */
+
+typedef struct copy2d_arg {
+    PFN_cuMemcpy2D_v3020 raw;
+    cus_buffer *dev; /* pitched */
+    void *host;
+    size_t width, height;
+} copy2d_arg;
+
+static BENCH_NOINLINE int loop_raw_copy_2d(void *p, int iters, uint64_t *ticks)
+{
+    const copy2d_arg *m = p;
+    int bad = 0;
+    BENCH_LOOP(iters, ticks, {
+        CUDA_MEMCPY2D c;
+        memset(&c, 0, sizeof c);
+        c.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+        c.srcDevice = cus_buffer_ptr(m->dev);
+        c.srcPitch = cus_buffer_pitch(m->dev);
+        c.dstMemoryType = CU_MEMORYTYPE_HOST;
+        c.dstHost = m->host;
+        c.dstPitch = m->width;
+        c.WidthInBytes = m->width;
+        c.Height = m->height;
+        bad |= (int)m->raw(&c);
+    });
+    return bad;
+}
+
+static BENCH_NOINLINE int loop_cus_copy_2d(void *p, int iters, uint64_t *ticks)
+{
+    const copy2d_arg *m = p;
+    int bad = 0;
+    BENCH_LOOP(iters, ticks,
+               bad |= cus_copy_2d(&(cus_copy_2d_desc){cus_copy_host(m->host, m->width),
+                                                      cus_copy_buffer(m->dev, 0, 0), m->width,
+                                                      m->height}));
+    return bad;
+}
+
+static int bench_copy_2d(const bench_env *env, const bench_opts *opt, bench_report *rep,
+                         cus_context *ctx)
+{
+    PFN_cuMemcpy2D_v3020 raw2d = NULL;
+    const bench_sym sym[] = {{"cuMemcpy2D", 3020, &raw2d}};
+    if (bench_resolve(env, sym, 1))
+        return 1;
+    const int blocks = opt->blocks ? opt->blocks : opt->quick ? 3 : env->fake ? 10 : 30;
+    const int iters = opt->iters ? opt->iters : opt->quick ? 2 : env->fake ? 5 : 10;
+    enum { SIDE = 1024 };
+    copy2d_arg m = {.raw = raw2d, .width = SIDE * sizeof(float), .height = SIDE};
+    size_t pitch = 0;
+    cus_autoptr(cus_buffer) dev = NULL;
+    cus_autoptr(cus_host_buffer) host = NULL;
+    if (cus_buffer_alloc_pitch(ctx, m.width, m.height, sizeof(float), &dev, &pitch) ||
+        cus_host_buffer_alloc(ctx, m.width * m.height, 0, &host))
+        return bench_fail(env, "allocating the 2D copy buffers");
+    m.dev = dev;
+    m.host = cus_host_buffer_data(host);
+    bench_variant v[] = {
+        {.label = "raw cuMemcpy2D, pitched device to pinned host", .body = loop_raw_copy_2d,
+         .arg = &m},
+        {.label = "cus_copy_2d, pitched device to pinned host", .body = loop_cus_copy_2d,
+         .arg = &m},
+    };
+    bench_run run = {.blocks = blocks, .iters = iters, .warm_iters = iters};
+    int bad = bench_run_variants(&run, v, 2);
+    if (!bad) {
+        char title[200];
+        snprintf(title, sizeof title,
+                 "2D copies of a 1024 x 1024 float image, pitch %zu (%d blocks of %d copies per "
+                 "variant)",
+                 pitch, blocks, iters);
+        bench_report_section(rep, title, "GB/s", "over blocks; p99_time: at the p99 block time",
+                             "median", "p99_time");
+        static const char *const keys[2] = {"raw_copy_2d_dtoh_4m", "cus_copy_2d_dtoh_4m"};
+        for (int i = 0; i < 2; i++) {
+            bench_stats st = bench_stats_of(v[i].block_ns, blocks);
+            bench_ratio q = i ? bench_ratio_of(&v[0], &v[1]) : (bench_ratio){0};
+            bench_report_row(rep, keys[i], v[i].label, gbps(m.width * m.height, st.median),
+                             gbps(m.width * m.height, st.p99), st.n, i ? &q : NULL);
+        }
+    }
+    bench_run_free(&run, v, 2);
+    return bad ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
     bench_opts opt;
@@ -378,6 +469,8 @@ int main(int argc, char **argv)
         bad = bench_copies(&env, &opt, rep, &raw, ctx, stream, copies[i]);
     for (size_t i = 0; i < nallocs && !bad; i++)
         bad = bench_allocs(&env, &opt, rep, &raw, ctx, stream, allocs[i]);
+    if (!bad)
+        bad = bench_copy_2d(&env, &opt, rep, ctx);
     bench_report_print(rep, opt.json); /* on a failure, what was measured before it */
     if (bad)
         return 1;

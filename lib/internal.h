@@ -720,6 +720,10 @@ CUS_HIDDEN cus_status cus_capture_launch_args_(cus_stream *stream, cus_module *m
 CUS_HIDDEN extern _Thread_local unsigned int cus_pending_buffer_count_
     __attribute__((tls_model("initial-exec")));
 CUS_HIDDEN void cus_pending_buffers_clear_(void);
+/* Notes another object than a buffer that a cus_launch argument named (a
+ * texture: cuscope/array.h), whose count is its first member, with how to
+ * keep it; only while captures are active. */
+CUS_HIDDEN void cus_launch_note_kept_(void *obj, cus_keep_item_ (*item)(void *obj));
 
 /* --- graphs (graph.c; made by cus_capture_end, instantiated in graph_exec.c) - */
 

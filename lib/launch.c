@@ -152,7 +152,13 @@ __attribute__((noinline)) static cus_status launch(cus_function *fn, cus_dim3 gr
 /* Buffers the cus_launch macro noted for the launch (see cus_buffer_arg_,
  * below): only while a capture is open. */
 #define PENDING_MAX 64
-static _Thread_local cus_buffer *pending[PENDING_MAX] __attribute__((tls_model("initial-exec")));
+/* obj's count is its first member (buffers, textures); item is NULL for a
+ * buffer, else how to keep obj (cus_launch_note_kept_). */
+typedef struct pending_arg_ {
+    void *obj;
+    cus_keep_item_ (*item)(void *obj);
+} pending_arg_;
+static _Thread_local pending_arg_ pending[PENDING_MAX] __attribute__((tls_model("initial-exec")));
 _Thread_local unsigned int cus_pending_buffer_count_ __attribute__((tls_model("initial-exec")));
 
 /* A launch into a capture that already keeps what it uses (the module, the
@@ -167,7 +173,7 @@ static inline __attribute__((always_inline)) bool kept_already(const cus_functio
         return false;
     unsigned int n = cus_pending_buffer_count_;
     for (unsigned int i = 0; i < n; i++)
-        if (!cus_capture_kept_(id, cus_buffer_refs_(pending[i]), pending[i]))
+        if (!cus_capture_kept_(id, (cus_refcount *)pending[i].obj, pending[i].obj))
             return false;
     cus_pending_buffer_count_ = 0;
     return true;
@@ -287,8 +293,14 @@ CUS_API CUdeviceptr cus_buffer_arg_(const cus_buffer *buf)
 {
     if (CUS_UNLIKELY(atomic_load_explicit(&cus_captures_active_, memory_order_relaxed)) && buf &&
         cus_pending_buffer_count_ < PENDING_MAX)
-        pending[cus_pending_buffer_count_++] = (cus_buffer *)buf;
+        pending[cus_pending_buffer_count_++] = (pending_arg_){(void *)buf, NULL};
     return cus_buffer_ptr(buf);
+}
+
+void cus_launch_note_kept_(void *obj, cus_keep_item_ (*item)(void *obj))
+{
+    if (cus_pending_buffer_count_ < PENDING_MAX)
+        pending[cus_pending_buffer_count_++] = (pending_arg_){obj, item};
 }
 
 cus_status cus_capture_launch_args_(cus_stream *stream, cus_module *mod, const char *function)
@@ -306,7 +318,8 @@ cus_status cus_capture_launch_args_(cus_stream *stream, cus_module *mod, const c
     if (mod && (!id || !cus_capture_kept_(id, &mod->refs, mod)))
         items[count++] = cus_capture_item_module_(mod);
     for (unsigned int i = 0; i < n; i++)
-        if (!id || !cus_capture_kept_(id, cus_buffer_refs_(pending[i]), pending[i]))
-            items[count++] = cus_capture_item_buffer_(pending[i]);
+        if (!id || !cus_capture_kept_(id, (cus_refcount *)pending[i].obj, pending[i].obj))
+            items[count++] = pending[i].item ? pending[i].item(pending[i].obj)
+                                             : cus_capture_item_buffer_(pending[i].obj);
     return count ? cus_capture_ops.keep(stream, items, count, function) : CUS_SUCCESS;
 }

@@ -3,6 +3,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 
+#include "cuscope/array.h"
 #include "cuscope/memory.h"
 #include "internal.h"
 
@@ -14,6 +15,7 @@ struct cus_buffer {
     cus_context *ctx;   /* a reference */
     cus_stream *stream; /* stream-ordered: the stream it is freed on (a reference) */
     const cus_buffer_ops_ *ops; /* a kind of a file above (cus_buffer_new_with_ops_), or NULL */
+    size_t pitch, height; /* cus_buffer_alloc_pitch (cuscope/array.h); else 0 */
 };
 _Static_assert(offsetof(cus_buffer, refs) == 0, "cus_buffer_refs_ reads the count first");
 
@@ -150,6 +152,47 @@ CUS_API cus_status cus_buffer_alloc_managed(cus_context *ctx, size_t bytes, unsi
     CUS_API_ENTER();
     return buffer_new(ctx, NULL, bytes, CUS_BUFFER_MANAGED, flags ? flags : CU_MEM_ATTACH_GLOBAL,
                       out, __func__);
+}
+
+/* A pitched buffer (cuscope/array.h): a device buffer that knows its rows. */
+CUS_API cus_status cus_buffer_alloc_pitch(cus_context *ctx, size_t width_bytes, size_t height,
+                                          unsigned int element_bytes, cus_buffer **out,
+                                          size_t *pitch)
+{
+    CUS_API_ENTER();
+    CUS_CHECK_ARG(ctx && out && pitch && width_bytes && height);
+    if (element_bytes != 4 && element_bytes != 8 && element_bytes != 16)
+        return CUS_FAIL(CUS_ERROR_INVALID_ARGUMENT, NULL,
+                        "element size %u: cuMemAllocPitch takes 4, 8 or 16", element_bytes);
+    CUS_CHECK_POISON(ctx);
+    cus_release_deferred_if_any_();
+    cus_autofree cus_buffer *b = cus_record_new_(sizeof *b);
+    if (!b)
+        return CUS_FAIL(CUS_ERROR_OUT_OF_HOST_MEMORY, NULL, "allocating a buffer");
+    CUdeviceptr p = 0;
+    size_t row = 0;
+    CUS_IN_CONTEXT(ctx, "cuMemAllocPitch",
+                   cus_drv_.cuMemAllocPitch_(&p, &row, width_bytes, height, element_bytes));
+    cus_refcount_init_(&b->refs);
+    b->ptr = p;
+    b->size = row * height; /* the driver allocated it: no overflow */
+    b->kind = CUS_BUFFER_DEVICE;
+    b->ctx = cus_context_ref(ctx);
+    b->pitch = row;
+    b->height = height;
+    *pitch = row;
+    *out = cus_steal(&b);
+    return CUS_SUCCESS;
+}
+
+CUS_API size_t cus_buffer_pitch(const cus_buffer *buf)
+{
+    return buf ? buf->pitch : 0;
+}
+
+CUS_API size_t cus_buffer_height(const cus_buffer *buf)
+{
+    return buf ? buf->height : 0;
 }
 
 CUS_API CUdeviceptr cus_buffer_ptr(const cus_buffer *buf)

@@ -729,6 +729,150 @@ static int nc_cus_version_string(void)
     return cus_version_string() != NULL ? 0 : -1;
 }
 
+static int nc_cus_array_create(void)
+{
+    return cus_array_create(NULL, NULL, NULL);
+}
+static int nc_cus_array_descriptor(void)
+{
+    return cus_array_descriptor(NULL, NULL);
+}
+static int nc_cus_mipmapped_array_create(void)
+{
+    return cus_mipmapped_array_create(NULL, NULL, 1, NULL);
+}
+static int nc_cus_mipmapped_array_level(void)
+{
+    return cus_mipmapped_array_level(NULL, 0, NULL);
+}
+static int nc_cus_buffer_alloc_pitch(void)
+{
+    return cus_buffer_alloc_pitch(NULL, 1, 1, 4, NULL, NULL);
+}
+static int nc_cus_copy_2d(void)
+{
+    return cus_copy_2d(NULL);
+}
+static int nc_cus_copy_3d(void)
+{
+    return cus_copy_3d(NULL);
+}
+static int nc_cus_copy_2d_async(void)
+{
+    return cus_copy_2d_async(NULL, NULL);
+}
+static int nc_cus_copy_3d_async(void)
+{
+    return cus_copy_3d_async(NULL, NULL);
+}
+static int nc_cus_texture_create_array(void)
+{
+    return cus_texture_create_array(NULL, NULL, NULL, NULL);
+}
+static int nc_cus_texture_create_mipmapped(void)
+{
+    return cus_texture_create_mipmapped(NULL, NULL, NULL, NULL);
+}
+static int nc_cus_texture_create_linear(void)
+{
+    return cus_texture_create_linear(NULL, CU_AD_FORMAT_FLOAT, 1, NULL, NULL);
+}
+static int nc_cus_texture_create_pitch2d(void)
+{
+    return cus_texture_create_pitch2d(NULL, CU_AD_FORMAT_FLOAT, 1, 1, 1, NULL, NULL);
+}
+static int nc_cus_texture_resource_desc(void)
+{
+    return cus_texture_resource_desc(NULL, NULL);
+}
+static int nc_cus_surface_create(void)
+{
+    return cus_surface_create(NULL, NULL);
+}
+static int nc_cus_array_ref(void)
+{
+    return cus_array_ref(NULL) == 0 ? 0 : -1;
+}
+static int nc_cus_array_unref(void)
+{
+    return cus_array_unref(NULL) == 0 ? 0 : -1;
+}
+static int nc_cus_array_handle(void)
+{
+    return cus_array_handle(NULL) == 0 ? 0 : -1;
+}
+static int nc_cus_array_context(void)
+{
+    return cus_array_context(NULL) == 0 ? 0 : -1;
+}
+static int nc_cus_array_element_bytes(void)
+{
+    return cus_array_element_bytes(NULL) == 0 ? 0 : -1;
+}
+static int nc_cus_array_desc(void)
+{
+    return cus_array_desc(NULL).Width == 0 ? 0 : -1;
+}
+static int nc_cus_array_format_bytes(void)
+{
+    return cus_array_format_bytes((CUarray_format)0) == 0 ? 0 : -1;
+}
+static int nc_cus_mipmapped_array_ref(void)
+{
+    return cus_mipmapped_array_ref(NULL) == 0 ? 0 : -1;
+}
+static int nc_cus_mipmapped_array_unref(void)
+{
+    return cus_mipmapped_array_unref(NULL) == 0 ? 0 : -1;
+}
+static int nc_cus_mipmapped_array_handle(void)
+{
+    return cus_mipmapped_array_handle(NULL) == 0 ? 0 : -1;
+}
+static int nc_cus_mipmapped_array_levels(void)
+{
+    return cus_mipmapped_array_levels(NULL) == 0 ? 0 : -1;
+}
+static int nc_cus_buffer_pitch(void)
+{
+    return cus_buffer_pitch(NULL) == 0 ? 0 : -1;
+}
+static int nc_cus_buffer_height(void)
+{
+    return cus_buffer_height(NULL) == 0 ? 0 : -1;
+}
+static int nc_cus_texture_ref(void)
+{
+    return cus_texture_ref(NULL) == 0 ? 0 : -1;
+}
+static int nc_cus_texture_unref(void)
+{
+    return cus_texture_unref(NULL) == 0 ? 0 : -1;
+}
+static int nc_cus_texture_handle(void)
+{
+    return cus_texture_handle(NULL) == 0 ? 0 : -1;
+}
+static int nc_cus_texture_context(void)
+{
+    return cus_texture_context(NULL) == 0 ? 0 : -1;
+}
+static int nc_cus_surface_ref(void)
+{
+    return cus_surface_ref(NULL) == 0 ? 0 : -1;
+}
+static int nc_cus_surface_unref(void)
+{
+    return cus_surface_unref(NULL) == 0 ? 0 : -1;
+}
+static int nc_cus_surface_handle(void)
+{
+    return cus_surface_handle(NULL) == 0 ? 0 : -1;
+}
+static int nc_cus_texture_arg_(void)
+{
+    return cus_texture_arg_(NULL) == 0 ? 0 : -1;
+}
 static const null_entry null_entries[] = {
     {"context.h", "cus_context_create", nc_cus_context_create, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
     {"context.h", "cus_context_retain_primary", nc_cus_context_retain_primary, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
@@ -899,6 +1043,42 @@ static const null_entry null_entries[] = {
     {"ipc.h", "cus_event_ipc_import", nc_cus_event_ipc_import, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
     {"version.h", "cus_version", nc_cus_version, 0, 0, "no pointer parameter"},
     {"version.h", "cus_version_string", nc_cus_version_string, 0, 0, "never NULL"},
+    {"array.h", "cus_array_create", nc_cus_array_create, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"array.h", "cus_array_descriptor", nc_cus_array_descriptor, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"array.h", "cus_mipmapped_array_create", nc_cus_mipmapped_array_create, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"array.h", "cus_mipmapped_array_level", nc_cus_mipmapped_array_level, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"array.h", "cus_buffer_alloc_pitch", nc_cus_buffer_alloc_pitch, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"array.h", "cus_copy_2d", nc_cus_copy_2d, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"array.h", "cus_copy_3d", nc_cus_copy_3d, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"array.h", "cus_copy_2d_async", nc_cus_copy_2d_async, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"array.h", "cus_copy_3d_async", nc_cus_copy_3d_async, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"array.h", "cus_texture_create_array", nc_cus_texture_create_array, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"array.h", "cus_texture_create_mipmapped", nc_cus_texture_create_mipmapped, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"array.h", "cus_texture_create_linear", nc_cus_texture_create_linear, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"array.h", "cus_texture_create_pitch2d", nc_cus_texture_create_pitch2d, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"array.h", "cus_texture_resource_desc", nc_cus_texture_resource_desc, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"array.h", "cus_surface_create", nc_cus_surface_create, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"array.h", "cus_array_ref", nc_cus_array_ref, 0, 0, "returns NULL"},
+    {"array.h", "cus_array_unref", nc_cus_array_unref, 0, 0, "returns NULL"},
+    {"array.h", "cus_array_handle", nc_cus_array_handle, 0, 0, "NULL"},
+    {"array.h", "cus_array_context", nc_cus_array_context, 0, 0, "NULL"},
+    {"array.h", "cus_array_element_bytes", nc_cus_array_element_bytes, 0, 0, "0"},
+    {"array.h", "cus_array_desc", nc_cus_array_desc, 0, 0, "a zeroed descriptor"},
+    {"array.h", "cus_array_format_bytes", nc_cus_array_format_bytes, 0, 0, "no pointer: 0 for an unknown format"},
+    {"array.h", "cus_mipmapped_array_ref", nc_cus_mipmapped_array_ref, 0, 0, "returns NULL"},
+    {"array.h", "cus_mipmapped_array_unref", nc_cus_mipmapped_array_unref, 0, 0, "returns NULL"},
+    {"array.h", "cus_mipmapped_array_handle", nc_cus_mipmapped_array_handle, 0, 0, "NULL"},
+    {"array.h", "cus_mipmapped_array_levels", nc_cus_mipmapped_array_levels, 0, 0, "0"},
+    {"array.h", "cus_buffer_pitch", nc_cus_buffer_pitch, 0, 0, "0"},
+    {"array.h", "cus_buffer_height", nc_cus_buffer_height, 0, 0, "0"},
+    {"array.h", "cus_texture_ref", nc_cus_texture_ref, 0, 0, "returns NULL"},
+    {"array.h", "cus_texture_unref", nc_cus_texture_unref, 0, 0, "returns NULL"},
+    {"array.h", "cus_texture_handle", nc_cus_texture_handle, 0, 0, "0"},
+    {"array.h", "cus_texture_context", nc_cus_texture_context, 0, 0, "NULL"},
+    {"array.h", "cus_surface_ref", nc_cus_surface_ref, 0, 0, "returns NULL"},
+    {"array.h", "cus_surface_unref", nc_cus_surface_unref, 0, 0, "returns NULL"},
+    {"array.h", "cus_surface_handle", nc_cus_surface_handle, 0, 0, "0"},
+    {"launch.h", "cus_texture_arg_", nc_cus_texture_arg_, 0, 0, "0"},
 };
 
 #if defined(__GNUC__)

@@ -16,5 +16,6 @@
 #include "launch.h"
 #include "graph.h"
 #include "ipc.h"
+#include "array.h"
 
 #endif

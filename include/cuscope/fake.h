@@ -126,6 +126,10 @@ typedef enum cus_fake_handle_kind {
     /* cuIpcOpenMemHandle mappings in a context, until the cuIpcCloseMemHandle
      * that balances the last open (or their context's destruction) */
     CUS_FAKE_HANDLE_IPC_MAPPING,
+    CUS_FAKE_HANDLE_ARRAY,            /* cuArrayCreate, cuArray3DCreate arrays (not mipmap levels) */
+    CUS_FAKE_HANDLE_MIPMAPPED_ARRAY,  /* cuMipmappedArrayCreate */
+    CUS_FAKE_HANDLE_TEXTURE,          /* cuTexObjectCreate */
+    CUS_FAKE_HANDLE_SURFACE,          /* cuSurfObjectCreate */
     CUS_FAKE_HANDLE_KIND_COUNT_
 } cus_fake_handle_kind;
 
@@ -408,6 +412,23 @@ CUS_API cus_status cus_fake_register_kernel(const char *name, cus_fake_kernel_fn
  * run or install; NULL when there was none). A test that expects every
  * kernel to compute its results asserts 0, or installs with strict_kernels. */
 CUS_API unsigned long cus_fake_kernels_without_twin(const char **last);
+
+/* --- texture fetches for host twins ------------------------------------------
+ * What a kernel's tex2D<float4>(tex, x, y) returns, for a twin to call (the
+ * one fake function a twin may call while it runs): the texture's own
+ * coordinates (normalized to [0, 1) with CU_TRSF_NORMALIZED_COORDINATES, else
+ * texels), address modes (wrap and mirror with normalized coordinates only,
+ * as on the device: clamp otherwise; border gives the border colour), point
+ * or linear filtering (with the device's 8-bit fraction of the weights:
+ * 1/256 steps), and read mode (8- and 16-bit integer formats are read as
+ * normalized floats unless CU_TRSF_READ_AS_INTEGER; 32-bit ones as their
+ * value; half floats as floats). An array, a mipmapped array (its level 0),
+ * or a linear (y ignored) or pitch-2D buffer. Missing channels read as 0
+ * (alpha as 1). An unknown or destroyed texture, or one over freed memory,
+ * is a misuse and reads zeros; false then. */
+CUS_API bool cus_fake_tex2d(CUtexObject tex, float x, float y, float out[4]);
+/* Its first channel: tex2D<float>(tex, x, y). */
+CUS_API float cus_fake_tex2d_float(CUtexObject tex, float x, float y);
 
 /* --- stream capture and graphs ---------------------------------------------
  * cuStreamBeginCapture makes a stream capture: what would be queued on it

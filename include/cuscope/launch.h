@@ -12,7 +12,8 @@
  * and a mismatch fails with CUS_ERROR_INVALID_ARGUMENT and a message such as
  * "saxpy: argument 4 is 4 bytes, the kernel's parameter is 8", without
  * reaching the driver. A cus_buffer * argument is passed as its device
- * address (CUdeviceptr).
+ * address (CUdeviceptr), a cus_texture * (cuscope/array.h) as its
+ * CUtexObject; a capture keeps both alive with its graph.
  *
  * The launch allocates nothing, takes no lock, and makes one driver call
  * (cuLaunchKernel) when the function's context is current on the calling
@@ -37,6 +38,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "array.h"
 #include "function.h"
 #include "memory.h"
 #include "object.h"
@@ -128,10 +130,18 @@ CUS_API cus_status cus_launch_ex_site_(cus_function *fn, const cus_launch_config
  * for the launch to keep alive with the graph (cuscope/graph.h). */
 CUS_API CUdeviceptr cus_buffer_arg_(const cus_buffer *buf);
 
-/* A cus_buffer * becomes its device address; anything else stays itself. */
+/* The same for a cus_texture * (cuscope/array.h): its CUtexObject. */
+CUS_API CUtexObject cus_texture_arg_(const cus_texture *tex);
+
+/* A cus_buffer * becomes its device address, a cus_texture * its handle;
+ * anything else stays itself. */
 #define CUS_ARG_VALUE_(a)                                                      \
     _Generic((a), cus_buffer *: cus_buffer_arg_(CUS_AS_BUFFER_(a)),            \
-             const cus_buffer *: cus_buffer_arg_(CUS_AS_BUFFER_(a)), default: (a))
+             const cus_buffer *: cus_buffer_arg_(CUS_AS_BUFFER_(a)),           \
+             cus_texture *: cus_texture_arg_(CUS_AS_TEXTURE_(a)),              \
+             const cus_texture *: cus_texture_arg_(CUS_AS_TEXTURE_(a)), default: (a))
+#define CUS_AS_TEXTURE_(a)                                                     \
+    _Generic((a), cus_texture *: (a), const cus_texture *: (a), default: (const cus_texture *)0)
 #define CUS_AS_BUFFER_(a)                                                      \
     _Generic((a), cus_buffer *: (a), const cus_buffer *: (a), default: (const cus_buffer *)0)
 /* An array of one, not a scalar literal: `(T){s}` would initialise a struct's
@@ -297,10 +307,13 @@ template <typename T> inline cus_dim3 dim(T x)
     return d;
 }
 
-/* A cus_buffer * becomes its device address; anything else stays itself. */
+/* A cus_buffer * becomes its device address, a cus_texture * its handle;
+ * anything else stays itself. */
 template <typename T> inline T value(T a) { return a; }
 inline CUdeviceptr value(cus_buffer *b) { return cus_buffer_arg_(b); }
 inline CUdeviceptr value(const cus_buffer *b) { return cus_buffer_arg_(b); }
+inline CUtexObject value(cus_texture *t) { return cus_texture_arg_(t); }
+inline CUtexObject value(const cus_texture *t) { return cus_texture_arg_(t); }
 
 template <typename... V> struct sizes {
     static const size_t of[sizeof...(V) ? sizeof...(V) : 1];

@@ -116,4 +116,21 @@
     X(cuIpcOpenMemHandle, cuIpcOpenMemHandle, 11000, OPTIONAL)                 \
     X(cuIpcCloseMemHandle, cuIpcCloseMemHandle, 4010, OPTIONAL)                \
     X(cuIpcGetEventHandle, cuIpcGetEventHandle, 4010, OPTIONAL)                \
-    X(cuIpcOpenEventHandle, cuIpcOpenEventHandle, 4010, OPTIONAL)
+    X(cuIpcOpenEventHandle, cuIpcOpenEventHandle, 4010, OPTIONAL) \
+    X(cuArrayCreate, cuArrayCreate, 3020, REQUIRED)                            \
+    X(cuArray3DCreate, cuArray3DCreate, 3020, REQUIRED)                        \
+    X(cuArrayDestroy, cuArrayDestroy, 2000, REQUIRED)                          \
+    X(cuArray3DGetDescriptor, cuArray3DGetDescriptor, 3020, REQUIRED)          \
+    X(cuMipmappedArrayCreate, cuMipmappedArrayCreate, 5000, REQUIRED)          \
+    X(cuMipmappedArrayGetLevel, cuMipmappedArrayGetLevel, 5000, REQUIRED)      \
+    X(cuMipmappedArrayDestroy, cuMipmappedArrayDestroy, 5000, REQUIRED)        \
+    X(cuMemAllocPitch, cuMemAllocPitch, 3020, REQUIRED)                        \
+    X(cuMemcpy2D, cuMemcpy2D, 3020, REQUIRED)                                  \
+    X(cuMemcpy2DAsync, cuMemcpy2DAsync, 3020, REQUIRED)                        \
+    X(cuMemcpy3D, cuMemcpy3D, 3020, REQUIRED)                                  \
+    X(cuMemcpy3DAsync, cuMemcpy3DAsync, 3020, REQUIRED)                        \
+    X(cuTexObjectCreate, cuTexObjectCreate, 5000, REQUIRED)                    \
+    X(cuTexObjectDestroy, cuTexObjectDestroy, 5000, REQUIRED)                  \
+    X(cuTexObjectGetResourceDesc, cuTexObjectGetResourceDesc, 5000, REQUIRED)  \
+    X(cuSurfObjectCreate, cuSurfObjectCreate, 5000, REQUIRED)                  \
+    X(cuSurfObjectDestroy, cuSurfObjectDestroy, 5000, REQUIRED)

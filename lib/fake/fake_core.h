@@ -165,6 +165,23 @@ enum { FAKE_UNCOUNTED = 1, FAKE_BEFORE_INIT = 2, FAKE_CAPTURE_UNSAFE = 4 };
     X(cuIpcCloseMemHandle, 4010, cuIpcCloseMemHandle, 0)                            \
     X(cuIpcGetEventHandle, 4010, cuIpcGetEventHandle, 0)                            \
     X(cuIpcOpenEventHandle, 4010, cuIpcOpenEventHandle, 0)                          \
+    X(cuArrayCreate, 3020, cuArrayCreate, FAKE_CAPTURE_UNSAFE)                       \
+    X(cuArray3DCreate, 3020, cuArray3DCreate, FAKE_CAPTURE_UNSAFE)                   \
+    X(cuArrayDestroy, 2000, cuArrayDestroy, FAKE_CAPTURE_UNSAFE)                     \
+    X(cuArray3DGetDescriptor, 3020, cuArray3DGetDescriptor, 0)                       \
+    X(cuMipmappedArrayCreate, 5000, cuMipmappedArrayCreate, FAKE_CAPTURE_UNSAFE)     \
+    X(cuMipmappedArrayGetLevel, 5000, cuMipmappedArrayGetLevel, 0)                   \
+    X(cuMipmappedArrayDestroy, 5000, cuMipmappedArrayDestroy, FAKE_CAPTURE_UNSAFE)   \
+    X(cuMemAllocPitch, 3020, cuMemAllocPitch, FAKE_CAPTURE_UNSAFE)                   \
+    X(cuMemcpy2D, 3020, cuMemcpy2D, FAKE_CAPTURE_UNSAFE)                             \
+    X(cuMemcpy2DAsync, 3020, cuMemcpy2DAsync, 0)                                     \
+    X(cuMemcpy3D, 3020, cuMemcpy3D, FAKE_CAPTURE_UNSAFE)                             \
+    X(cuMemcpy3DAsync, 3020, cuMemcpy3DAsync, 0)                                     \
+    X(cuTexObjectCreate, 5000, cuTexObjectCreate, 0)                                 \
+    X(cuTexObjectDestroy, 5000, cuTexObjectDestroy, 0)                               \
+    X(cuTexObjectGetResourceDesc, 5000, cuTexObjectGetResourceDesc, 0)               \
+    X(cuSurfObjectCreate, 5000, cuSurfObjectCreate, 0)                               \
+    X(cuSurfObjectDestroy, 5000, cuSurfObjectDestroy, 0)                             \
     FAKE_ENTRIES_12020_(X)                                                            \
     FAKE_ENTRIES_12030_(X)                                                            \
     FAKE_ENTRIES_12040_(X)                                                            \

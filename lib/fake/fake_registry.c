@@ -35,6 +35,10 @@ static const kind_info kind_info_table[CUS_FAKE_HANDLE_KIND_COUNT_] = {
     [CUS_FAKE_HANDLE_MANAGED_MEMORY] = {"managed memory", NULL},
     [CUS_FAKE_HANDLE_HOST_REGISTRATION] = {"host registration", NULL},
     [CUS_FAKE_HANDLE_IPC_MAPPING] = {"IPC mapping", NULL},
+    [CUS_FAKE_HANDLE_ARRAY] = {"array", NULL},
+    [CUS_FAKE_HANDLE_MIPMAPPED_ARRAY] = {"mipmapped array", NULL},
+    [CUS_FAKE_HANDLE_TEXTURE] = {"texture object", NULL},
+    [CUS_FAKE_HANDLE_SURFACE] = {"surface object", NULL},
 };
 
 typedef struct slot {

@@ -1001,6 +1001,171 @@ static cus_status c_graph_exec_launch_releases_replaced(world *w)
     return cus_graph_exec_launch(e, w->stream);
 }
 
+/* --- array.h: arrays, pitched buffers, 2D and 3D copies, textures, surfaces ----------------- */
+
+static cus_status ec_new_array(world *w, unsigned int flags, cus_array **out)
+{
+    return cus_array_create(w->ctx,
+                            &(CUDA_ARRAY3D_DESCRIPTOR){.Width = 16, .Height = 16,
+                                                       .Format = CU_AD_FORMAT_FLOAT,
+                                                       .NumChannels = 1, .Flags = flags},
+                            out);
+}
+
+static cus_status c_array_create(world *w)
+{
+    cus_autoptr(cus_array) a = NULL;
+    EC_RETURN_OUT(ec_new_array(w, 0, &a), a != NULL);
+}
+
+static cus_status c_array_create_3d(world *w)
+{
+    cus_autoptr(cus_array) a = NULL;
+    EC_RETURN_OUT(cus_array_create(w->ctx,
+                                   &(CUDA_ARRAY3D_DESCRIPTOR){.Width = 8, .Height = 8, .Depth = 4,
+                                                              .Format = CU_AD_FORMAT_HALF,
+                                                              .NumChannels = 2},
+                                   &a),
+                  a != NULL);
+}
+
+static cus_status c_array_descriptor(world *w)
+{
+    cus_autoptr(cus_array) a = NULL;
+    CUS_TRY(ec_new_array(w, 0, &a));
+    CUDA_ARRAY3D_DESCRIPTOR d = {.Width = 0};
+    EC_RETURN_OUT(cus_array_descriptor(a, &d), d.Width == 16);
+}
+
+static cus_status c_mipmapped_array_create(world *w)
+{
+    cus_autoptr(cus_mipmapped_array) m = NULL;
+    EC_RETURN_OUT(cus_mipmapped_array_create(w->ctx,
+                                             &(CUDA_ARRAY3D_DESCRIPTOR){
+                                                 .Width = 16, .Height = 16,
+                                                 .Format = CU_AD_FORMAT_FLOAT, .NumChannels = 1},
+                                             3, &m),
+                  m != NULL);
+}
+
+static cus_status c_mipmapped_array_level(world *w)
+{
+    cus_autoptr(cus_mipmapped_array) m = NULL;
+    CUS_TRY(cus_mipmapped_array_create(w->ctx,
+                                       &(CUDA_ARRAY3D_DESCRIPTOR){.Width = 16, .Height = 16,
+                                                                  .Format = CU_AD_FORMAT_FLOAT,
+                                                                  .NumChannels = 1},
+                                       3, &m));
+    cus_autoptr(cus_array) level = NULL;
+    EC_RETURN_OUT(cus_mipmapped_array_level(m, 2, &level), level != NULL);
+}
+
+static cus_status c_buffer_alloc_pitch(world *w)
+{
+    cus_autoptr(cus_buffer) b = NULL;
+    size_t pitch = 0;
+    EC_RETURN_OUT(cus_buffer_alloc_pitch(w->ctx, 100, 8, 4, &b, &pitch), b && pitch >= 100);
+}
+
+static cus_status c_copy_2d(world *w)
+{
+    cus_autoptr(cus_array) a = NULL;
+    CUS_TRY(ec_new_array(w, 0, &a));
+    return cus_copy_2d(&(cus_copy_2d_desc){cus_copy_array(a, 0, 0), cus_copy_host(w->bytes, 64),
+                                           64, 16});
+}
+
+static cus_status c_copy_2d_buffers(world *w)
+{
+    return cus_copy_2d(&(cus_copy_2d_desc){cus_copy_buffer(w->buf, 0, 128),
+                                           cus_copy_buffer(w->buf2, 0, 64), 64, 8});
+}
+
+static cus_status c_copy_2d_async(world *w)
+{
+    return cus_copy_2d_async(&(cus_copy_2d_desc){cus_copy_buffer(w->buf, 0, 64),
+                                                 cus_copy_host(w->bytes, 64), 64, 16},
+                             w->stream);
+}
+
+static cus_status c_copy_3d(world *w)
+{
+    cus_autoptr(cus_array) a = NULL;
+    CUS_TRY(cus_array_create(w->ctx,
+                             &(CUDA_ARRAY3D_DESCRIPTOR){.Width = 8, .Height = 4, .Depth = 2,
+                                                        .Format = CU_AD_FORMAT_FLOAT,
+                                                        .NumChannels = 1},
+                             &a));
+    return cus_copy_3d(&(cus_copy_3d_desc){cus_copy_array(a, 0, 0), cus_copy_host(w->bytes, 32),
+                                           32, 4, 2});
+}
+
+static cus_status c_copy_3d_async(world *w)
+{
+    return cus_copy_3d_async(&(cus_copy_3d_desc){cus_copy_host(w->bytes, 64),
+                                                 cus_copy_buffer(w->buf, 0, 64), 64, 4, 2},
+                             w->stream);
+}
+
+static cus_status c_texture_create_array(world *w)
+{
+    cus_autoptr(cus_array) a = NULL;
+    CUS_TRY(ec_new_array(w, 0, &a));
+    CUDA_TEXTURE_DESC td = cus_texture_desc(CU_TR_ADDRESS_MODE_CLAMP, CU_TR_FILTER_MODE_LINEAR,
+                                            CU_TRSF_NORMALIZED_COORDINATES);
+    cus_autoptr(cus_texture) t = NULL;
+    EC_RETURN_OUT(cus_texture_create_array(a, &td, NULL, &t), t && cus_texture_handle(t));
+}
+
+static cus_status c_texture_create_mipmapped(world *w)
+{
+    cus_autoptr(cus_mipmapped_array) m = NULL;
+    CUS_TRY(cus_mipmapped_array_create(w->ctx,
+                                       &(CUDA_ARRAY3D_DESCRIPTOR){.Width = 16, .Height = 16,
+                                                                  .Format = CU_AD_FORMAT_FLOAT,
+                                                                  .NumChannels = 1},
+                                       2, &m));
+    CUDA_TEXTURE_DESC td = cus_texture_desc(CU_TR_ADDRESS_MODE_WRAP, CU_TR_FILTER_MODE_POINT,
+                                            CU_TRSF_NORMALIZED_COORDINATES);
+    cus_autoptr(cus_texture) t = NULL;
+    EC_RETURN_OUT(cus_texture_create_mipmapped(m, &td, NULL, &t), t != NULL);
+}
+
+static cus_status c_texture_create_linear(world *w)
+{
+    CUDA_TEXTURE_DESC td = cus_texture_desc(CU_TR_ADDRESS_MODE_CLAMP, CU_TR_FILTER_MODE_POINT, 0);
+    cus_autoptr(cus_texture) t = NULL;
+    EC_RETURN_OUT(cus_texture_create_linear(w->buf, CU_AD_FORMAT_FLOAT, 1, &td, &t), t != NULL);
+}
+
+static cus_status c_texture_create_pitch2d(world *w)
+{
+    cus_autoptr(cus_buffer) b = NULL;
+    size_t pitch = 0;
+    CUS_TRY(cus_buffer_alloc_pitch(w->ctx, 64, 8, 4, &b, &pitch));
+    CUDA_TEXTURE_DESC td = cus_texture_desc(CU_TR_ADDRESS_MODE_CLAMP, CU_TR_FILTER_MODE_POINT, 0);
+    cus_autoptr(cus_texture) t = NULL;
+    EC_RETURN_OUT(cus_texture_create_pitch2d(b, CU_AD_FORMAT_FLOAT, 1, 16, 8, &td, &t), t != NULL);
+}
+
+static cus_status c_texture_resource_desc(world *w)
+{
+    CUDA_TEXTURE_DESC td = cus_texture_desc(CU_TR_ADDRESS_MODE_CLAMP, CU_TR_FILTER_MODE_POINT, 0);
+    cus_autoptr(cus_texture) t = NULL;
+    CUS_TRY(cus_texture_create_linear(w->buf, CU_AD_FORMAT_FLOAT, 1, &td, &t));
+    CUDA_RESOURCE_DESC res;
+    memset(&res, 0, sizeof res);
+    EC_RETURN_OUT(cus_texture_resource_desc(t, &res), res.resType == CU_RESOURCE_TYPE_LINEAR);
+}
+
+static cus_status c_surface_create(world *w)
+{
+    cus_autoptr(cus_array) a = NULL;
+    CUS_TRY(ec_new_array(w, CUDA_ARRAY3D_SURFACE_LDST, &a));
+    cus_autoptr(cus_surface) s = NULL;
+    EC_RETURN_OUT(cus_surface_create(a, &s), s && cus_surface_handle(s));
+}
+
 const every_call every_calls_data[] = {
     /* memory.h */
     {"cus_buffer_alloc", c_buffer_alloc, 0, NULL, NULL},
@@ -1138,5 +1303,23 @@ const every_call every_calls_data[] = {
      EC_QUEUES_WORK, NULL, NULL},
     {"cus_graph_exec_launch (releases a replaced graph)", c_graph_exec_launch_releases_replaced,
      EC_QUEUES_WORK, NULL, NULL},
+    /* array.h */
+    {"cus_array_create", c_array_create, 0, NULL, NULL},
+    {"cus_array_create (3D, half2)", c_array_create_3d, 0, NULL, NULL},
+    {"cus_array_descriptor", c_array_descriptor, 0, NULL, NULL},
+    {"cus_mipmapped_array_create", c_mipmapped_array_create, 0, NULL, NULL},
+    {"cus_mipmapped_array_level", c_mipmapped_array_level, 0, NULL, NULL},
+    {"cus_buffer_alloc_pitch", c_buffer_alloc_pitch, 0, NULL, NULL},
+    {"cus_copy_2d", c_copy_2d, 0, NULL, NULL},
+    {"cus_copy_2d (buffer to buffer)", c_copy_2d_buffers, 0, NULL, NULL},
+    {"cus_copy_2d_async", c_copy_2d_async, EC_QUEUES_WORK, NULL, NULL},
+    {"cus_copy_3d", c_copy_3d, 0, NULL, NULL},
+    {"cus_copy_3d_async", c_copy_3d_async, EC_QUEUES_WORK, NULL, NULL},
+    {"cus_texture_create_array", c_texture_create_array, 0, NULL, NULL},
+    {"cus_texture_create_mipmapped", c_texture_create_mipmapped, 0, NULL, NULL},
+    {"cus_texture_create_linear", c_texture_create_linear, 0, NULL, NULL},
+    {"cus_texture_create_pitch2d", c_texture_create_pitch2d, 0, NULL, NULL},
+    {"cus_texture_resource_desc", c_texture_resource_desc, 0, NULL, NULL},
+    {"cus_surface_create", c_surface_create, 0, NULL, NULL},
     {NULL, NULL, 0, NULL, NULL},
 };

@@ -144,6 +144,35 @@ static CUresult mixed_twin(const cus_fake_launch *l, void **args, void *user)
     return CUDA_SUCCESS;
 }
 
+/* rotate_texture(float *out, u64 tex, unsigned width, unsigned height,
+ * float c, float s): every (x, y) of the 2D grid inside the image reads the
+ * texture at the rotated point, as the kernel does, through the fake's
+ * fetch (cus_fake_tex2d_float). */
+static CUresult rotate_texture_twin(const cus_fake_launch *l, void **args, void *user)
+{
+    (void)user;
+    float *out = ptr_arg(args[0]);
+    CUtexObject tex;
+    unsigned int width, height;
+    float c, s;
+    memcpy(&tex, args[1], sizeof tex);
+    memcpy(&width, args[2], sizeof width);
+    memcpy(&height, args[3], sizeof height);
+    memcpy(&c, args[4], sizeof c);
+    memcpy(&s, args[5], sizeof s);
+    unsigned long long nx = (unsigned long long)l->grid[0] * l->block[0];
+    unsigned long long ny = (unsigned long long)l->grid[1] * l->block[1];
+    if (width && height && nx && ny && unmapped(out))
+        return CUDA_ERROR_ILLEGAL_ADDRESS;
+    for (unsigned long long y = 0; y < ny && y < height; y++)
+        for (unsigned long long x = 0; x < nx && x < width; x++) {
+            float u = (float)x / (float)width - 0.5f, v = (float)y / (float)height - 0.5f;
+            out[y * width + x] =
+                cus_fake_tex2d_float(tex, u * c - v * s + 0.5f, v * c + u * s + 0.5f);
+        }
+    return CUDA_SUCCESS;
+}
+
 /* --- scale_by_coeffs and the globals it reads ------------------------------- */
 
 #define MAX_BINDINGS 64
@@ -241,6 +270,7 @@ static const struct {
     {"empty", empty_twin},     {"empty1", empty_twin},
     {"empty16", empty_twin},   {"mixed", mixed_twin},
     {"scale_by_coeffs", scale_twin}, {"fault", fault_twin},
+    {"rotate_texture", rotate_texture_twin},
 };
 
 void twins_unregister(void)

@@ -14,6 +14,8 @@
  *                       function. An unbound launch is reported on stderr and
  *                       returns CUDA_ERROR_NOT_FOUND, which the fake counts as
  *                       a misuse (so the test's teardown fails and says why).
+ *   rotate_texture      texture.cu's rotation, over the 2D grid, each fetch
+ *                       the fake's (cus_fake_tex2d_float)
  *   fault               the illegal-address fault it exists to cause: returns
  *                       CUDA_ERROR_ILLEGAL_ADDRESS, which poisons the context
  *                       the way the fake emulates sticky errors (see fake.h).

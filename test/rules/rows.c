@@ -342,6 +342,211 @@ CALL(cuGraphExecUpdate, 10020)
 
 CALL_OUT(cuGraphExecUpdate, 12000, CUgraphExecUpdateResultInfo, a->exec, a->graph, &out)
 
+/* --- arrays, 2D and 3D copies, texture and surface objects ---------------------------------------
+ * Each array row makes (in the current context) what it works on and frees
+ * it again, so that the fixture needs no array: its cell is that of the
+ * whole sequence, the first failure's. */
+
+static const CUDA_ARRAY3D_DESCRIPTOR rules_array_desc = {
+    .Width = 16, .Height = 16, .Format = CU_AD_FORMAT_FLOAT, .NumChannels = 1,
+    .Flags = CUDA_ARRAY3D_SURFACE_LDST};
+
+static CUresult rules_array(CUarray *out)
+{
+    return drv.cuArray3DCreate_3020(out, &rules_array_desc);
+}
+
+CALL(cuArrayCreate, 3020)
+{
+    CUDA_ARRAY_DESCRIPTOR d = {.Width = 16, .Height = 16, .Format = CU_AD_FORMAT_FLOAT,
+                               .NumChannels = 1};
+    CUarray h;
+    CUresult r = drv.cuArrayCreate_3020(&h, &d);
+    if (r == CUDA_SUCCESS)
+        (void)drv.cuArrayDestroy_2000(h);
+    return r;
+}
+
+CALL(cuArray3DCreate, 3020)
+{
+    CUarray h;
+    CUresult r = rules_array(&h);
+    if (r == CUDA_SUCCESS)
+        (void)drv.cuArrayDestroy_2000(h);
+    return r;
+}
+
+CALL(cuArrayDestroy, 2000)
+{
+    CUarray h;
+    CUresult r = rules_array(&h);
+    return r == CUDA_SUCCESS ? drv.cuArrayDestroy_2000(h) : r;
+}
+
+CALL(cuArray3DGetDescriptor, 3020)
+{
+    CUarray h;
+    CUresult r = rules_array(&h);
+    if (r != CUDA_SUCCESS)
+        return r;
+    CUDA_ARRAY3D_DESCRIPTOR d;
+    r = drv.cuArray3DGetDescriptor_3020(&d, h);
+    (void)drv.cuArrayDestroy_2000(h);
+    return r;
+}
+
+CALL(cuMipmappedArrayCreate, 5000)
+{
+    CUmipmappedArray m;
+    CUresult r = drv.cuMipmappedArrayCreate_5000(&m, &rules_array_desc, 2);
+    if (r == CUDA_SUCCESS)
+        (void)drv.cuMipmappedArrayDestroy_5000(m);
+    return r;
+}
+
+CALL(cuMipmappedArrayGetLevel, 5000)
+{
+    CUmipmappedArray m;
+    CUresult r = drv.cuMipmappedArrayCreate_5000(&m, &rules_array_desc, 2);
+    if (r != CUDA_SUCCESS)
+        return r;
+    CUarray level;
+    r = drv.cuMipmappedArrayGetLevel_5000(&level, m, 1);
+    (void)drv.cuMipmappedArrayDestroy_5000(m);
+    return r;
+}
+
+CALL(cuMipmappedArrayDestroy, 5000)
+{
+    CUmipmappedArray m;
+    CUresult r = drv.cuMipmappedArrayCreate_5000(&m, &rules_array_desc, 2);
+    return r == CUDA_SUCCESS ? drv.cuMipmappedArrayDestroy_5000(m) : r;
+}
+
+CALL(cuMemAllocPitch, 3020)
+{
+    CUdeviceptr p;
+    size_t pitch;
+    CUresult r = drv.cuMemAllocPitch_3020(&p, &pitch, 100, 4, 4);
+    if (r == CUDA_SUCCESS)
+        o->dptr = p;
+    return r;
+}
+
+/* COPY_BYTES as 4 rows of a quarter, device to device. */
+static CUDA_MEMCPY2D rules_copy_2d(const rules_args *a)
+{
+    CUDA_MEMCPY2D c;
+    memset(&c, 0, sizeof c);
+    c.srcMemoryType = c.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+    c.srcDevice = a->buf2;
+    c.dstDevice = a->buf;
+    c.srcPitch = c.dstPitch = COPY_BYTES / 4;
+    c.WidthInBytes = COPY_BYTES / 4;
+    c.Height = 4;
+    return c;
+}
+
+static CUDA_MEMCPY3D rules_copy_3d(const rules_args *a)
+{
+    CUDA_MEMCPY3D c;
+    memset(&c, 0, sizeof c);
+    c.srcMemoryType = c.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+    c.srcDevice = a->buf2;
+    c.dstDevice = a->buf;
+    c.srcPitch = c.dstPitch = COPY_BYTES / 4;
+    c.srcHeight = c.dstHeight = 2;
+    c.WidthInBytes = COPY_BYTES / 4;
+    c.Height = 2;
+    c.Depth = 2;
+    return c;
+}
+
+CALL(cuMemcpy2D, 3020)
+{
+    CUDA_MEMCPY2D c = rules_copy_2d(a);
+    return drv.cuMemcpy2D_3020(&c);
+}
+
+CALL(cuMemcpy2DAsync, 3020)
+{
+    CUDA_MEMCPY2D c = rules_copy_2d(a);
+    return drv.cuMemcpy2DAsync_3020(&c, a->stream);
+}
+
+CALL(cuMemcpy3D, 3020)
+{
+    CUDA_MEMCPY3D c = rules_copy_3d(a);
+    return drv.cuMemcpy3D_3020(&c);
+}
+
+CALL(cuMemcpy3DAsync, 3020)
+{
+    CUDA_MEMCPY3D c = rules_copy_3d(a);
+    return drv.cuMemcpy3DAsync_3020(&c, a->stream);
+}
+
+/* A texture (or surface) over a new array, and what the row does with it. */
+static CUresult rules_object(bool surface, int what)
+{
+    CUarray h;
+    CUresult r = rules_array(&h);
+    if (r != CUDA_SUCCESS)
+        return r;
+    CUDA_RESOURCE_DESC res;
+    memset(&res, 0, sizeof res);
+    res.resType = CU_RESOURCE_TYPE_ARRAY;
+    res.res.array.hArray = h;
+    CUDA_TEXTURE_DESC td;
+    memset(&td, 0, sizeof td);
+    td.filterMode = CU_TR_FILTER_MODE_LINEAR;
+    td.flags = CU_TRSF_NORMALIZED_COORDINATES;
+    if (surface) {
+        CUsurfObject s;
+        r = drv.cuSurfObjectCreate_5000(&s, &res);
+        if (r == CUDA_SUCCESS) {
+            CUresult d = drv.cuSurfObjectDestroy_5000(s);
+            r = what ? d : r;
+        }
+    } else {
+        CUtexObject t;
+        r = drv.cuTexObjectCreate_5000(&t, &res, &td, NULL);
+        if (r == CUDA_SUCCESS) {
+            CUDA_RESOURCE_DESC got;
+            CUresult g = what == 2 ? drv.cuTexObjectGetResourceDesc_5000(&got, t) : CUDA_SUCCESS;
+            CUresult d = drv.cuTexObjectDestroy_5000(t);
+            r = what == 2 ? g : what ? d : r;
+        }
+    }
+    (void)drv.cuArrayDestroy_2000(h);
+    return r;
+}
+
+CALL(cuTexObjectCreate, 5000)
+{
+    return rules_object(false, 0);
+}
+
+CALL(cuTexObjectDestroy, 5000)
+{
+    return rules_object(false, 1);
+}
+
+CALL(cuTexObjectGetResourceDesc, 5000)
+{
+    return rules_object(false, 2);
+}
+
+CALL(cuSurfObjectCreate, 5000)
+{
+    return rules_object(true, 0);
+}
+
+CALL(cuSurfObjectDestroy, 5000)
+{
+    return rules_object(true, 1);
+}
+
 /* --- the newer variants and entry points ------------------------------------------------------ */
 
 #if CUDA_VERSION >= 12020

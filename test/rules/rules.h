@@ -283,6 +283,23 @@ typedef CUresult (*rules_call_fn)(const rules_args *a, rules_out *o);
     R(cuIpcCloseMemHandle, 4010, H_BUF, 0, "A's buffer was allocated, never opened through IPC") \
     R(cuIpcGetEventHandle, 4010, H_EVENT, 0, "the fixture's event is not CU_EVENT_INTERPROCESS") \
     R(cuIpcOpenEventHandle, 4010, H_CURRENT, 0, "the handle is zero bytes: no event's")  \
+    R(cuArrayCreate, 3020, H_CURRENT, 0, NULL)                                             \
+    R(cuArray3DCreate, 3020, H_CURRENT, 0, NULL)                                           \
+    R(cuArrayDestroy, 2000, H_CURRENT, 0, NULL)                                            \
+    R(cuArray3DGetDescriptor, 3020, H_CURRENT, 0, NULL)                                    \
+    R(cuMipmappedArrayCreate, 5000, H_CURRENT, 0, NULL)                                    \
+    R(cuMipmappedArrayGetLevel, 5000, H_CURRENT, 0, NULL)                                  \
+    R(cuMipmappedArrayDestroy, 5000, H_CURRENT, 0, NULL)                                   \
+    R(cuMemAllocPitch, 3020, H_CURRENT, 0, NULL)                                           \
+    R(cuMemcpy2D, 3020, H_BUF, 0, NULL)                                                    \
+    R(cuMemcpy2DAsync, 3020, H_BUF, 0, NULL)                                               \
+    R(cuMemcpy3D, 3020, H_BUF, 0, NULL)                                                    \
+    R(cuMemcpy3DAsync, 3020, H_BUF, 0, NULL)                                               \
+    R(cuTexObjectCreate, 5000, H_CURRENT, 0, NULL)                                         \
+    R(cuTexObjectDestroy, 5000, H_CURRENT, 0, NULL)                                        \
+    R(cuTexObjectGetResourceDesc, 5000, H_CURRENT, 0, NULL)                                \
+    R(cuSurfObjectCreate, 5000, H_CURRENT, 0, NULL)                                        \
+    R(cuSurfObjectDestroy, 5000, H_CURRENT, 0, NULL)                                       \
     RULES_ROWS_12020_(R)                                                                   \
     RULES_ROWS_12030_(R)                                                                   \
     RULES_ROWS_12040_(R)                                                                   \

@@ -459,6 +459,103 @@ static cus_status scn_launch_on_two_streams(void *arg)
     return CUS_SUCCESS;
 }
 
+/* --- an image rotated through a texture (simpleTextureDrv) ---------------------
+ * host -> pitched buffer -> array with 2D copies (the second on a stream), a
+ * texture over the array with normalized coordinates and bilinear filtering,
+ * rotate_texture reading it for every pixel (a cus_texture argument is its
+ * handle), and the result against a CPU reference of the same sampling. The
+ * image is x * y, which bilinear filtering reproduces exactly, so the
+ * tolerance covers only the device's 8-bit filter weights. The rotation's
+ * cosine and sine are 0.8 and 0.6, so that nothing needs libm. */
+static float scn_floor(float v)
+{
+    float t = (float)(long)v;
+    return t > v ? t - 1.0f : t;
+}
+
+static float scn_texel(const float *img, long w, long h, long x, long y)
+{
+    x = x < 0 ? 0 : x >= w ? w - 1 : x;
+    y = y < 0 ? 0 : y >= h ? h - 1 : y;
+    return img[y * w + x];
+}
+
+static cus_status scn_texture_rotate(void *arg)
+{
+    (void)arg;
+    enum { W = 64, H = 48 };
+    const float c = 0.8f, s = 0.6f;
+    static float img[H][W], got[H][W];
+    for (int y = 0; y < H; y++)
+        for (int x = 0; x < W; x++)
+            img[y][x] = ((float)x / W) * ((float)y / H);
+    cus_autoptr(cus_context) ctx = NULL;
+    CUS_TRY(primary0(&ctx));
+    cus_autoptr(cus_module) mod = NULL;
+    CUS_TRY(load_image(ctx, &cusk_texture, FORM_FATBIN, &mod, NULL));
+    cus_autoptr(cus_function) fn = NULL;
+    CUS_TRY(cus_module_get_function(mod, "rotate_texture", &fn));
+
+    size_t pitch = 0;
+    cus_autoptr(cus_buffer) pitched = NULL;
+    CUS_TRY(cus_buffer_alloc_pitch(ctx, sizeof img[0], H, sizeof(float), &pitched, &pitch));
+    EXPECT(pitch >= sizeof img[0] && cus_buffer_pitch(pitched) == pitch);
+    CUS_TRY(cus_copy_2d(&(cus_copy_2d_desc){cus_copy_buffer(pitched, 0, 0),
+                                            cus_copy_host(img, sizeof img[0]), sizeof img[0], H}));
+    cus_autoptr(cus_array) array = NULL;
+    CUS_TRY(cus_array_create(ctx,
+                             &(CUDA_ARRAY3D_DESCRIPTOR){.Width = W, .Height = H,
+                                                        .Format = CU_AD_FORMAT_FLOAT,
+                                                        .NumChannels = 1},
+                             &array));
+    CUDA_ARRAY3D_DESCRIPTOR d;
+    CUS_TRY(cus_array_descriptor(array, &d));
+    EXPECT(d.Width == W && d.Height == H && d.NumChannels == 1);
+    cus_autoptr(cus_stream) st = NULL;
+    CUS_TRY(cus_stream_create(ctx, 0, 0, &st));
+    CUS_TRY(cus_copy_2d_async(&(cus_copy_2d_desc){cus_copy_array(array, 0, 0),
+                                                  cus_copy_buffer(pitched, 0, 0), sizeof img[0],
+                                                  H},
+                              st));
+    /* A region past the array never reaches the driver. */
+    EXPECT(cus_copy_2d(&(cus_copy_2d_desc){cus_copy_array(array, 0, 1),
+                                           cus_copy_buffer(pitched, 0, 0), sizeof img[0], H}) ==
+           CUS_ERROR_OUT_OF_RANGE);
+
+    CUDA_TEXTURE_DESC td = cus_texture_desc(CU_TR_ADDRESS_MODE_CLAMP, CU_TR_FILTER_MODE_LINEAR,
+                                            CU_TRSF_NORMALIZED_COORDINATES);
+    cus_autoptr(cus_texture) tex = NULL;
+    CUS_TRY(cus_texture_create_array(array, &td, NULL, &tex));
+    CUDA_RESOURCE_DESC res;
+    CUS_TRY(cus_texture_resource_desc(tex, &res));
+    EXPECT(res.resType == CU_RESOURCE_TYPE_ARRAY && res.res.array.hArray == cus_array_handle(array));
+    cus_autoptr(cus_buffer) out = NULL;
+    CUS_TRY(cus_buffer_alloc_n(ctx, float, W * H, &out));
+    CUS_TRY(cus_launch(fn, CUS_DIM3(W / 16, H / 16, 1), CUS_DIM3(16, 16, 1), 0, st, out, tex,
+                       (unsigned int)W, (unsigned int)H, c, s));
+    CUS_TRY(cus_stream_synchronize(st));
+    CUS_TRY(cus_copy_to_host(got, out, 0, sizeof got));
+    for (int y = 0; y < H; y++)
+        for (int x = 0; x < W; x++) {
+            float u = (float)x / (float)W - 0.5f, v = (float)y / (float)H - 0.5f;
+            float xb = (u * c - v * s + 0.5f) * W - 0.5f, yb = (v * c + u * s + 0.5f) * H - 0.5f;
+            float fx = scn_floor(xb), fy = scn_floor(yb), a = xb - fx, b = yb - fy;
+            long i = (long)fx, j = (long)fy;
+            const float *p = &img[0][0];
+            float want = (1 - a) * (1 - b) * scn_texel(p, W, H, i, j) +
+                         a * (1 - b) * scn_texel(p, W, H, i + 1, j) +
+                         (1 - a) * b * scn_texel(p, W, H, i, j + 1) +
+                         a * b * scn_texel(p, W, H, i + 1, j + 1);
+            float diff = got[y][x] - want;
+            if (diff > 1e-3f || diff < -1e-3f) {
+                fprintf(stderr, "texture_rotate: (%d, %d) = %g, expected %g\n", x, y,
+                        (double)got[y][x], (double)want);
+                return SCN_WRONG;
+            }
+        }
+    return CUS_SUCCESS;
+}
+
 const scenario module_scenarios[] = {
     {"sum_ptx", scn_sum_ptx},
     {"saxpy_fatbin", scn_saxpy_fatbin},
@@ -466,5 +563,6 @@ const scenario module_scenarios[] = {
     {"globals", scn_globals},
     {"cubin_function_keeps_module", scn_cubin_function_keeps_module},
     {"launch_on_two_streams", scn_launch_on_two_streams},
+    {"texture_rotate", scn_texture_rotate},
     {NULL, NULL},
 };
