@@ -52,6 +52,19 @@ static bool freeable_locked(const fake_mem *m, const char *call)
     return true;
 }
 
+/* An exported pool allocation is freed after every import of it (the
+ * driver's rule): otherwise a misuse, and the memory stays. */
+static bool imports_freed_locked(const fake_mem *m, const char *call)
+{
+    if (!m->imports)
+        return true;
+    fake_misuse_locked("%s of pool allocation 0x%" PRIxPTR " while %lu import%s of it %s live "
+                       "(cuMemPoolImportPointer: the importers free first)",
+                       call, m->base, m->imports, m->imports == 1 ? "" : "s",
+                       m->imports == 1 ? "is" : "are");
+    return false;
+}
+
 /* The frees need no current context, but refuse the memory of a poisoned
  * context with its sticky error, as the H200 does: after a fault only the
  * context's destruction (or its primary context's reset) releases what it
@@ -105,7 +118,7 @@ CUresult CUDAAPI fake_cuMemFree(CUdeviceptr dptr)
                            m->base);
         return fake_leave(CUDA_ERROR_INVALID_VALUE);
     }
-    if (!freeable_locked(m, "cuMemFree"))
+    if (!freeable_locked(m, "cuMemFree") || !imports_freed_locked(m, "cuMemFree"))
         return fake_leave(CUDA_ERROR_INVALID_VALUE);
     if (owner_sticky(m) != CUDA_SUCCESS)
         return fake_leave(owner_sticky(m));
@@ -149,23 +162,9 @@ CUresult CUDAAPI fake_cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstre
     struct CUctx_st *c = s->ctx;
     if (!fake_dev.devices[c->device].attributes[CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED])
         return fake_leave(CUDA_ERROR_NOT_SUPPORTED);
-    if (!fake_memory_fits_locked(c, bytesize))
-        return fake_leave(CUDA_ERROR_OUT_OF_MEMORY);
-    fake_mem *m = NULL;
-    r = fake_memory_allocate_locked(CUS_FAKE_HANDLE_DEVICE_MEMORY, bytesize, c, 0, &m);
-    if (r != CUDA_SUCCESS)
-        return fake_leave(r);
-    m->async = true;
-    m->graph = s->capture != NULL; /* captured: an allocation node's (fake_graph.c) */
-    fake_op op = {.kind = FAKE_OP_ALLOC, .u.mem = {m}};
-    r = fake_stream_enqueue_locked(s, &op, NULL, 0);
-    if (r != CUDA_SUCCESS) {
-        m->graph = false;
-        fake_memory_release_locked(m); /* never handed out */
-        return fake_leave(r);
-    }
-    *dptr = (CUdeviceptr)m->base;
-    return fake_leave(CUDA_SUCCESS);
+    /* From the current pool of the stream's device (fake_pool.c). */
+    return fake_leave(fake_pool_alloc_locked(s, fake_pool_current_locked(c->device), bytesize,
+                                             dptr));
 }
 
 CUresult CUDAAPI fake_cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream)
@@ -201,7 +200,7 @@ CUresult CUDAAPI fake_cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream)
      * test/probes/probes.c: release-free-async-*). */
     if (fake_unsafe_call_refused_locked())
         return fake_leave(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
-    if (!freeable_locked(m, "cuMemFreeAsync"))
+    if (!freeable_locked(m, "cuMemFreeAsync") || !imports_freed_locked(m, "cuMemFreeAsync"))
         return fake_leave(CUDA_ERROR_INVALID_VALUE);
     if (owner_sticky(m) != CUDA_SUCCESS)
         return fake_leave(owner_sticky(m));

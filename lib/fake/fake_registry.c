@@ -34,6 +34,7 @@ static const kind_info kind_info_table[CUS_FAKE_HANDLE_KIND_COUNT_] = {
     [CUS_FAKE_HANDLE_HOST_MEMORY] = {"pinned host memory", NULL},
     [CUS_FAKE_HANDLE_MANAGED_MEMORY] = {"managed memory", NULL},
     [CUS_FAKE_HANDLE_HOST_REGISTRATION] = {"host registration", NULL},
+    [CUS_FAKE_HANDLE_MEMORY_POOL] = {"memory pool", NULL},
 };
 
 typedef struct slot {
