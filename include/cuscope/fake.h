@@ -320,8 +320,9 @@ CUS_API size_t cus_fake_device_bytes_in_use(int ordinal);
  * cuMemPoolExportPointer's data imported into it (cuMemPoolImportPointer)
  * maps the same memory at another address, as another process would see
  * it, freed with cuMemFree or cuMemFreeAsync, and not counted again in the
- * device's bytes in use. Freeing the exported allocation while an import of
- * it lives is a misuse (CUDA_ERROR_INVALID_VALUE, nothing freed).
+ * device's bytes in use. That the importers free first, as the driver
+ * requires, is not checked (a release that failed must not make the others
+ * fail): the import's mapping keeps the memory.
  * Unverified on a GPU: whether the driver lets a process import its own
  * pool (the fake does; test/test_gpu_pool_ipc.c prints the driver's answer),
  * and that imported pools ignore trim and release threshold (documented). */

@@ -52,19 +52,6 @@ static bool freeable_locked(const fake_mem *m, const char *call)
     return true;
 }
 
-/* An exported pool allocation is freed after every import of it (the
- * driver's rule): otherwise a misuse, and the memory stays. */
-static bool imports_freed_locked(const fake_mem *m, const char *call)
-{
-    if (!m->imports)
-        return true;
-    fake_misuse_locked("%s of pool allocation 0x%" PRIxPTR " while %lu import%s of it %s live "
-                       "(cuMemPoolImportPointer: the importers free first)",
-                       call, m->base, m->imports, m->imports == 1 ? "" : "s",
-                       m->imports == 1 ? "is" : "are");
-    return false;
-}
-
 /* The frees need no current context, but refuse the memory of a poisoned
  * context with its sticky error, as the H200 does: after a fault only the
  * context's destruction (or its primary context's reset) releases what it
@@ -118,7 +105,7 @@ CUresult CUDAAPI fake_cuMemFree(CUdeviceptr dptr)
                            m->base);
         return fake_leave(CUDA_ERROR_INVALID_VALUE);
     }
-    if (!freeable_locked(m, "cuMemFree") || !imports_freed_locked(m, "cuMemFree"))
+    if (!freeable_locked(m, "cuMemFree"))
         return fake_leave(CUDA_ERROR_INVALID_VALUE);
     if (owner_sticky(m) != CUDA_SUCCESS)
         return fake_leave(owner_sticky(m));
@@ -200,7 +187,7 @@ CUresult CUDAAPI fake_cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream)
      * test/probes/probes.c: release-free-async-*). */
     if (fake_unsafe_call_refused_locked())
         return fake_leave(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
-    if (!freeable_locked(m, "cuMemFreeAsync") || !imports_freed_locked(m, "cuMemFreeAsync"))
+    if (!freeable_locked(m, "cuMemFreeAsync"))
         return fake_leave(CUDA_ERROR_INVALID_VALUE);
     if (owner_sticky(m) != CUDA_SUCCESS)
         return fake_leave(owner_sticky(m));
