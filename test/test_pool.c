@@ -308,6 +308,35 @@ static void test_capture(void **state)
     assert_ok(cus_stream_synchronize(s));
 }
 
+/* A pool's buffer released while its stream captures: its cuMemFreeAsync
+ * would become a node of the graph, so the capture's end frees it (and
+ * then the pool goes), as for cus_buffer_alloc_async's buffers. */
+static void test_release_during_capture_waits_for_its_end(void **state)
+{
+    (void)state;
+    cus_autoptr(cus_context) c = new_primary();
+    cus_autoptr(cus_stream) s = new_stream(c, CU_STREAM_NON_BLOCKING);
+    cus_pool *p = new_pool(c, CU_MEM_HANDLE_TYPE_NONE);
+    cus_buffer *b = NULL;
+    assert_ok(cus_pool_alloc_async(p, s, 256, &b));
+    assert_ok(cus_stream_synchronize(s));
+    p = cus_pool_unref(p);
+    cus_autoptr(cus_graph) g = NULL;
+    {
+        cus_capture_scope(cap, s, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
+        assert_ok(cap.status);
+        b = cus_buffer_unref(b);
+        assert_int_equal(cus_fake_calls_of("cuMemFreeAsync"), 0);
+        assert_ok(cus_capture_end(&cap, &g));
+    }
+    assert_int_equal(cus_fake_calls_of("cuMemFreeAsync"), 1);
+    assert_int_equal(cus_fake_calls_of("cuMemPoolDestroy"), 1);
+    size_t nodes = 1;
+    assert_ok(cus_graph_node_count(g, &nodes));
+    assert_int_equal(nodes, 0); /* the free is no node of the graph */
+    assert_ok(cus_stream_synchronize(s));
+}
+
 /* --- access ----------------------------------------------------------------------------- */
 
 static void test_access_own_device(void **state)
@@ -622,6 +651,7 @@ int main(void)
         ENV_TEST(test_alloc_fill_copy),
         ENV_TEST(test_alloc_bad_input),
         ENV_TEST(test_capture),
+        ENV_TEST(test_release_during_capture_waits_for_its_end),
         ENV_TEST(test_access_own_device),
         TWO_DEV_TEST(test_access_peer_device),
         ENV_TEST(test_ipc_within_one_process),
