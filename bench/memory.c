@@ -16,6 +16,11 @@
  *                cus_buffer_unref, and cuMemAllocAsync + cuMemFreeAsync
  *                against cus_buffer_alloc_async + cus_buffer_unref, with one
  *                stream synchronize closing each block (timed, amortized).
+ *   pools:       cuMemAllocFromPoolAsync + cuMemFreeAsync against
+ *                cus_pool_alloc_async + cus_buffer_unref, from one pool
+ *                made by cuscope that keeps what it reserves (release
+ *                threshold UINT64_MAX), a stream synchronize closing each
+ *                block.
  *
  * Raw entry points come from the driver cuscope loaded, at the ABI versions
  * cuscope uses, and use the same buffers. Runs on the real driver, or on the
@@ -43,6 +48,7 @@ typedef struct raw_api {
     PFN_cuMemFree_v3020 free;
     PFN_cuMemAllocAsync_v11020 alloc_async;
     PFN_cuMemFreeAsync_v11020 free_async;
+    PFN_cuMemAllocFromPoolAsync_v11020 alloc_from_pool;
 } raw_api;
 
 typedef struct mem_arg {
@@ -54,6 +60,8 @@ typedef struct mem_arg {
     CUdeviceptr dp;
     void *host;      /* copies: the host side (pinned or pageable) */
     size_t bytes;
+    cus_pool *pool;  /* pools: the pool allocated from */
+    CUmemoryPool hp;
 } mem_arg;
 
 /* --- the timed bodies ------------------------------------------------------------ */
@@ -177,6 +185,30 @@ static BENCH_NOINLINE int loop_cus_alloc_async(void *p, int iters, uint64_t *tic
     BENCH_LOOP(iters, ticks, {
         cus_buffer *b = NULL;
         bad |= cus_buffer_alloc_async(m->stream, m->bytes, &b);
+        cus_buffer_unref(b);
+    });
+    return bad | cus_stream_synchronize(m->stream);
+}
+
+static BENCH_NOINLINE int loop_raw_pool_alloc(void *p, int iters, uint64_t *ticks)
+{
+    const mem_arg *m = p;
+    int bad = 0;
+    BENCH_LOOP(iters, ticks, {
+        CUdeviceptr d = 0;
+        bad |= (int)m->raw->alloc_from_pool(&d, m->bytes, m->hp, m->hs);
+        bad |= (int)m->raw->free_async(d, m->hs);
+    });
+    return bad | (int)m->raw->sync(m->hs);
+}
+
+static BENCH_NOINLINE int loop_cus_pool_alloc(void *p, int iters, uint64_t *ticks)
+{
+    const mem_arg *m = p;
+    int bad = 0;
+    BENCH_LOOP(iters, ticks, {
+        cus_buffer *b = NULL;
+        bad |= cus_pool_alloc_async(m->pool, m->stream, m->bytes, &b);
         cus_buffer_unref(b);
     });
     return bad | cus_stream_synchronize(m->stream);
@@ -420,6 +452,48 @@ static int bench_copy_2d(const bench_env *env, const bench_opts *opt, bench_repo
     return bad ? 1 : 0;
 }
 
+static int bench_pool_allocs(const bench_opts *opt, bench_report *rep, const raw_api *raw,
+                             cus_context *ctx, cus_stream *stream, size_plan plan)
+{
+    const int blocks = opt->blocks ? opt->blocks : plan.blocks;
+    const int iters = opt->iters ? opt->iters : plan.iters;
+    cus_autoptr(cus_pool) pool = NULL;
+    if (cus_pool_create(ctx, NULL, &pool) || cus_pool_set_release_threshold(pool, UINT64_MAX)) {
+        fprintf(stderr, "bench-memory: a pool: %s\n", cus_last_error_message());
+        return 1;
+    }
+    mem_arg m = {.raw = raw, .ctx = ctx, .stream = stream, .hs = cus_stream_handle(stream),
+                 .bytes = plan.bytes, .pool = pool, .hp = cus_pool_handle(pool)};
+    bench_variant v[] = {
+        {.label = "raw cuMemAllocFromPoolAsync + cuMemFreeAsync", .body = loop_raw_pool_alloc,
+         .arg = &m},
+        {.label = "cus_pool_alloc_async + cus_buffer_unref", .body = loop_cus_pool_alloc,
+         .arg = &m},
+    };
+    enum { N = sizeof v / sizeof v[0] };
+    bench_run run = {.blocks = blocks, .iters = iters};
+    int bad = bench_run_variants(&run, v, N);
+    if (!bad) {
+        char sz[32], title[200];
+        size_name(sz, sizeof sz, plan.bytes);
+        snprintf(title, sizeof title,
+                 "allocation of %s from a pool and its release (%d blocks of %d pairs, each "
+                 "ending with a stream synchronize, timed; the pool keeps what it reserves)",
+                 sz, blocks, iters);
+        bench_report_section(rep, title, "ns per pair", "over blocks", "median", "p99");
+        static const char *const keys[N] = {"raw_pool_alloc_free", "cus_pool_alloc_unref"};
+        for (int i = 0; i < N; i++) {
+            bench_stats s = bench_stats_of(v[i].block_ns, blocks);
+            bench_ratio q = i ? bench_ratio_of(&v[0], &v[1]) : (bench_ratio){0};
+            char key[64];
+            snprintf(key, sizeof key, "%s_%zu", keys[i], plan.bytes);
+            bench_report_row(rep, key, v[i].label, s.median, s.p99, s.n, i ? &q : NULL);
+        }
+    }
+    bench_run_free(&run, v, N);
+    return bad ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
     bench_opts opt;
@@ -436,6 +510,7 @@ int main(int argc, char **argv)
         {"cuStreamSynchronize", 2000, &raw.sync},   {"cuMemAlloc", 3020, &raw.alloc},
         {"cuMemFree", 3020, &raw.free},             {"cuMemAllocAsync", 11020, &raw.alloc_async},
         {"cuMemFreeAsync", 11020, &raw.free_async},
+        {"cuMemAllocFromPoolAsync", 11020, &raw.alloc_from_pool},
     };
     if (bench_resolve(&env, syms, sizeof syms / sizeof syms[0]))
         return 1;
@@ -471,6 +546,8 @@ int main(int argc, char **argv)
         bad = bench_allocs(&env, &opt, rep, &raw, ctx, stream, allocs[i]);
     if (!bad)
         bad = bench_copy_2d(&env, &opt, rep, ctx);
+    for (size_t i = 0; i < nallocs && !bad; i++)
+        bad = bench_pool_allocs(&opt, rep, &raw, ctx, stream, allocs[i]);
     bench_report_print(rep, opt.json); /* on a failure, what was measured before it */
     if (bad)
         return 1;

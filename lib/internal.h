@@ -725,6 +725,27 @@ CUS_HIDDEN void cus_pending_buffers_clear_(void);
  * keep it; only while captures are active. */
 CUS_HIDDEN void cus_launch_note_kept_(void *obj, cus_keep_item_ (*item)(void *obj));
 
+/* --- buffers that other files make (memory.c) ----------------------------------
+ * The buffers of pools (pool.c) are made by memory.c, which knows a buffer's
+ * layout, through one constructor: `alloc` makes the driver call (named
+ * driver_call in records) with ctx current, and the new buffer frees its
+ * memory as its kind says (stream-ordered: cuMemFreeAsync on stream; else
+ * cuMemFree). `parent` is an extra object the buffer holds: the reference
+ * the caller passes in is the buffer's on success (released after the
+ * buffer's memory is freed), and stays the caller's on failure. */
+typedef CUresult (*cus_buffer_alloc_fn_)(CUdeviceptr *p, size_t bytes, void *arg);
+typedef struct cus_buffer_parent_ {
+    void *obj;               /* NULL: none */
+    cus_release_fn_ release; /* drops the buffer's reference to obj */
+} cus_buffer_parent_;
+CUS_HIDDEN cus_status cus_buffer_new_(cus_context *ctx, cus_stream *stream, size_t bytes,
+                                      cus_buffer_kind kind, const char *driver_call,
+                                      cus_buffer_alloc_fn_ alloc, void *arg,
+                                      cus_buffer_parent_ parent, cus_buffer **out,
+                                      const char *function);
+/* The buffer's extra parent (NULL: none). */
+CUS_HIDDEN const void *cus_buffer_parent_of_(const cus_buffer *buf);
+
 /* --- graphs (graph.c; made by cus_capture_end, instantiated in graph_exec.c) - */
 
 struct cus_graph {

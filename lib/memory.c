@@ -16,6 +16,7 @@ struct cus_buffer {
     cus_stream *stream; /* stream-ordered: the stream it is freed on (a reference) */
     const cus_buffer_ops_ *ops; /* a kind of a file above (cus_buffer_new_with_ops_), or NULL */
     size_t pitch, height; /* cus_buffer_alloc_pitch (cuscope/array.h); else 0 */
+    cus_buffer_parent_ parent; /* an extra object it holds (a pool's buffers: the pool) */
 };
 _Static_assert(offsetof(cus_buffer, refs) == 0, "cus_buffer_refs_ reads the count first");
 
@@ -47,6 +48,8 @@ static void buffer_destroy(cus_buffer *b)
                                 : b->kind == CUS_BUFFER_STREAM_ORDERED ? "cuMemFreeAsync"
                                                                        : "cuMemFree",
                                 free_call, b, b->ops ? b->ops->what : "device memory");
+    if (b->parent.obj)
+        b->parent.release(b->parent.obj);
     cus_stream_unref(b->stream);
     cus_context_unref(b->ctx);
     cus_record_free_(b, sizeof *b);
@@ -62,11 +65,28 @@ static bool buffer_free_taken(const cus_buffer *b, cus_refcount *r, cus_destroy_
 
 CUS_DEFINE_REF_UNREF_TAKEN(cus_buffer, buffer_destroy, buffer_free_taken)
 
-/* Allocates with ctx current (through ops->acquire when ops is given);
- * fills the new buffer. */
-static cus_status buffer_make(cus_context *ctx, cus_stream *stream, size_t bytes,
-                              cus_buffer_kind kind, unsigned int flags, const cus_buffer_ops_ *ops,
-                              const void *arg, cus_buffer **out, const char *function)
+/* The allocations of memory.c's own kinds; arg: the stream, or the flags. */
+static CUresult alloc_device(CUdeviceptr *p, size_t bytes, void *arg)
+{
+    (void)arg;
+    return cus_drv_.cuMemAlloc_(p, bytes);
+}
+
+static CUresult alloc_stream_ordered(CUdeviceptr *p, size_t bytes, void *arg)
+{
+    return cus_drv_.cuMemAllocAsync_(p, bytes, ((cus_stream *)arg)->handle);
+}
+
+static CUresult alloc_managed(CUdeviceptr *p, size_t bytes, void *arg)
+{
+    return cus_drv_.cuMemAllocManaged_(p, bytes, *(const unsigned int *)arg);
+}
+
+/* Allocates through `alloc` with ctx current; fills the new buffer. */
+cus_status cus_buffer_new_(cus_context *ctx, cus_stream *stream, size_t bytes,
+                           cus_buffer_kind kind, const char *driver_call,
+                           cus_buffer_alloc_fn_ alloc, void *arg, cus_buffer_parent_ parent,
+                           cus_buffer **out, const char *function)
 {
     if (!ctx || !out || bytes == 0)
         return cus_fail_(CUS_ERROR_INVALID_ARGUMENT, function, NULL,
@@ -78,29 +98,14 @@ static cus_status buffer_make(cus_context *ctx, cus_stream *stream, size_t bytes
     if (!b)
         return cus_fail_(CUS_ERROR_OUT_OF_HOST_MEMORY, function, NULL, "allocating a buffer");
     CUdeviceptr p = 0;
-    switch (kind) {
-    case CUS_BUFFER_DEVICE:
-        CUS_IN_CONTEXT_AS(function, ctx, "cuMemAlloc", cus_drv_.cuMemAlloc_(&p, bytes));
-        break;
-    case CUS_BUFFER_STREAM_ORDERED:
-        CUS_IN_CONTEXT_AS(function, ctx, "cuMemAllocAsync",
-                          cus_drv_.cuMemAllocAsync_(&p, bytes, stream->handle));
-        break;
-    case CUS_BUFFER_MANAGED:
-        CUS_IN_CONTEXT_AS(function, ctx, "cuMemAllocManaged",
-                          cus_drv_.cuMemAllocManaged_(&p, bytes, flags));
-        break;
-    case CUS_BUFFER_IMPORTED:
-        CUS_IN_CONTEXT_AS(function, ctx, ops->acquire_call, ops->acquire(arg, &p));
-        break;
-    }
+    CUS_IN_CONTEXT_AS(function, ctx, driver_call, alloc(&p, bytes, arg));
     cus_refcount_init_(&b->refs);
     b->ptr = p;
     b->size = bytes;
     b->kind = kind;
     b->ctx = cus_context_ref(ctx);
     b->stream = cus_stream_ref(stream);
-    b->ops = ops;
+    b->parent = parent;
     *out = cus_steal(&b);
     return CUS_SUCCESS;
 }
@@ -109,13 +114,45 @@ static cus_status buffer_new(cus_context *ctx, cus_stream *stream, size_t bytes,
                              cus_buffer_kind kind, unsigned int flags, cus_buffer **out,
                              const char *function)
 {
-    return buffer_make(ctx, stream, bytes, kind, flags, NULL, NULL, out, function);
+    switch (kind) {
+    case CUS_BUFFER_STREAM_ORDERED:
+        return cus_buffer_new_(ctx, stream, bytes, kind, "cuMemAllocAsync", alloc_stream_ordered,
+                               stream, (cus_buffer_parent_){0}, out, function);
+    case CUS_BUFFER_MANAGED:
+        return cus_buffer_new_(ctx, NULL, bytes, kind, "cuMemAllocManaged", alloc_managed, &flags,
+                               (cus_buffer_parent_){0}, out, function);
+    case CUS_BUFFER_DEVICE:
+    case CUS_BUFFER_IMPORTED: /* made by cus_buffer_new_with_ops_ only */
+        break;
+    }
+    return cus_buffer_new_(ctx, NULL, bytes, kind, "cuMemAlloc", alloc_device, NULL,
+                           (cus_buffer_parent_){0}, out, function);
+}
+
+/* A kind of a file above: its acquire call in place of an allocation, and its
+ * release in place of the free (ipc.c's imports). */
+typedef struct ops_acquire {
+    const cus_buffer_ops_ *ops;
+    const void *arg;
+} ops_acquire;
+
+static CUresult alloc_with_ops(CUdeviceptr *p, size_t bytes, void *arg)
+{
+    (void)bytes;
+    const ops_acquire *a = arg;
+    return a->ops->acquire(a->arg, p);
 }
 
 cus_status cus_buffer_new_with_ops_(cus_context *ctx, size_t bytes, const cus_buffer_ops_ *ops,
                                     const void *arg, cus_buffer **out, const char *function)
 {
-    return buffer_make(ctx, NULL, bytes, ops->kind, 0, ops, arg, out, function);
+    ops_acquire a = {ops, arg};
+    cus_buffer *b = NULL;
+    CUS_TRY(cus_buffer_new_(ctx, NULL, bytes, ops->kind, ops->acquire_call, alloc_with_ops, &a,
+                            (cus_buffer_parent_){0}, &b, function));
+    b->ops = ops; /* before anyone else sees it */
+    *out = b;
+    return CUS_SUCCESS;
 }
 
 CUS_API cus_status cus_buffer_alloc(cus_context *ctx, size_t bytes, cus_buffer **out)
@@ -213,6 +250,11 @@ CUS_API cus_buffer_kind cus_buffer_get_kind(const cus_buffer *buf)
 CUS_API cus_context *cus_buffer_context(const cus_buffer *buf)
 {
     return buf ? buf->ctx : NULL;
+}
+
+const void *cus_buffer_parent_of_(const cus_buffer *buf)
+{
+    return buf ? buf->parent.obj : NULL;
 }
 
 CUS_API void *cus_buffer_host_ptr(const cus_buffer *buf)

@@ -14,6 +14,7 @@
  * Known library bugs are tests that skip unless CUS_TEST_KNOWN_BUGS=1. */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "harness/check.h"
 #include "harness/env.h"
@@ -873,6 +874,104 @@ static int nc_cus_texture_arg_(void)
 {
     return cus_texture_arg_(NULL) == 0 ? 0 : -1;
 }
+/* pool.h */
+static int nc_cus_pool_create(void)
+{
+    return cus_pool_create(NULL, NULL, NULL);
+}
+static int nc_cus_pool_default(void)
+{
+    return cus_pool_default(NULL, NULL);
+}
+static int nc_cus_pool_current(void)
+{
+    return cus_pool_current(NULL, NULL);
+}
+static int nc_cus_pool_set_current(void)
+{
+    return cus_pool_set_current(NULL);
+}
+static int nc_cus_pool_ref(void)
+{
+    return cus_pool_ref(NULL) == 0 ? 0 : -1;
+}
+static int nc_cus_pool_unref(void)
+{
+    return cus_pool_unref(NULL) == 0 ? 0 : -1;
+}
+static int nc_cus_pool_handle(void)
+{
+    return cus_pool_handle(NULL) == 0 ? 0 : -1;
+}
+static int nc_cus_pool_context(void)
+{
+    return cus_pool_context(NULL) == 0 ? 0 : -1;
+}
+static int nc_cus_pool_get_kind(void)
+{
+    return cus_pool_get_kind(NULL) == CUS_POOL_CREATED ? 0 : -1;
+}
+static int nc_cus_pool_handle_types(void)
+{
+    return cus_pool_handle_types(NULL) == CU_MEM_HANDLE_TYPE_NONE ? 0 : -1;
+}
+static int nc_cus_pool_set_release_threshold(void)
+{
+    return cus_pool_set_release_threshold(NULL, 0);
+}
+static int nc_cus_pool_get_release_threshold(void)
+{
+    return cus_pool_get_release_threshold(NULL, NULL);
+}
+static int nc_cus_pool_set_reuse(void)
+{
+    return cus_pool_set_reuse(NULL, CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC, true);
+}
+static int nc_cus_pool_get_reuse(void)
+{
+    return cus_pool_get_reuse(NULL, CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC, NULL);
+}
+static int nc_cus_pool_get_usage(void)
+{
+    return cus_pool_get_usage(NULL, NULL);
+}
+static int nc_cus_pool_reset_high_water(void)
+{
+    return cus_pool_reset_high_water(NULL);
+}
+static int nc_cus_pool_trim(void)
+{
+    return cus_pool_trim(NULL, 0);
+}
+static int nc_cus_pool_set_access(void)
+{
+    return cus_pool_set_access(NULL, dev0_, CU_MEM_ACCESS_FLAGS_PROT_READWRITE);
+}
+static int nc_cus_pool_get_access(void)
+{
+    return cus_pool_get_access(NULL, dev0_, NULL);
+}
+static int nc_cus_pool_alloc_async(void)
+{
+    return cus_pool_alloc_async(NULL, NULL, 1, NULL);
+}
+static int nc_cus_pool_export(void)
+{
+    return cus_pool_export(NULL, NULL);
+}
+static int nc_cus_pool_import(void)
+{
+    return cus_pool_import(NULL, 0, NULL);
+}
+static int nc_cus_pool_export_pointer(void)
+{
+    return cus_pool_export_pointer(NULL, NULL, NULL);
+}
+static int nc_cus_pool_import_pointer(void)
+{
+    return cus_pool_import_pointer(NULL, NULL, 1, NULL);
+}
+
 static const null_entry null_entries[] = {
     {"context.h", "cus_context_create", nc_cus_context_create, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
     {"context.h", "cus_context_retain_primary", nc_cus_context_retain_primary, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
@@ -994,6 +1093,30 @@ static const null_entry null_entries[] = {
     {"memory.h", "cus_memory_info", nc_cus_memory_info, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
     {"memory.h", "cus_context_can_access_peer", nc_cus_context_can_access_peer, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
     {"memory.h", "cus_context_enable_peer_access", nc_cus_context_enable_peer_access, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"pool.h", "cus_pool_create", nc_cus_pool_create, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"pool.h", "cus_pool_default", nc_cus_pool_default, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"pool.h", "cus_pool_current", nc_cus_pool_current, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"pool.h", "cus_pool_set_current", nc_cus_pool_set_current, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"pool.h", "cus_pool_ref", nc_cus_pool_ref, 0, 0, "returns NULL"},
+    {"pool.h", "cus_pool_unref", nc_cus_pool_unref, 0, 0, "returns NULL"},
+    {"pool.h", "cus_pool_handle", nc_cus_pool_handle, 0, 0, "returns NULL"},
+    {"pool.h", "cus_pool_context", nc_cus_pool_context, 0, 0, "returns NULL"},
+    {"pool.h", "cus_pool_get_kind", nc_cus_pool_get_kind, 0, 0, "returns CUS_POOL_CREATED"},
+    {"pool.h", "cus_pool_handle_types", nc_cus_pool_handle_types, 0, 0, "returns CU_MEM_HANDLE_TYPE_NONE"},
+    {"pool.h", "cus_pool_set_release_threshold", nc_cus_pool_set_release_threshold, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"pool.h", "cus_pool_get_release_threshold", nc_cus_pool_get_release_threshold, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"pool.h", "cus_pool_set_reuse", nc_cus_pool_set_reuse, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"pool.h", "cus_pool_get_reuse", nc_cus_pool_get_reuse, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"pool.h", "cus_pool_get_usage", nc_cus_pool_get_usage, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"pool.h", "cus_pool_reset_high_water", nc_cus_pool_reset_high_water, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"pool.h", "cus_pool_trim", nc_cus_pool_trim, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"pool.h", "cus_pool_set_access", nc_cus_pool_set_access, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"pool.h", "cus_pool_get_access", nc_cus_pool_get_access, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"pool.h", "cus_pool_alloc_async", nc_cus_pool_alloc_async, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"pool.h", "cus_pool_export", nc_cus_pool_export, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"pool.h", "cus_pool_import", nc_cus_pool_import, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"pool.h", "cus_pool_export_pointer", nc_cus_pool_export_pointer, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"pool.h", "cus_pool_import_pointer", nc_cus_pool_import_pointer, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
     {"module.h", "cus_module_image_format", nc_cus_module_image_format, 0, 0, "returns CUS_IMAGE_UNKNOWN"},
     {"module.h", "cus_image_format_name", nc_cus_image_format_name, 0, 0, "never NULL"},
     {"module.h", "cus_module_load_data", nc_cus_module_load_data, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
@@ -1309,6 +1432,68 @@ static void test_ipc_refusals(void **state)
     assert_ptr_equal(e, (cus_event *)host);
 }
 
+/* --- memory pools ------------------------------------------------------------
+ * Zero sizes, a stream of another context than the pool's, export and
+ * pointer export of a pool without a handle type (or of a buffer of another
+ * pool), an unsupported handle type, a negative descriptor, imports into a
+ * pool that is not imported, allocation from (or making current) an imported
+ * pool, a reuse call on another attribute: each refused before any driver
+ * call, nothing made. */
+static void test_pool_bad_input(void **state)
+{
+    (void)state;
+    cus_autoptr(cus_context) ctx = NULL;
+    cus_autoptr(cus_context) other = NULL;
+    assert_ok(cus_context_create(dev0_, CUS_CTX_NO_PUSH, &ctx));
+    assert_ok(cus_context_create(dev0_, CUS_CTX_NO_PUSH, &other));
+    cus_autoptr(cus_stream) s = NULL;
+    cus_autoptr(cus_stream) s_other = NULL;
+    assert_ok(cus_stream_create(ctx, 0, 0, &s));
+    assert_ok(cus_stream_create(other, 0, 0, &s_other));
+    cus_autoptr(cus_pool) plain = NULL;
+    cus_autoptr(cus_pool) ipc = NULL;
+    cus_pool_options o = {.handle_types = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR};
+    assert_ok(cus_pool_create(ctx, NULL, &plain));
+    assert_ok(cus_pool_create(ctx, &o, &ipc));
+    cus_autoptr(cus_buffer) of_plain = NULL;
+    assert_ok(cus_pool_alloc_async(plain, s, 64, &of_plain));
+    int fd = -1;
+    assert_ok(cus_pool_export(ipc, &fd));
+    cus_autoptr(cus_pool) imported = NULL;
+    assert_ok(cus_pool_import(ctx, fd, &imported));
+    close(fd);
+    CUmemPoolPtrExportData data;
+    memset(&data, 0, sizeof data);
+
+    unsigned long calls = cus_fake_call_count();
+    size_t objects = cus_debug_live_objects();
+    cus_buffer *b = NULL;
+    cus_pool *p = NULL;
+    int out_fd = -1;
+    bool on = false;
+    assert_status(cus_pool_alloc_async(plain, s, 0, &b), CUS_ERROR_INVALID_ARGUMENT);
+    assert_status(cus_pool_import_pointer(imported, &data, 0, &b), CUS_ERROR_INVALID_ARGUMENT);
+    assert_status(cus_pool_alloc_async(plain, s_other, 64, &b), CUS_ERROR_CONTEXT_MISMATCH);
+    assert_status(cus_pool_export(plain, &out_fd), CUS_ERROR_INVALID_ARGUMENT);
+    assert_status(cus_pool_export_pointer(plain, of_plain, &data), CUS_ERROR_INVALID_ARGUMENT);
+    assert_status(cus_pool_export_pointer(ipc, of_plain, &data), CUS_ERROR_INVALID_ARGUMENT);
+    o.handle_types = CU_MEM_HANDLE_TYPE_FABRIC;
+    assert_status(cus_pool_create(ctx, &o, &p), CUS_ERROR_INVALID_ARGUMENT);
+    assert_status(cus_pool_import(ctx, -1, &p), CUS_ERROR_INVALID_ARGUMENT);
+    assert_status(cus_pool_import_pointer(ipc, &data, 64, &b), CUS_ERROR_INVALID_ARGUMENT);
+    assert_status(cus_pool_alloc_async(imported, s, 64, &b), CUS_ERROR_INVALID_ARGUMENT);
+    assert_status(cus_pool_set_current(imported), CUS_ERROR_INVALID_ARGUMENT);
+    assert_status(cus_pool_set_reuse(plain, CU_MEMPOOL_ATTR_USED_MEM_HIGH, true),
+                  CUS_ERROR_INVALID_ARGUMENT);
+    assert_status(cus_pool_get_reuse(plain, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &on),
+                  CUS_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(cus_fake_call_count(), calls);
+    assert_int_equal(cus_debug_live_objects(), objects);
+    assert_null(b);
+    assert_null(p);
+    assert_int_equal(out_fd, -1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1318,6 +1503,7 @@ int main(void)
         ENV_TEST(test_context_calls_in_a_host_function),
         ENV_TEST(test_stream_waits_on_an_event_of_another_context),
         ENV_TEST(test_ipc_refusals),
+        ENV_TEST(test_pool_bad_input),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -11,6 +11,7 @@
 #include "stream.h"
 #include "event.h"
 #include "memory.h"
+#include "pool.h"
 #include "module.h"
 #include "function.h"
 #include "launch.h"

@@ -130,6 +130,9 @@ typedef enum cus_fake_handle_kind {
     CUS_FAKE_HANDLE_MIPMAPPED_ARRAY,  /* cuMipmappedArrayCreate */
     CUS_FAKE_HANDLE_TEXTURE,          /* cuTexObjectCreate */
     CUS_FAKE_HANDLE_SURFACE,          /* cuSurfObjectCreate */
+    /* cuMemPoolCreate and cuMemPoolImportFromShareableHandle pools (not a
+     * device's default pool) */
+    CUS_FAKE_HANDLE_MEMORY_POOL,
     CUS_FAKE_HANDLE_KIND_COUNT_
 } cus_fake_handle_kind;
 
@@ -287,6 +290,49 @@ CUS_API bool cus_fake_on_driver_thread(void);
 /* Bytes of device memory (cuMemAlloc, and cuMemAllocAsync until its free
  * executes) live on a device; 0 for an unknown ordinal. */
 CUS_API size_t cus_fake_device_bytes_in_use(int ordinal);
+
+/* --- memory pools (lib/fake/fake_pool.c) ------------------------------------
+ * Each device has a default pool (cuDeviceGetDefaultMemPool), which cannot
+ * be destroyed (CUDA_ERROR_INVALID_VALUE) and is its current pool until
+ * cuDeviceSetMemPool names another of the device (a pool of another device,
+ * or an imported one: CUDA_ERROR_INVALID_VALUE); destroying the current pool
+ * makes the default current again. cuMemAllocAsync allocates from the
+ * stream's device's current pool, cuMemAllocFromPoolAsync from the one given
+ * (of any device; an imported pool allocates nothing:
+ * CUDA_ERROR_INVALID_VALUE). A pool counts, in bytes: used (allocations from
+ * the call until their free executes or their context dies), reserved (at
+ * least used: an allocation reuses reserved bytes no allocation holds, and
+ * grows reserved by the rest; the driver reserves in larger chunks, so on a
+ * GPU reserved only bounds used), and each one's high-water mark, which
+ * cuMemPoolSetAttribute resets to the current value when given 0 (another
+ * value is CUDA_ERROR_INVALID_VALUE, as are the current values and unknown
+ * attributes). A free that executes gives back the reserved bytes above
+ * max(used, the release threshold): the driver does it at the next
+ * synchronization, and the fake's frees execute only when the host
+ * synchronizes or queries. cuMemPoolTrimTo(n) gives back down to max(used, n).
+ * An allocation beyond the pool's maxSize is CUDA_ERROR_OUT_OF_MEMORY.
+ * cuMemPoolCreate takes pinned device memory with no handle type or
+ * CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR (host locations, fabric and
+ * Win32 handles and usage flags are not emulated: CUDA_ERROR_NOT_SUPPORTED);
+ * pools need no current context. Access (cuMemPoolSetAccess, validated as a
+ * whole before any entry applies, as the driver does): the pool's own device
+ * always reads and writes (READWRITE there succeeds, anything else is
+ * CUDA_ERROR_INVALID_DEVICE), another device starts with none; an unknown
+ * device is CUDA_ERROR_INVALID_DEVICE.
+ *
+ * IPC within one process: cuMemPoolExportToShareableHandle (a pool created
+ * with the POSIX descriptor type only, else CUDA_ERROR_INVALID_VALUE) gives a
+ * real descriptor (a memfd) that the caller closes; importing it, or a dup
+ * of it (one passed over a socket), makes an imported pool, a new handle;
+ * cuMemPoolExportPointer's data imported into it (cuMemPoolImportPointer)
+ * maps the same memory at another address, as another process would see
+ * it, freed with cuMemFree or cuMemFreeAsync, and not counted again in the
+ * device's bytes in use. That the importers free first, as the driver
+ * requires, is not checked (a release that failed must not make the others
+ * fail): the import's mapping keeps the memory.
+ * Unverified on a GPU: whether the driver lets a process import its own
+ * pool (the fake does; test/test_gpu_pool_ipc.c prints the driver's answer),
+ * and that imported pools ignore trim and release threshold (documented). */
 
 /* --- modules and launches --------------------------------------------------
  * cuModuleLoadData and cuModuleLoadDataEx accept PTX text, cubins (ELF) and

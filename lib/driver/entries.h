@@ -59,6 +59,22 @@
     X(cuMemFree, cuMemFree, 3020, REQUIRED)                                    \
     X(cuMemAllocAsync, cuMemAllocAsync, 11020, REQUIRED)                       \
     X(cuMemFreeAsync, cuMemFreeAsync, 11020, REQUIRED)                         \
+    X(cuDeviceGetDefaultMemPool, cuDeviceGetDefaultMemPool, 11020, REQUIRED)   \
+    X(cuDeviceGetMemPool, cuDeviceGetMemPool, 11020, REQUIRED)                 \
+    X(cuDeviceSetMemPool, cuDeviceSetMemPool, 11020, REQUIRED)                 \
+    X(cuMemPoolCreate, cuMemPoolCreate, 11020, REQUIRED)                       \
+    X(cuMemPoolDestroy, cuMemPoolDestroy, 11020, REQUIRED)                     \
+    X(cuMemPoolSetAttribute, cuMemPoolSetAttribute, 11020, REQUIRED)           \
+    X(cuMemPoolGetAttribute, cuMemPoolGetAttribute, 11020, REQUIRED)           \
+    X(cuMemPoolTrimTo, cuMemPoolTrimTo, 11020, REQUIRED)                       \
+    X(cuMemPoolSetAccess, cuMemPoolSetAccess, 11020, REQUIRED)                 \
+    X(cuMemPoolGetAccess, cuMemPoolGetAccess, 11020, REQUIRED)                 \
+    X(cuMemAllocFromPoolAsync, cuMemAllocFromPoolAsync, 11020, REQUIRED)       \
+    X(cuMemPoolExportToShareableHandle, cuMemPoolExportToShareableHandle, 11020, REQUIRED) \
+    X(cuMemPoolImportFromShareableHandle, cuMemPoolImportFromShareableHandle, 11020, \
+      REQUIRED)                                                                \
+    X(cuMemPoolExportPointer, cuMemPoolExportPointer, 11020, REQUIRED)         \
+    X(cuMemPoolImportPointer, cuMemPoolImportPointer, 11020, REQUIRED)         \
     X(cuMemAllocManaged, cuMemAllocManaged, 6000, REQUIRED)                    \
     X(cuMemHostAlloc, cuMemHostAlloc, 2020, REQUIRED)                          \
     X(cuMemFreeHost, cuMemFreeHost, 2000, REQUIRED)                            \

@@ -103,6 +103,7 @@ enum { FAKE_UNCOUNTED = 1, FAKE_BEFORE_INIT = 2, FAKE_CAPTURE_UNSAFE = 4 };
     X(cuMemFree, 3020, cuMemFree, FAKE_CAPTURE_UNSAFE)                                \
     X(cuMemAllocAsync, 11020, cuMemAllocAsync, 0)                                     \
     X(cuMemFreeAsync, 11020, cuMemFreeAsync, 0)                                       \
+    FAKE_ENTRIES_POOLS_(X)                                                            \
     X(cuMemAllocHost, 3020, cuMemAllocHost, FAKE_CAPTURE_UNSAFE)                      \
     X(cuMemHostAlloc, 2020, cuMemHostAlloc, FAKE_CAPTURE_UNSAFE)                      \
     X(cuMemFreeHost, 2000, cuMemFreeHost, FAKE_CAPTURE_UNSAFE)                        \
@@ -188,6 +189,24 @@ enum { FAKE_UNCOUNTED = 1, FAKE_BEFORE_INIT = 2, FAKE_CAPTURE_UNSAFE = 4 };
     FAKE_ENTRIES_12050_(X)                                                            \
     FAKE_ENTRIES_12080_(X)                                                            \
     FAKE_ENTRIES_13000_(X)
+
+/* Memory pools (fake_pool.c). */
+#define FAKE_ENTRIES_POOLS_(X)                                                 \
+    X(cuDeviceGetDefaultMemPool, 11020, cuDeviceGetDefaultMemPool, 0)          \
+    X(cuDeviceGetMemPool, 11020, cuDeviceGetMemPool, 0)                        \
+    X(cuDeviceSetMemPool, 11020, cuDeviceSetMemPool, 0)                        \
+    X(cuMemPoolCreate, 11020, cuMemPoolCreate, 0)                              \
+    X(cuMemPoolDestroy, 11020, cuMemPoolDestroy, 0)                            \
+    X(cuMemPoolSetAttribute, 11020, cuMemPoolSetAttribute, 0)                  \
+    X(cuMemPoolGetAttribute, 11020, cuMemPoolGetAttribute, 0)                  \
+    X(cuMemPoolTrimTo, 11020, cuMemPoolTrimTo, 0)                              \
+    X(cuMemPoolSetAccess, 11020, cuMemPoolSetAccess, 0)                        \
+    X(cuMemPoolGetAccess, 11020, cuMemPoolGetAccess, 0)                        \
+    X(cuMemAllocFromPoolAsync, 11020, cuMemAllocFromPoolAsync, 0)              \
+    X(cuMemPoolExportToShareableHandle, 11020, cuMemPoolExportToShareableHandle, 0) \
+    X(cuMemPoolImportFromShareableHandle, 11020, cuMemPoolImportFromShareableHandle, 0) \
+    X(cuMemPoolExportPointer, 11020, cuMemPoolExportPointer, 0)                \
+    X(cuMemPoolImportPointer, 11020, cuMemPoolImportPointer, 0)
 
 /* Newer variants with a changed signature, listed so that a caller asking at
  * a newer version gets the signature it expects; only with headers that

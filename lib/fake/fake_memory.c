@@ -26,7 +26,12 @@
  * each launch's allocation node makes usable (valid) and a free makes
  * unusable again, held by the graph bodies that allocate it and released
  * once none does, no launch left it allocated and no allocation or free of it
- * is queued (fake_graph.c keeps the launch rules). */
+ * is queued (fake_graph.c keeps the launch rules).
+ *
+ * The blocks of exportable pools are shared memory (memfd_create), mapped
+ * once for the allocation and once more for each import, so that an
+ * imported pointer sees the exporter's bytes, as across processes. */
+#define _GNU_SOURCE /* memfd_create */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -153,23 +158,40 @@ const char *fake_memory_noun(const fake_mem *m)
 /* A new live allocation of `size` bytes for context c. CUDA_ERROR_OUT_OF_MEMORY
  * when the host has no room for it (the device budget is checked by callers).
  * A module global (`global`) is device memory without a registry entry. */
+/* share: NULL for a private block; else a shared one: new memory (*share
+ * -1, set to the new memfd) or the memory of that descriptor mapped again. */
 static CUresult allocate_block_locked(cus_fake_handle_kind kind, size_t size, struct CUctx_st *c,
-                                      unsigned int flags, bool global, fake_mem **out)
+                                      unsigned int flags, bool global, int *share, fake_mem **out)
 {
     if (!reserve(&allocs, alloc_count, &alloc_capacity))
         return CUDA_ERROR_OUT_OF_MEMORY;
     void *p = NULL;
     size_t length;
-    bool mapped = size >= MMAP_THRESHOLD;
+    bool mapped = size >= MMAP_THRESHOLD || share;
+    int made_fd = -1;
     if (mapped) {
         size_t page = (size_t)sysconf(_SC_PAGESIZE);
         if (size > SIZE_MAX - page)
             return CUDA_ERROR_OUT_OF_MEMORY;
         length = (size + page - 1) / page * page;
-        p = mmap(NULL, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-                 -1, 0);
-        if (p == MAP_FAILED)
+        if (share && *share < 0) {
+            made_fd = memfd_create("cuscope-fake-pool", MFD_CLOEXEC);
+            if (made_fd < 0)
+                return CUDA_ERROR_OUT_OF_MEMORY;
+            if (ftruncate(made_fd, (off_t)length) != 0) {
+                close(made_fd);
+                return CUDA_ERROR_OUT_OF_MEMORY;
+            }
+        }
+        p = share ? mmap(NULL, length, PROT_READ | PROT_WRITE, MAP_SHARED,
+                         made_fd >= 0 ? made_fd : *share, 0)
+                  : mmap(NULL, length, PROT_READ | PROT_WRITE,
+                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (p == MAP_FAILED) {
+            if (made_fd >= 0)
+                close(made_fd);
             return CUDA_ERROR_OUT_OF_MEMORY;
+        }
     } else {
         length = (size + HEAP_ALIGNMENT - 1) / HEAP_ALIGNMENT * HEAP_ALIGNMENT;
         if (posix_memalign(&p, HEAP_ALIGNMENT, length) != 0)
@@ -187,6 +209,8 @@ static CUresult allocate_block_locked(cus_fake_handle_kind kind, size_t size, st
             munmap(p, length);
         else
             free(p);
+        if (made_fd >= 0)
+            close(made_fd);
         return CUDA_ERROR_OUT_OF_MEMORY;
     }
     m->base = (uintptr_t)p;
@@ -196,6 +220,12 @@ static CUresult allocate_block_locked(cus_fake_handle_kind kind, size_t size, st
     m->flags = flags;
     m->mapped = mapped;
     m->length = length;
+    m->shared = share != NULL;
+    if (made_fd >= 0) {
+        m->owns_fd = true;
+        m->shm_fd = made_fd;
+        *share = made_fd;
+    }
     insert_sorted(allocs, &alloc_count, m);
     if (kind == CUS_FAKE_HANDLE_DEVICE_MEMORY && !global)
         in_use[c->device] += size;
@@ -206,7 +236,29 @@ static CUresult allocate_block_locked(cus_fake_handle_kind kind, size_t size, st
 CUresult fake_memory_allocate_locked(cus_fake_handle_kind kind, size_t size, struct CUctx_st *c,
                                      unsigned int flags, fake_mem **out)
 {
-    return allocate_block_locked(kind, size, c, flags, false, out);
+    return allocate_block_locked(kind, size, c, flags, false, NULL, out);
+}
+
+CUresult fake_memory_allocate_shared_locked(size_t size, struct CUctx_st *c, CUdevice dev,
+                                            fake_mem *from, fake_mem **out)
+{
+    int share = from ? from->shm_fd : -1;
+    fake_mem *m = NULL;
+    CUresult r = allocate_block_locked(CUS_FAKE_HANDLE_DEVICE_MEMORY, size, c, 0, false, &share, &m);
+    if (r != CUDA_SUCCESS)
+        return r;
+    /* Counted on the memory's device; an import is the same memory again. */
+    in_use[c->device] -= size;
+    m->device = dev;
+    if (from) {
+        m->imported = true;
+        m->origin = from;
+        from->imports++;
+    } else {
+        in_use[dev] += size;
+    }
+    *out = m;
+    return CUDA_SUCCESS;
 }
 
 /* Frees an allocation: it stops counting, and its block is quarantined. */
@@ -215,9 +267,13 @@ void fake_memory_release_locked(fake_mem *m)
     if (m->global) {
         m->h.state = FAKE_DESTROYED; /* never counted: no registry entry */
     } else {
-        if (m->h.kind == CUS_FAKE_HANDLE_DEVICE_MEMORY)
+        if (m->h.kind == CUS_FAKE_HANDLE_DEVICE_MEMORY && !m->imported)
             in_use[m->device] -= m->size;
         fake_handle_set_state_locked(&m->h, FAKE_DESTROYED);
+        if (m->origin)
+            m->origin->imports--;
+        if (m->pool)
+            fake_pool_released_locked(m);
     }
     if (m->mapped) {
         (void)madvise((void *)m->base, m->length, MADV_DONTNEED);
@@ -239,6 +295,8 @@ static void memory_reset_locked(const cus_fake_config *cfg)
     (void)cfg;
     for (size_t i = 0; i < alloc_count; i++) {
         fake_mem *m = allocs[i];
+        if (m->owns_fd)
+            close(m->shm_fd);
         if (m->mapped) {
             munmap((void *)m->base, m->length);
         } else {
@@ -593,7 +651,8 @@ CUresult fake_memory_global_new_locked(struct CUctx_st *c, size_t size, fake_mem
 {
     fake_mem *m = NULL;
     /* A block of at least one byte, so that even an empty global has an address. */
-    CUresult r = allocate_block_locked(CUS_FAKE_HANDLE_DEVICE_MEMORY, size ? size : 1, c, 0, true, &m);
+    CUresult r =
+        allocate_block_locked(CUS_FAKE_HANDLE_DEVICE_MEMORY, size ? size : 1, c, 0, true, NULL, &m);
     if (r != CUDA_SUCCESS)
         return r;
     m->size = size;

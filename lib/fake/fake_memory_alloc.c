@@ -149,23 +149,9 @@ CUresult CUDAAPI fake_cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstre
     struct CUctx_st *c = s->ctx;
     if (!fake_dev.devices[c->device].attributes[CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED])
         return fake_leave(CUDA_ERROR_NOT_SUPPORTED);
-    if (!fake_memory_fits_locked(c, bytesize))
-        return fake_leave(CUDA_ERROR_OUT_OF_MEMORY);
-    fake_mem *m = NULL;
-    r = fake_memory_allocate_locked(CUS_FAKE_HANDLE_DEVICE_MEMORY, bytesize, c, 0, &m);
-    if (r != CUDA_SUCCESS)
-        return fake_leave(r);
-    m->async = true;
-    m->graph = s->capture != NULL; /* captured: an allocation node's (fake_graph.c) */
-    fake_op op = {.kind = FAKE_OP_ALLOC, .u.mem = {m}};
-    r = fake_stream_enqueue_locked(s, &op, NULL, 0);
-    if (r != CUDA_SUCCESS) {
-        m->graph = false;
-        fake_memory_release_locked(m); /* never handed out */
-        return fake_leave(r);
-    }
-    *dptr = (CUdeviceptr)m->base;
-    return fake_leave(CUDA_SUCCESS);
+    /* From the current pool of the stream's device (fake_pool.c). */
+    return fake_leave(fake_pool_alloc_locked(s, fake_pool_current_locked(c->device), bytesize,
+                                             dptr));
 }
 
 CUresult CUDAAPI fake_cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream)

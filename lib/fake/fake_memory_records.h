@@ -2,8 +2,9 @@
  * range checks, graph allocations, host registrations and module globals;
  * fake_memory_alloc.c: the allocation entry points; fake_memory_copy.c:
  * copies, memsets, prefetch and advice, and their execution;
- * fake_memory_peer.c: pointer attributes and peer access). Private to the
- * area: other areas include fake_memory.h. */
+ * fake_memory_peer.c: pointer attributes and peer access; fake_pool.c:
+ * memory pools, their accounting and IPC). Private to the area: other areas
+ * include fake_memory.h. */
 #ifndef CUSCOPE_LIB_FAKE_MEMORY_RECORDS_H
 #define CUSCOPE_LIB_FAKE_MEMORY_RECORDS_H
 
@@ -33,7 +34,36 @@ struct fake_mem {
     bool graph;
     bool outstanding;
     unsigned long holds, pending;
+    /* Stream-ordered memory of a pool (fake_pool.c): the pool, whose used
+     * bytes count it until it is released. A block of an exportable pool is
+     * shared memory (a memfd, its descriptor kept in shm_fd when owns_fd),
+     * so that an import maps the same memory again: an import (imported, not
+     * counted in the device's bytes in use) names its exported allocation
+     * in origin, which counts its live imports. */
+    struct fake_pool *pool;
+    bool shared, owns_fd, imported;
+    int shm_fd;
+    struct fake_mem *origin;
+    unsigned long imports;
 };
+
+/* A memory pool (fake_pool.c): a registered handle (CUS_FAKE_HANDLE_MEMORY_POOL)
+ * for cuMemPoolCreate's and imported ones; a device's default pool is a
+ * record of fake_pool.c that is never registered (it cannot be destroyed).
+ * Bytes: reserved (backing memory held), used (handed out, not yet
+ * released), and their high-water marks. */
+typedef struct fake_pool {
+    fake_handle h;
+    CUdevice device;
+    bool is_default, imported;
+    CUmemAllocationHandleType handle_types;
+    size_t max_size;               /* 0: no limit but the device's */
+    cuuint64_t threshold;          /* CU_MEMPOOL_ATTR_RELEASE_THRESHOLD */
+    int reuse[3];                  /* the three reuse policies, in attribute order */
+    cuuint64_t reserved, reserved_high, used, used_high;
+    CUmemAccess_flags access[CUS_FAKE_MAX_DEVICES]; /* by device */
+    struct fake_pool *origin;      /* imported: the exported pool */
+} fake_pool;
 
 typedef enum side {
     SIDE_DEVICE, /* must be fake memory: allocated, or registered */
@@ -69,5 +99,26 @@ FAKE_HIDDEN CUresult fake_memory_range_locked(uintptr_t addr, size_t n, side sd,
 FAKE_HIDDEN bool fake_memory_usable_locked(const fake_mem *m, uintptr_t addr, const char *what,
                                            const fake_op *op);
 FAKE_HIDDEN void fake_memory_graph_retire_locked(fake_mem *m);
+/* A device allocation of `size` bytes for context c on dev whose block is
+ * shared memory (an exportable pool's); from: NULL for new memory, else the
+ * allocation whose memory is mapped again (an import, not counted in the
+ * device's bytes in use). CUDA_ERROR_OUT_OF_MEMORY. */
+FAKE_HIDDEN CUresult fake_memory_allocate_shared_locked(size_t size, struct CUctx_st *c,
+                                                        CUdevice dev, fake_mem *from,
+                                                        fake_mem **out);
+
+/* --- pools (fake_pool.c) ------------------------------------------------------------------ */
+
+/* The current pool of a device: what cuMemAllocAsync allocates from. */
+FAKE_HIDDEN fake_pool *fake_pool_current_locked(CUdevice dev);
+/* A stream-ordered allocation of size bytes from p on s (cuMemAllocAsync,
+ * cuMemAllocFromPoolAsync), queued: its address in *dptr. During capture, a
+ * graph allocation, which the graph owns rather than the pool. */
+FAKE_HIDDEN CUresult fake_pool_alloc_locked(struct CUstream_st *s, fake_pool *p, size_t size,
+                                            CUdeviceptr *dptr);
+/* Accounts the release of m (fake_memory_release_locked), and gives back
+ * what the release threshold lets go: the fake's frees execute only when
+ * the host synchronizes (or queries), where the driver releases. */
+FAKE_HIDDEN void fake_pool_released_locked(fake_mem *m);
 
 #endif

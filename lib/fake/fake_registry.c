@@ -39,6 +39,7 @@ static const kind_info kind_info_table[CUS_FAKE_HANDLE_KIND_COUNT_] = {
     [CUS_FAKE_HANDLE_MIPMAPPED_ARRAY] = {"mipmapped array", NULL},
     [CUS_FAKE_HANDLE_TEXTURE] = {"texture object", NULL},
     [CUS_FAKE_HANDLE_SURFACE] = {"surface object", NULL},
+    [CUS_FAKE_HANDLE_MEMORY_POOL] = {"memory pool", NULL},
 };
 
 typedef struct slot {

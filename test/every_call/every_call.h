@@ -111,5 +111,6 @@ cus_status ec_out_not_set(const char *entry_function, const char *what);
 /* NULL-name terminated. */
 extern const every_call every_calls_core[];
 extern const every_call every_calls_data[];
+extern const every_call every_calls_pool[]; /* calls_pool.c: pool.h */
 
 #endif

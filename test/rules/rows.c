@@ -12,8 +12,10 @@
  *   CALL_MAKE(symbol, version, field, args...) the same, with `made` (of
  *                                            o->field's type) kept in
  *                                            o->field on success */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "rules.h"
 
@@ -231,6 +233,224 @@ CALL_ON(cuMemsetD16Async, 3020, a->buf, 0, COPY_BYTES / 2, a->stream)
 CALL_ON(cuMemsetD32Async, 3020, a->buf, 0, COPY_BYTES / 4, a->stream)
 CALL_ON(cuMemPrefetchAsync, 8000, a->managed, 4096, a->dev, a->stream)
 CALL_ON(cuMemAdvise, 8000, a->managed, 4096, CU_MEM_ADVISE_SET_READ_MOSTLY, a->dev)
+
+/* --- memory pools ---------------------------------------------------------------------------- */
+
+static CUresult default_pool(const rules_args *a, CUmemoryPool *pool)
+{
+    return drv.cuDeviceGetDefaultMemPool_11020(pool, a->dev);
+}
+
+static CUresult create_pool(const rules_args *a, CUmemAllocationHandleType handles,
+                            CUmemoryPool *pool)
+{
+    CUmemPoolProps props;
+    memset(&props, 0, sizeof props);
+    props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+    props.handleTypes = handles;
+    props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    props.location.id = a->dev;
+    return drv.cuMemPoolCreate_11020(pool, &props);
+}
+
+/* An exportable pool with one allocation of it on the stream, completed. */
+typedef struct ipc_state {
+    CUmemoryPool pool, imported;
+    CUdeviceptr ptr, imported_ptr;
+    int fd;
+} ipc_state;
+
+static CUresult ipc_begin(const rules_args *a, ipc_state *s, bool alloc)
+{
+    memset(s, 0, sizeof *s);
+    s->fd = -1;
+    CUresult r = create_pool(a, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, &s->pool);
+    if (r != CUDA_SUCCESS) {
+        s->pool = NULL;
+        return r;
+    }
+    if (!alloc)
+        return CUDA_SUCCESS;
+    r = drv.cuMemAllocFromPoolAsync_11020(&s->ptr, 4096, s->pool, a->stream);
+    if (r != CUDA_SUCCESS) {
+        s->ptr = 0;
+        return r;
+    }
+    return drv.cuStreamSynchronize_2000(a->stream);
+}
+
+static CUresult ipc_import_pool(ipc_state *s)
+{
+    CUresult r = drv.cuMemPoolExportToShareableHandle_11020(
+        &s->fd, s->pool, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0);
+    if (r != CUDA_SUCCESS) {
+        s->fd = -1;
+        return r;
+    }
+    r = drv.cuMemPoolImportFromShareableHandle_11020(
+        &s->imported, (void *)(intptr_t)s->fd, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0);
+    if (r != CUDA_SUCCESS)
+        s->imported = NULL;
+    return r;
+}
+
+/* Releases what ipc_begin and the row made, importer first; r passes through. */
+static CUresult ipc_end(const rules_args *a, ipc_state *s, CUresult r)
+{
+    if (s->imported_ptr)
+        drv.cuMemFree_3020(s->imported_ptr);
+    if (s->imported)
+        drv.cuMemPoolDestroy_11020(s->imported);
+    if (s->fd >= 0)
+        close(s->fd);
+    if (s->ptr) {
+        drv.cuMemFreeAsync_11020(s->ptr, a->stream);
+        drv.cuStreamSynchronize_2000(a->stream);
+    }
+    if (s->pool)
+        drv.cuMemPoolDestroy_11020(s->pool);
+    return r;
+}
+
+CALL_OUT(cuDeviceGetDefaultMemPool, 11020, CUmemoryPool, &out, a->dev)
+CALL_OUT(cuDeviceGetMemPool, 11020, CUmemoryPool, &out, a->dev)
+
+CALL(cuDeviceSetMemPool, 11020)
+{
+    CUmemoryPool pool;
+    CUresult r = default_pool(a, &pool); /* current already: nothing changes */
+    return r != CUDA_SUCCESS ? r : drv.cuDeviceSetMemPool_11020(a->dev, pool);
+}
+
+CALL(cuMemPoolCreate, 11020)
+{
+    CUmemoryPool pool;
+    CUresult r = create_pool(a, CU_MEM_HANDLE_TYPE_NONE, &pool);
+    if (r == CUDA_SUCCESS)
+        drv.cuMemPoolDestroy_11020(pool);
+    return r;
+}
+
+CALL(cuMemPoolDestroy, 11020)
+{
+    CUmemoryPool pool;
+    CUresult r = create_pool(a, CU_MEM_HANDLE_TYPE_NONE, &pool);
+    return r != CUDA_SUCCESS ? r : drv.cuMemPoolDestroy_11020(pool);
+}
+
+CALL(cuMemPoolSetAttribute, 11020)
+{
+    CUmemoryPool pool;
+    cuuint64_t threshold = 0; /* the default's value: nothing changes */
+    CUresult r = default_pool(a, &pool);
+    return r != CUDA_SUCCESS
+               ? r
+               : drv.cuMemPoolSetAttribute_11020(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+                                                 &threshold);
+}
+
+CALL(cuMemPoolGetAttribute, 11020)
+{
+    CUmemoryPool pool;
+    cuuint64_t used;
+    CUresult r = default_pool(a, &pool);
+    return r != CUDA_SUCCESS
+               ? r
+               : drv.cuMemPoolGetAttribute_11020(pool, CU_MEMPOOL_ATTR_USED_MEM_CURRENT, &used);
+}
+
+CALL(cuMemPoolTrimTo, 11020)
+{
+    CUmemoryPool pool;
+    CUresult r = default_pool(a, &pool);
+    return r != CUDA_SUCCESS ? r : drv.cuMemPoolTrimTo_11020(pool, 0);
+}
+
+CALL(cuMemPoolSetAccess, 11020)
+{
+    CUmemoryPool pool;
+    CUmemAccessDesc desc;
+    memset(&desc, 0, sizeof desc);
+    desc.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    desc.location.id = a->dev;
+    desc.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE; /* the pool's device: always so */
+    CUresult r = default_pool(a, &pool);
+    return r != CUDA_SUCCESS ? r : drv.cuMemPoolSetAccess_11020(pool, &desc, 1);
+}
+
+CALL(cuMemPoolGetAccess, 11020)
+{
+    CUmemoryPool pool;
+    CUmemLocation loc;
+    memset(&loc, 0, sizeof loc);
+    loc.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    loc.id = a->dev;
+    CUmemAccess_flags flags;
+    CUresult r = default_pool(a, &pool);
+    return r != CUDA_SUCCESS ? r : drv.cuMemPoolGetAccess_11020(&flags, pool, &loc);
+}
+
+CALL(cuMemAllocFromPoolAsync, 11020)
+{
+    CUmemoryPool pool;
+    CUdeviceptr made;
+    CUresult r = default_pool(a, &pool);
+    if (r != CUDA_SUCCESS)
+        return r;
+    r = drv.cuMemAllocFromPoolAsync_11020(&made, 4096, pool, a->stream);
+    if (r == CUDA_SUCCESS)
+        o->async_dptr = made;
+    return r;
+}
+
+CALL(cuMemPoolExportToShareableHandle, 11020)
+{
+    ipc_state s;
+    CUresult r = ipc_begin(a, &s, false);
+    if (r == CUDA_SUCCESS) {
+        r = drv.cuMemPoolExportToShareableHandle_11020(
+            &s.fd, s.pool, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0);
+        if (r != CUDA_SUCCESS)
+            s.fd = -1;
+    }
+    return ipc_end(a, &s, r);
+}
+
+CALL(cuMemPoolImportFromShareableHandle, 11020)
+{
+    ipc_state s;
+    CUresult r = ipc_begin(a, &s, false);
+    if (r == CUDA_SUCCESS)
+        r = ipc_import_pool(&s);
+    return ipc_end(a, &s, r);
+}
+
+CALL(cuMemPoolExportPointer, 11020)
+{
+    ipc_state s;
+    CUresult r = ipc_begin(a, &s, true);
+    CUmemPoolPtrExportData data;
+    if (r == CUDA_SUCCESS)
+        r = drv.cuMemPoolExportPointer_11020(&data, s.ptr);
+    return ipc_end(a, &s, r);
+}
+
+CALL(cuMemPoolImportPointer, 11020)
+{
+    ipc_state s;
+    CUmemPoolPtrExportData data;
+    CUresult r = ipc_begin(a, &s, true);
+    if (r == CUDA_SUCCESS)
+        r = ipc_import_pool(&s);
+    if (r == CUDA_SUCCESS)
+        r = drv.cuMemPoolExportPointer_11020(&data, s.ptr);
+    if (r == CUDA_SUCCESS) {
+        r = drv.cuMemPoolImportPointer_11020(&s.imported_ptr, s.imported, &data);
+        if (r != CUDA_SUCCESS)
+            s.imported_ptr = 0;
+    }
+    return ipc_end(a, &s, r);
+}
 
 /* --- modules and functions --------------------------------------------------------------- */
 

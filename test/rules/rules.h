@@ -222,6 +222,7 @@ typedef CUresult (*rules_call_fn)(const rules_args *a, rules_out *o);
     R(cuMemFree, 3020, H_BUF, R_CONSUMES, NULL)                                            \
     R(cuMemAllocAsync, 11020, H_STREAM, 0, NULL)                                           \
     R(cuMemFreeAsync, 11020, H_ASYNC_BUF, R_CONSUMES, NULL)                                \
+    RULES_ROWS_POOLS_(R)                                                                   \
     R(cuMemAllocHost, 3020, H_CURRENT, 0, NULL)                                            \
     R(cuMemHostAlloc, 2020, H_CURRENT, 0, NULL)                                            \
     R(cuMemFreeHost, 2000, H_HOST, R_CONSUMES, NULL)                                       \
@@ -306,6 +307,28 @@ typedef CUresult (*rules_call_fn)(const rules_args *a, rules_out *o);
     RULES_ROWS_12050_(R)                                                                   \
     RULES_ROWS_12080_(R)                                                                   \
     RULES_ROWS_13000_(R)
+
+/* Memory pools: the pool calls make their own pool (created, or the device's
+ * default one) and release it, so they take the device's columns;
+ * cuMemAllocFromPoolAsync (the default pool) takes the stream's. The IPC
+ * rows export and import within the process, which tells what the driver
+ * answers there. */
+#define RULES_ROWS_POOLS_(R)                                                               \
+    R(cuDeviceGetDefaultMemPool, 11020, H_DEVICE, 0, NULL)                                 \
+    R(cuDeviceGetMemPool, 11020, H_DEVICE, 0, NULL)                                        \
+    R(cuDeviceSetMemPool, 11020, H_DEVICE, 0, NULL)                                        \
+    R(cuMemPoolCreate, 11020, H_DEVICE, 0, NULL)                                           \
+    R(cuMemPoolDestroy, 11020, H_DEVICE, 0, NULL)                                          \
+    R(cuMemPoolSetAttribute, 11020, H_DEVICE, 0, NULL)                                     \
+    R(cuMemPoolGetAttribute, 11020, H_DEVICE, 0, NULL)                                     \
+    R(cuMemPoolTrimTo, 11020, H_DEVICE, 0, NULL)                                           \
+    R(cuMemPoolSetAccess, 11020, H_DEVICE, 0, NULL)                                        \
+    R(cuMemPoolGetAccess, 11020, H_DEVICE, 0, NULL)                                        \
+    R(cuMemAllocFromPoolAsync, 11020, H_STREAM, 0, NULL)                                   \
+    R(cuMemPoolExportToShareableHandle, 11020, H_DEVICE, 0, NULL)                          \
+    R(cuMemPoolImportFromShareableHandle, 11020, H_DEVICE, 0, NULL)                        \
+    R(cuMemPoolExportPointer, 11020, H_DEVICE, 0, NULL)                                    \
+    R(cuMemPoolImportPointer, 11020, H_DEVICE, 0, NULL)
 
 /* The newer variants and entry points, with the headers that declare them (as
  * FAKE_ENTRIES has them). */

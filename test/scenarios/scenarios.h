@@ -21,6 +21,8 @@ extern const scenario context_scenarios[];
 extern const scenario stream_scenarios[];
 /* Kernels of kernels/ in modules and launches (empty without nvcc). */
 extern const scenario module_scenarios[];
+/* Memory pools: allocation from a pool, its accounting and trim. */
+extern const scenario pool_scenarios[];
 /* Stream capture, graphs and their replay. */
 extern const scenario graph_scenarios[];
 /* Several devices: each needs two or more (with one it passes doing nothing).
