@@ -3,6 +3,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 
+#include "buffer_owner.h"
 #include "cuscope/memory.h"
 #include "internal.h"
 
@@ -13,6 +14,7 @@ struct cus_buffer {
     cus_buffer_kind kind;
     cus_context *ctx;   /* a reference */
     cus_stream *stream; /* stream-ordered: the stream it is freed on (a reference) */
+    cus_buffer_owner_ owner; /* kinds cuscope does not free: what they hold instead */
 };
 _Static_assert(offsetof(cus_buffer, refs) == 0, "cus_buffer_refs_ reads the count first");
 
@@ -34,13 +36,24 @@ static CUresult free_call(void *b)
     return cus_drv_.cuMemFree_(buf->ptr);
 }
 
+/* Views and foreign memory are someone else's to free. */
+static bool buffer_frees(cus_buffer_kind kind)
+{
+    return kind == CUS_BUFFER_DEVICE || kind == CUS_BUFFER_STREAM_ORDERED ||
+           kind == CUS_BUFFER_MANAGED;
+}
+
 static void buffer_destroy(cus_buffer *b)
 {
-    if (b->ptr)
+    if (!buffer_frees(b->kind)) {
+        if (b->owner.release)
+            b->owner.release(b->owner.obj, b->ptr, b->size);
+    } else if (b->ptr) {
         cus_destroy_in_context_relaxed_(b->ctx, "cus_buffer_unref",
                                 b->kind == CUS_BUFFER_STREAM_ORDERED ? "cuMemFreeAsync"
                                                                      : "cuMemFree",
                                 free_call, b, "device memory");
+    }
     cus_stream_unref(b->stream);
     cus_context_unref(b->ctx);
     cus_record_free_(b, sizeof *b);
@@ -83,6 +96,9 @@ static cus_status buffer_new(cus_context *ctx, cus_stream *stream, size_t bytes,
         CUS_IN_CONTEXT_AS(function, ctx, "cuMemAllocManaged",
                           cus_drv_.cuMemAllocManaged_(&p, bytes, flags));
         break;
+    case CUS_BUFFER_VIEW: /* made by cus_buffer_new_owned_, never here */
+    case CUS_BUFFER_FOREIGN:
+        break;
     }
     cus_refcount_init_(&b->refs);
     b->ptr = p;
@@ -91,6 +107,23 @@ static cus_status buffer_new(cus_context *ctx, cus_stream *stream, size_t bytes,
     b->ctx = cus_context_ref(ctx);
     b->stream = cus_stream_ref(stream);
     *out = cus_steal(&b);
+    return CUS_SUCCESS;
+}
+
+cus_status cus_buffer_new_owned_(cus_context *ctx, CUdeviceptr ptr, size_t bytes,
+                                 cus_buffer_kind kind, cus_buffer_owner_ owner, cus_buffer **out,
+                                 const char *function)
+{
+    cus_buffer *b = cus_record_new_(sizeof *b);
+    if (!b)
+        return cus_fail_(CUS_ERROR_OUT_OF_HOST_MEMORY, function, NULL, "allocating a buffer");
+    cus_refcount_init_(&b->refs);
+    b->ptr = ptr;
+    b->size = bytes;
+    b->kind = kind;
+    b->ctx = cus_context_ref(ctx);
+    b->owner = owner;
+    *out = b;
     return CUS_SUCCESS;
 }
 

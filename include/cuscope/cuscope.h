@@ -15,5 +15,7 @@
 #include "function.h"
 #include "launch.h"
 #include "graph.h"
+#include "vmm.h"
+#include "raw.h"
 
 #endif

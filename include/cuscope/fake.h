@@ -123,6 +123,10 @@ typedef enum cus_fake_handle_kind {
      * captured) until cuGraphDestroy, or the end of a failed capture */
     CUS_FAKE_HANDLE_GRAPH,
     CUS_FAKE_HANDLE_GRAPH_EXEC,       /* cuGraphInstantiateWithFlags executable graphs */
+    /* cuMemCreate and cuMemImportFromShareableHandle handles, until their
+     * last cuMemRelease (cuMemRetainAllocationHandle counts too) */
+    CUS_FAKE_HANDLE_PHYSICAL_MEMORY,
+    CUS_FAKE_HANDLE_VA_RESERVATION,   /* cuMemAddressReserve ranges, until cuMemAddressFree */
     CUS_FAKE_HANDLE_KIND_COUNT_
 } cus_fake_handle_kind;
 

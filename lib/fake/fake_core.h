@@ -160,12 +160,28 @@ enum { FAKE_UNCOUNTED = 1, FAKE_BEFORE_INIT = 2, FAKE_CAPTURE_UNSAFE = 4 };
     X(cuGraphUpload, 11010, cuGraphUpload, 0)                                       \
     X(cuGraphExecUpdate, 10020, cuGraphExecUpdate, 0)                               \
     X(cuGraphExecUpdate, 12000, cuGraphExecUpdate_v2, 0)                            \
+    FAKE_ENTRIES_VMM_(X)                                                              \
     FAKE_ENTRIES_12020_(X)                                                            \
     FAKE_ENTRIES_12030_(X)                                                            \
     FAKE_ENTRIES_12040_(X)                                                            \
     FAKE_ENTRIES_12050_(X)                                                            \
     FAKE_ENTRIES_12080_(X)                                                            \
     FAKE_ENTRIES_13000_(X)
+
+/* Virtual memory management (fake_vmm.c). */
+#define FAKE_ENTRIES_VMM_(X)                                                   \
+    X(cuMemCreate, 10020, cuMemCreate, 0)                                      \
+    X(cuMemRelease, 10020, cuMemRelease, 0)                                    \
+    X(cuMemGetAllocationGranularity, 10020, cuMemGetAllocationGranularity, 0)  \
+    X(cuMemAddressReserve, 10020, cuMemAddressReserve, 0)                      \
+    X(cuMemAddressFree, 10020, cuMemAddressFree, 0)                            \
+    X(cuMemMap, 10020, cuMemMap, 0)                                            \
+    X(cuMemUnmap, 10020, cuMemUnmap, 0)                                        \
+    X(cuMemSetAccess, 10020, cuMemSetAccess, 0)                                \
+    X(cuMemGetAccess, 10020, cuMemGetAccess, 0)                                \
+    X(cuMemExportToShareableHandle, 10020, cuMemExportToShareableHandle, 0)    \
+    X(cuMemImportFromShareableHandle, 10020, cuMemImportFromShareableHandle, 0) \
+    X(cuMemRetainAllocationHandle, 11000, cuMemRetainAllocationHandle, 0)
 
 /* Newer variants with a changed signature, listed so that a caller asking at
  * a newer version gets the signature it expects; only with headers that

@@ -33,6 +33,8 @@ struct fake_mem {
     bool graph;
     bool outstanding;
     unsigned long holds, pending;
+    /* A cuMemMap range: the vmm area's record of it (fake_vmm.c), else NULL. */
+    const void *mapping;
 };
 
 typedef enum side {

@@ -34,6 +34,8 @@ static const kind_info kind_info_table[CUS_FAKE_HANDLE_KIND_COUNT_] = {
     [CUS_FAKE_HANDLE_HOST_MEMORY] = {"pinned host memory", NULL},
     [CUS_FAKE_HANDLE_MANAGED_MEMORY] = {"managed memory", NULL},
     [CUS_FAKE_HANDLE_HOST_REGISTRATION] = {"host registration", NULL},
+    [CUS_FAKE_HANDLE_PHYSICAL_MEMORY] = {"physical allocation", NULL},
+    [CUS_FAKE_HANDLE_VA_RESERVATION] = {"address reservation", NULL},
 };
 
 typedef struct slot {
