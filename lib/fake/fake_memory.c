@@ -356,6 +356,34 @@ static bool mapping_accessible_locked(const fake_mem *m, uintptr_t addr, size_t 
     return false;
 }
 
+/* A range in cuMemMap memory may run on through adjacent mappings (one
+ * virtual range, several physical allocations): each piece must be mapped,
+ * and accessible. */
+static CUresult mapping_range_locked(const fake_mem *m, uintptr_t addr, size_t n,
+                                     const char *what)
+{
+    size_t i = upper_bound(allocs, alloc_count, addr) - 1; /* m */
+    uintptr_t at = addr;
+    for (;;) {
+        size_t here = m->size - (at - m->base);
+        size_t take = n < here ? n : here;
+        if (!mapping_accessible_locked(m, at, take, what))
+            return CUDA_ERROR_INVALID_VALUE;
+        n -= take;
+        at += take;
+        if (!n)
+            return CUDA_SUCCESS;
+        if (++i >= alloc_count || allocs[i]->base != at || !allocs[i]->mapping ||
+            allocs[i]->h.state != FAKE_LIVE) {
+            fake_misuse_locked("%s range 0x%" PRIxPTR "+%zu runs %zu bytes past the mappings at "
+                               "0x%" PRIxPTR " (not mapped there)",
+                               what, addr, (size_t)(at - addr) + n, n, at);
+            return CUDA_ERROR_INVALID_VALUE;
+        }
+        m = allocs[i];
+    }
+}
+
 /* Checks [addr, addr + n) at call time. *ref: the allocation to check again at
  * execution (NULL for unchecked host memory and registrations); *owner: the
  * allocation or registration holding the range, if any. */
@@ -376,8 +404,13 @@ CUresult fake_memory_range_locked(uintptr_t addr, size_t n, side sd, const char 
             fake_memory_report_dead_locked(m, addr, what, NULL);
             return CUDA_ERROR_INVALID_VALUE;
         }
-        if (m->mapping && !mapping_accessible_locked(m, addr, n, what))
-            return CUDA_ERROR_INVALID_VALUE;
+        if (m->mapping) {
+            CUresult mr = mapping_range_locked(m, addr, n, what);
+            if (mr != CUDA_SUCCESS)
+                return mr;
+            *ref = *owner = m;
+            return CUDA_SUCCESS;
+        }
         if (sd == SIDE_HOST && m->h.kind == CUS_FAKE_HANDLE_DEVICE_MEMORY) {
             fake_misuse_locked("device memory 0x%" PRIxPTR " passed as a host pointer (%s)", addr,
                                what);
