@@ -278,15 +278,17 @@ static void reservation_destroy(cus_reservation *res)
     /* No view is alive (each holds the reservation): unmap what is left. A
      * range still mapped cannot be freed: after a failed unmap (reported)
      * the range is left to the driver. */
-    unsigned long reports = cus_destroy_error_count();
+    bool unmapped = true;
     for (size_t i = 0; i < res->nmaps; i++) {
         unmap_arg_ u = {res->ptr + res->maps[i].offset, res->maps[i].bytes};
+        unsigned long reports = cus_destroy_error_count();
         cus_destroy_in_context_relaxed_(res->ctx, "cus_reservation_unref", "cuMemUnmap",
                                         unmap_call, &u, "a mapping");
+        unmapped &= cus_destroy_error_count() == reports;
         cus_physical_unref(res->maps[i].phys);
     }
     free(res->maps);
-    if (res->ptr && cus_destroy_error_count() == reports)
+    if (res->ptr && unmapped)
         cus_destroy_in_context_(res->ctx, "cus_reservation_unref", "cuMemAddressFree",
                                 address_free_call, res, "an address reservation");
     pthread_mutex_destroy(&res->lock);
