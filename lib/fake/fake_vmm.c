@@ -29,7 +29,8 @@
  * reservation still mapped, the export of a handle not created for that
  * handle type): not checked against an H200 yet. The calls need cuInit, not
  * a current context. A read-only mapping is not write-protected (the fake's
- * copies would fault the process): deliberate.txt. */
+ * copies would fault the process): a leniency, since the fake checks access
+ * without the direction of a use. */
 #define _GNU_SOURCE /* memfd_create */
 #include <errno.h>
 #include <fcntl.h>
