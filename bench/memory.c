@@ -49,6 +49,10 @@ typedef struct raw_api {
     PFN_cuMemAllocAsync_v11020 alloc_async;
     PFN_cuMemFreeAsync_v11020 free_async;
     PFN_cuMemAllocFromPoolAsync_v11020 alloc_from_pool;
+    /* virtual memory (bench_vmm) */
+    PFN_cuMemMap_v10020 map;
+    PFN_cuMemSetAccess_v10020 set_access;
+    PFN_cuMemUnmap_v10020 unmap;
 } raw_api;
 
 typedef struct mem_arg {
@@ -494,6 +498,95 @@ static int bench_pool_allocs(const bench_opts *opt, bench_report *rep, const raw
     return bad ? 1 : 0;
 }
 
+/* --- virtual memory: map + set access + unmap of one chunk ------------------------ */
+
+typedef struct vmm_arg {
+    const raw_api *raw;
+    CUdeviceptr raw_va; /* a reservation of cuscope's, its range used raw */
+    CUmemGenericAllocationHandle raw_h;
+    CUmemAccessDesc desc;
+    cus_reservation *res; /* another one, through cuscope */
+    cus_physical *phys;
+    size_t bytes;
+} vmm_arg;
+
+static BENCH_NOINLINE int loop_raw_vmm(void *p, int iters, uint64_t *ticks)
+{
+    const vmm_arg *m = p;
+    int bad = 0;
+    BENCH_LOOP(iters, ticks, {
+        bad |= (int)m->raw->map(m->raw_va, m->bytes, 0, m->raw_h, 0);
+        bad |= (int)m->raw->set_access(m->raw_va, m->bytes, &m->desc, 1);
+        bad |= (int)m->raw->unmap(m->raw_va, m->bytes);
+    });
+    return bad;
+}
+
+static BENCH_NOINLINE int loop_cus_vmm(void *p, int iters, uint64_t *ticks)
+{
+    const vmm_arg *m = p;
+    int bad = 0;
+    BENCH_LOOP(iters, ticks, {
+        bad |= cus_reservation_map(m->res, 0, m->phys, 0, m->bytes);
+        bad |= cus_reservation_set_access(m->res, 0, m->bytes, CU_MEM_ACCESS_FLAGS_PROT_READWRITE);
+        bad |= cus_reservation_unmap(m->res, 0, m->bytes);
+    });
+    return bad;
+}
+
+static int bench_vmm(const bench_env *env, const bench_opts *opt, bench_report *rep,
+                     const raw_api *raw, cus_context *ctx)
+{
+    const int blocks = opt->blocks ? opt->blocks : opt->quick ? 4 : env->fake ? 30 : 100;
+    const int iters = opt->iters ? opt->iters : opt->quick ? 5 : 20;
+    size_t g = 0;
+    if (cus_physical_granularity(ctx, false, &g))
+        return bench_fail(env, "cus_physical_granularity");
+    size_t bytes = g > ((size_t)2 << 20) ? g : (size_t)2 << 20;
+    cus_autoptr(cus_reservation) raw_res = NULL; /* the raw side's range and memory */
+    cus_autoptr(cus_physical) raw_phys = NULL;
+    cus_autoptr(cus_reservation) res = NULL;
+    cus_autoptr(cus_physical) phys = NULL;
+    if (cus_reservation_create(ctx, bytes, 0, 0, &raw_res) ||
+        cus_physical_create(ctx, bytes, 0, &raw_phys) ||
+        cus_reservation_create(ctx, bytes, 0, 0, &res) ||
+        cus_physical_create(ctx, bytes, 0, &phys))
+        return bench_fail(env, "making the reservations and allocations");
+    vmm_arg m = {.raw = raw, .raw_va = cus_reservation_ptr(raw_res),
+                 .raw_h = cus_physical_handle(raw_phys), .res = res, .phys = phys,
+                 .bytes = bytes};
+    m.desc.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    m.desc.location.id = cus_context_device(ctx).handle;
+    m.desc.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+    bench_variant v[] = {
+        {.label = "raw cuMemMap + cuMemSetAccess + cuMemUnmap", .body = loop_raw_vmm, .arg = &m},
+        {.label = "cus_reservation_map + _set_access + _unmap", .body = loop_cus_vmm, .arg = &m},
+    };
+    enum { N = sizeof v / sizeof v[0] };
+    bench_run run = {.blocks = blocks, .iters = iters};
+    int bad = bench_run_variants(&run, v, N);
+    if (!bad) {
+        char sz[32], title[200];
+        size_name(sz, sizeof sz, bytes);
+        snprintf(title, sizeof title,
+                 "virtual memory: a %s chunk mapped, made accessible and unmapped (%d blocks of "
+                 "%d)",
+                 sz, blocks, iters);
+        bench_report_section(rep, title, "ns per round", "over blocks", "median", "p99");
+        static const char *const keys[N] = {"raw_map_access_unmap", "cus_map_access_unmap"};
+        for (int i = 0; i < N; i++) {
+            bench_stats st = bench_stats_of(v[i].block_ns, blocks);
+            bench_ratio q = i % 2 ? bench_ratio_of(&v[i - 1], &v[i]) : (bench_ratio){0};
+            char key[64];
+            snprintf(key, sizeof key, "%s_%zu", keys[i], bytes);
+            bench_report_row(rep, key, v[i].label, st.median, st.p99, st.n, i % 2 ? &q : NULL);
+        }
+    }
+    bench_run_free(&run, v, N);
+    return bad ? 1 : 0;
+}
+
+
 int main(int argc, char **argv)
 {
     bench_opts opt;
@@ -510,6 +603,8 @@ int main(int argc, char **argv)
         {"cuStreamSynchronize", 2000, &raw.sync},   {"cuMemAlloc", 3020, &raw.alloc},
         {"cuMemFree", 3020, &raw.free},             {"cuMemAllocAsync", 11020, &raw.alloc_async},
         {"cuMemFreeAsync", 11020, &raw.free_async},
+        {"cuMemMap", 10020, &raw.map},              {"cuMemSetAccess", 10020, &raw.set_access},
+        {"cuMemUnmap", 10020, &raw.unmap},
         {"cuMemAllocFromPoolAsync", 11020, &raw.alloc_from_pool},
     };
     if (bench_resolve(&env, syms, sizeof syms / sizeof syms[0]))
@@ -548,6 +643,8 @@ int main(int argc, char **argv)
         bad = bench_copy_2d(&env, &opt, rep, ctx);
     for (size_t i = 0; i < nallocs && !bad; i++)
         bad = bench_pool_allocs(&opt, rep, &raw, ctx, stream, allocs[i]);
+    if (!bad)
+        bad = bench_vmm(&env, &opt, rep, &raw, ctx);
     bench_report_print(rep, opt.json); /* on a failure, what was measured before it */
     if (bad)
         return 1;

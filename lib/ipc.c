@@ -35,6 +35,10 @@ static const char *kind_noun(cus_buffer_kind kind)
         return "managed memory (cus_buffer_alloc_managed)";
     case CUS_BUFFER_IMPORTED:
         return "memory imported from another process";
+    case CUS_BUFFER_VIEW:
+        return "a view of a virtual address reservation (cus_reservation_buffer)";
+    case CUS_BUFFER_FOREIGN:
+        return "foreign memory (cus_buffer_wrap)";
     }
     return "memory";
 }

@@ -3,6 +3,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 
+#include "buffer_owner.h"
 #include "cuscope/array.h"
 #include "cuscope/memory.h"
 #include "internal.h"
@@ -17,6 +18,7 @@ struct cus_buffer {
     const cus_buffer_ops_ *ops; /* a kind of a file above (cus_buffer_new_with_ops_), or NULL */
     size_t pitch, height; /* cus_buffer_alloc_pitch (cuscope/array.h); else 0 */
     cus_buffer_parent_ parent; /* an extra object it holds (a pool's buffers: the pool) */
+    cus_buffer_owner_ owner; /* kinds cuscope does not free: what they hold instead */
 };
 _Static_assert(offsetof(cus_buffer, refs) == 0, "cus_buffer_refs_ reads the count first");
 
@@ -40,14 +42,24 @@ static CUresult free_call(void *b)
     return cus_drv_.cuMemFree_(buf->ptr);
 }
 
+/* Views and foreign memory are someone else's to free. */
+static bool buffer_frees(cus_buffer_kind kind)
+{
+    return kind != CUS_BUFFER_VIEW && kind != CUS_BUFFER_FOREIGN;
+}
+
 static void buffer_destroy(cus_buffer *b)
 {
-    if (b->ptr)
+    if (!buffer_frees(b->kind)) {
+        if (b->owner.release)
+            b->owner.release(b->owner.obj, b->ptr, b->size);
+    } else if (b->ptr) {
         cus_destroy_in_context_relaxed_(b->ctx, "cus_buffer_unref",
                                 b->ops ? b->ops->release_call
                                 : b->kind == CUS_BUFFER_STREAM_ORDERED ? "cuMemFreeAsync"
                                                                        : "cuMemFree",
                                 free_call, b, b->ops ? b->ops->what : "device memory");
+    }
     if (b->parent.obj)
         b->parent.release(b->parent.obj);
     cus_stream_unref(b->stream);
@@ -123,6 +135,8 @@ static cus_status buffer_new(cus_context *ctx, cus_stream *stream, size_t bytes,
                                (cus_buffer_parent_){0}, out, function);
     case CUS_BUFFER_DEVICE:
     case CUS_BUFFER_IMPORTED: /* made by cus_buffer_new_with_ops_ only */
+    case CUS_BUFFER_VIEW:     /* and these by cus_buffer_new_owned_ */
+    case CUS_BUFFER_FOREIGN:
         break;
     }
     return cus_buffer_new_(ctx, NULL, bytes, kind, "cuMemAlloc", alloc_device, NULL,
@@ -151,6 +165,23 @@ cus_status cus_buffer_new_with_ops_(cus_context *ctx, size_t bytes, const cus_bu
     CUS_TRY(cus_buffer_new_(ctx, NULL, bytes, ops->kind, ops->acquire_call, alloc_with_ops, &a,
                             (cus_buffer_parent_){0}, &b, function));
     b->ops = ops; /* before anyone else sees it */
+    *out = b;
+    return CUS_SUCCESS;
+}
+
+cus_status cus_buffer_new_owned_(cus_context *ctx, CUdeviceptr ptr, size_t bytes,
+                                 cus_buffer_kind kind, cus_buffer_owner_ owner, cus_buffer **out,
+                                 const char *function)
+{
+    cus_buffer *b = cus_record_new_(sizeof *b);
+    if (!b)
+        return cus_fail_(CUS_ERROR_OUT_OF_HOST_MEMORY, function, NULL, "allocating a buffer");
+    cus_refcount_init_(&b->refs);
+    b->ptr = ptr;
+    b->size = bytes;
+    b->kind = kind;
+    b->ctx = cus_context_ref(ctx);
+    b->owner = owner;
     *out = b;
     return CUS_SUCCESS;
 }

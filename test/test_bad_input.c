@@ -971,6 +971,155 @@ static int nc_cus_pool_import_pointer(void)
 {
     return cus_pool_import_pointer(NULL, NULL, 1, NULL);
 }
+/* vmm.h, raw.h, and memory.h's cus_buffer_wrap */
+static int nc_cus_physical_granularity(void)
+{
+    return cus_physical_granularity(NULL, false, NULL);
+}
+static int nc_cus_physical_create(void)
+{
+    return cus_physical_create(NULL, 1, 0, NULL);
+}
+static int nc_cus_physical_export_fd(void)
+{
+    return cus_physical_export_fd(NULL, NULL);
+}
+static int nc_cus_physical_import_fd(void)
+{
+    return cus_physical_import_fd(NULL, 0, 1, NULL);
+}
+static int nc_cus_physical_ref(void)
+{
+    return (cus_physical_ref(NULL), 0);
+}
+static int nc_cus_physical_unref(void)
+{
+    return (cus_physical_unref(NULL), 0);
+}
+static int nc_cus_physical_handle(void)
+{
+    return (int)cus_physical_handle(NULL);
+}
+static int nc_cus_physical_size(void)
+{
+    return (int)cus_physical_size(NULL);
+}
+static int nc_cus_physical_context(void)
+{
+    return (cus_physical_context(NULL), 0);
+}
+static int nc_cus_reservation_create(void)
+{
+    return cus_reservation_create(NULL, 1, 0, 0, NULL);
+}
+static int nc_cus_reservation_ref(void)
+{
+    return (cus_reservation_ref(NULL), 0);
+}
+static int nc_cus_reservation_unref(void)
+{
+    return (cus_reservation_unref(NULL), 0);
+}
+static int nc_cus_reservation_ptr(void)
+{
+    return (int)cus_reservation_ptr(NULL);
+}
+static int nc_cus_reservation_size(void)
+{
+    return (int)cus_reservation_size(NULL);
+}
+static int nc_cus_reservation_granularity(void)
+{
+    return (int)cus_reservation_granularity(NULL);
+}
+static int nc_cus_reservation_context(void)
+{
+    return (cus_reservation_context(NULL), 0);
+}
+static int nc_cus_reservation_mapped_bytes(void)
+{
+    return (int)cus_reservation_mapped_bytes(NULL);
+}
+static int nc_cus_reservation_map(void)
+{
+    return cus_reservation_map(NULL, 0, NULL, 0, 1);
+}
+static int nc_cus_reservation_unmap(void)
+{
+    return cus_reservation_unmap(NULL, 0, 1);
+}
+static int nc_cus_reservation_set_access(void)
+{
+    return cus_reservation_set_access(NULL, 0, 1, CU_MEM_ACCESS_FLAGS_PROT_READWRITE);
+}
+static int nc_cus_reservation_get_access(void)
+{
+    return cus_reservation_get_access(NULL, 0, NULL);
+}
+static int nc_cus_reservation_buffer(void)
+{
+    return cus_reservation_buffer(NULL, 0, 1, NULL);
+}
+static int nc_cus_growable_reserve(void)
+{
+    return cus_growable_reserve(NULL, 1, NULL);
+}
+static int nc_cus_growable_grow(void)
+{
+    return cus_growable_grow(NULL, 1);
+}
+static int nc_cus_growable_buffer(void)
+{
+    return cus_growable_buffer(NULL, NULL);
+}
+static int nc_cus_growable_ref(void)
+{
+    return (cus_growable_ref(NULL), 0);
+}
+static int nc_cus_growable_unref(void)
+{
+    return (cus_growable_unref(NULL), 0);
+}
+static int nc_cus_growable_ptr(void)
+{
+    return (int)cus_growable_ptr(NULL);
+}
+static int nc_cus_growable_size(void)
+{
+    return (int)cus_growable_size(NULL);
+}
+static int nc_cus_growable_capacity(void)
+{
+    return (int)cus_growable_capacity(NULL);
+}
+static int nc_cus_growable_max(void)
+{
+    return (int)cus_growable_max(NULL);
+}
+static int nc_cus_growable_reservation(void)
+{
+    return (cus_growable_reservation(NULL), 0);
+}
+static int nc_cus_buffer_wrap(void)
+{
+    return cus_buffer_wrap(NULL, 1, 1, NULL);
+}
+static int nc_cus_driver_mem_free(void)
+{
+    return cus_driver_mem_free(0);
+}
+static int nc_cus_driver_mem_release(void)
+{
+    return cus_driver_mem_release(0);
+}
+static int nc_cus_raw_mem_free(void)
+{
+    return (cus_raw_mem_free(0), 0);
+}
+static int nc_cus_raw_mem_release(void)
+{
+    return (cus_raw_mem_release(0), 0);
+}
 
 static const null_entry null_entries[] = {
     {"context.h", "cus_context_create", nc_cus_context_create, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
@@ -1202,6 +1351,43 @@ static const null_entry null_entries[] = {
     {"array.h", "cus_surface_unref", nc_cus_surface_unref, 0, 0, "returns NULL"},
     {"array.h", "cus_surface_handle", nc_cus_surface_handle, 0, 0, "0"},
     {"launch.h", "cus_texture_arg_", nc_cus_texture_arg_, 0, 0, "0"},
+    {"vmm.h", "cus_physical_granularity", nc_cus_physical_granularity, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"vmm.h", "cus_physical_create", nc_cus_physical_create, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"vmm.h", "cus_physical_export_fd", nc_cus_physical_export_fd, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"vmm.h", "cus_physical_import_fd", nc_cus_physical_import_fd, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"vmm.h", "cus_physical_ref", nc_cus_physical_ref, 0, 0, "returns NULL"},
+    {"vmm.h", "cus_physical_unref", nc_cus_physical_unref, 0, 0, "returns NULL"},
+    {"vmm.h", "cus_physical_handle", nc_cus_physical_handle, 0, 0, "returns 0"},
+    {"vmm.h", "cus_physical_size", nc_cus_physical_size, 0, 0, "returns 0"},
+    {"vmm.h", "cus_physical_context", nc_cus_physical_context, 0, 0, "returns NULL"},
+    {"vmm.h", "cus_reservation_create", nc_cus_reservation_create, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"vmm.h", "cus_reservation_ref", nc_cus_reservation_ref, 0, 0, "returns NULL"},
+    {"vmm.h", "cus_reservation_unref", nc_cus_reservation_unref, 0, 0, "returns NULL"},
+    {"vmm.h", "cus_reservation_ptr", nc_cus_reservation_ptr, 0, 0, "returns 0"},
+    {"vmm.h", "cus_reservation_size", nc_cus_reservation_size, 0, 0, "returns 0"},
+    {"vmm.h", "cus_reservation_granularity", nc_cus_reservation_granularity, 0, 0, "returns 0"},
+    {"vmm.h", "cus_reservation_context", nc_cus_reservation_context, 0, 0, "returns NULL"},
+    {"vmm.h", "cus_reservation_mapped_bytes", nc_cus_reservation_mapped_bytes, 0, 0, "returns 0"},
+    {"vmm.h", "cus_reservation_map", nc_cus_reservation_map, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"vmm.h", "cus_reservation_unmap", nc_cus_reservation_unmap, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"vmm.h", "cus_reservation_set_access", nc_cus_reservation_set_access, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"vmm.h", "cus_reservation_get_access", nc_cus_reservation_get_access, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"vmm.h", "cus_reservation_buffer", nc_cus_reservation_buffer, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"vmm.h", "cus_growable_reserve", nc_cus_growable_reserve, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"vmm.h", "cus_growable_grow", nc_cus_growable_grow, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"vmm.h", "cus_growable_buffer", nc_cus_growable_buffer, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"vmm.h", "cus_growable_ref", nc_cus_growable_ref, 0, 0, "returns NULL"},
+    {"vmm.h", "cus_growable_unref", nc_cus_growable_unref, 0, 0, "returns NULL"},
+    {"vmm.h", "cus_growable_ptr", nc_cus_growable_ptr, 0, 0, "returns 0"},
+    {"vmm.h", "cus_growable_size", nc_cus_growable_size, 0, 0, "returns 0"},
+    {"vmm.h", "cus_growable_capacity", nc_cus_growable_capacity, 0, 0, "returns 0"},
+    {"vmm.h", "cus_growable_max", nc_cus_growable_max, 0, 0, "returns 0"},
+    {"vmm.h", "cus_growable_reservation", nc_cus_growable_reservation, 0, 0, "returns NULL"},
+    {"memory.h", "cus_buffer_wrap", nc_cus_buffer_wrap, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"raw.h", "cus_driver_mem_free", nc_cus_driver_mem_free, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"raw.h", "cus_driver_mem_release", nc_cus_driver_mem_release, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"raw.h", "cus_raw_mem_free", nc_cus_raw_mem_free, 0, 0, "ignores 0"},
+    {"raw.h", "cus_raw_mem_release", nc_cus_raw_mem_release, 0, 0, "ignores 0"},
 };
 
 #if defined(__GNUC__)

@@ -18,5 +18,7 @@
 #include "graph.h"
 #include "ipc.h"
 #include "array.h"
+#include "vmm.h"
+#include "raw.h"
 
 #endif

@@ -133,6 +133,10 @@ typedef enum cus_fake_handle_kind {
     /* cuMemPoolCreate and cuMemPoolImportFromShareableHandle pools (not a
      * device's default pool) */
     CUS_FAKE_HANDLE_MEMORY_POOL,
+    /* cuMemCreate and cuMemImportFromShareableHandle handles, until their
+     * last cuMemRelease (cuMemRetainAllocationHandle counts too) */
+    CUS_FAKE_HANDLE_PHYSICAL_MEMORY,
+    CUS_FAKE_HANDLE_VA_RESERVATION,   /* cuMemAddressReserve ranges, until cuMemAddressFree */
     CUS_FAKE_HANDLE_KIND_COUNT_
 } cus_fake_handle_kind;
 

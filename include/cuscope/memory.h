@@ -51,6 +51,9 @@ typedef enum cus_buffer_kind {
     /* cus_buffer_ipc_import (cuscope/ipc.h): another process's memory,
      * closed (cuIpcCloseMemHandle) at the last release, never freed. */
     CUS_BUFFER_IMPORTED,
+    /* Kinds that cuscope does not free. */
+    CUS_BUFFER_VIEW,    /* a range of a reservation (cuscope/vmm.h): holds it */
+    CUS_BUFFER_FOREIGN, /* cus_buffer_wrap: memory cuscope did not allocate */
 } cus_buffer_kind;
 
 /* bytes of device memory on ctx. bytes == 0 is CUS_ERROR_INVALID_ARGUMENT. */
@@ -69,6 +72,20 @@ CUS_API cus_status cus_buffer_alloc_async(cus_stream *stream, size_t bytes, cus_
  * CU_MEM_ATTACH_GLOBAL). */
 CUS_API cus_status cus_buffer_alloc_managed(cus_context *ctx, size_t bytes, unsigned int flags,
                                             cus_buffer **out);
+
+/* Foreign memory: a buffer over bytes of device memory at ptr that cuscope did
+ * not allocate (cudaMalloc, another library, an import), so that it can be
+ * launched on, copied, bounds-checked and kept alive by graphs like any
+ * buffer (CUS_BUFFER_FOREIGN). cuscope never frees it: its owner keeps it
+ * alive until the last reference, and every graph holding one, is gone. The
+ * driver is asked where ptr lies (cuPointerGetAttribute: its device, and the
+ * allocation's range), so a pointer of another device fails with
+ * CUS_ERROR_CONTEXT_MISMATCH and a range past its allocation's end with
+ * CUS_ERROR_OUT_OF_RANGE; a pointer the driver does not know fails with its
+ * status (CUDA_ERROR_INVALID_VALUE). Errors: CUS_ERROR_INVALID_ARGUMENT (NULL,
+ * ptr 0, bytes 0), those. Returns a new reference. Thread-safe. */
+CUS_API cus_status cus_buffer_wrap(cus_context *ctx, CUdeviceptr ptr, size_t bytes,
+                                   cus_buffer **out);
 
 CUS_API cus_buffer *cus_buffer_ref(cus_buffer *buf);
 CUS_API cus_buffer *cus_buffer_unref(cus_buffer *buf);

@@ -149,4 +149,22 @@
     X(cuTexObjectDestroy, cuTexObjectDestroy, 5000, REQUIRED)                  \
     X(cuTexObjectGetResourceDesc, cuTexObjectGetResourceDesc, 5000, REQUIRED)  \
     X(cuSurfObjectCreate, cuSurfObjectCreate, 5000, REQUIRED)                  \
-    X(cuSurfObjectDestroy, cuSurfObjectDestroy, 5000, REQUIRED)
+    X(cuSurfObjectDestroy, cuSurfObjectDestroy, 5000, REQUIRED) \
+    CUS_DRIVER_ENTRIES_VMM_(X)
+
+/* Virtual memory management (vmm.c, raw.c) and pointer queries (foreign.c).
+ * The VMM entries are OPTIONAL: a driver or platform without them makes the
+ * feature CUS_ERROR_NOT_SUPPORTED, not the load fail. */
+#define CUS_DRIVER_ENTRIES_VMM_(X)                                             \
+    X(cuPointerGetAttribute, cuPointerGetAttribute, 4000, REQUIRED)            \
+    X(cuMemCreate, cuMemCreate, 10020, OPTIONAL)                               \
+    X(cuMemRelease, cuMemRelease, 10020, OPTIONAL)                             \
+    X(cuMemGetAllocationGranularity, cuMemGetAllocationGranularity, 10020, OPTIONAL) \
+    X(cuMemAddressReserve, cuMemAddressReserve, 10020, OPTIONAL)               \
+    X(cuMemAddressFree, cuMemAddressFree, 10020, OPTIONAL)                     \
+    X(cuMemMap, cuMemMap, 10020, OPTIONAL)                                     \
+    X(cuMemUnmap, cuMemUnmap, 10020, OPTIONAL)                                 \
+    X(cuMemSetAccess, cuMemSetAccess, 10020, OPTIONAL)                         \
+    X(cuMemGetAccess, cuMemGetAccess, 10020, OPTIONAL)                         \
+    X(cuMemExportToShareableHandle, cuMemExportToShareableHandle, 10020, OPTIONAL) \
+    X(cuMemImportFromShareableHandle, cuMemImportFromShareableHandle, 10020, OPTIONAL)

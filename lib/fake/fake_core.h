@@ -183,6 +183,7 @@ enum { FAKE_UNCOUNTED = 1, FAKE_BEFORE_INIT = 2, FAKE_CAPTURE_UNSAFE = 4 };
     X(cuTexObjectGetResourceDesc, 5000, cuTexObjectGetResourceDesc, 0)               \
     X(cuSurfObjectCreate, 5000, cuSurfObjectCreate, 0)                               \
     X(cuSurfObjectDestroy, 5000, cuSurfObjectDestroy, 0)                             \
+    FAKE_ENTRIES_VMM_(X)                                                              \
     FAKE_ENTRIES_12020_(X)                                                            \
     FAKE_ENTRIES_12030_(X)                                                            \
     FAKE_ENTRIES_12040_(X)                                                            \
@@ -207,6 +208,21 @@ enum { FAKE_UNCOUNTED = 1, FAKE_BEFORE_INIT = 2, FAKE_CAPTURE_UNSAFE = 4 };
     X(cuMemPoolImportFromShareableHandle, 11020, cuMemPoolImportFromShareableHandle, 0) \
     X(cuMemPoolExportPointer, 11020, cuMemPoolExportPointer, 0)                \
     X(cuMemPoolImportPointer, 11020, cuMemPoolImportPointer, 0)
+
+/* Virtual memory management (fake_vmm.c). */
+#define FAKE_ENTRIES_VMM_(X)                                                   \
+    X(cuMemCreate, 10020, cuMemCreate, 0)                                      \
+    X(cuMemRelease, 10020, cuMemRelease, 0)                                    \
+    X(cuMemGetAllocationGranularity, 10020, cuMemGetAllocationGranularity, 0)  \
+    X(cuMemAddressReserve, 10020, cuMemAddressReserve, 0)                      \
+    X(cuMemAddressFree, 10020, cuMemAddressFree, 0)                            \
+    X(cuMemMap, 10020, cuMemMap, 0)                                            \
+    X(cuMemUnmap, 10020, cuMemUnmap, 0)                                        \
+    X(cuMemSetAccess, 10020, cuMemSetAccess, 0)                                \
+    X(cuMemGetAccess, 10020, cuMemGetAccess, 0)                                \
+    X(cuMemExportToShareableHandle, 10020, cuMemExportToShareableHandle, 0)    \
+    X(cuMemImportFromShareableHandle, 10020, cuMemImportFromShareableHandle, 0) \
+    X(cuMemRetainAllocationHandle, 11000, cuMemRetainAllocationHandle, 0)
 
 /* Newer variants with a changed signature, listed so that a caller asking at
  * a newer version gets the signature it expects; only with headers that

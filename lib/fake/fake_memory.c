@@ -67,6 +67,11 @@ static size_t alloc_count, alloc_capacity;
 static fake_mem **regs; /* live registrations, by address */
 static size_t reg_count, reg_capacity;
 static size_t in_use[CUS_FAKE_MAX_DEVICES];
+/* Mapping records taken out of `allocs` by cuMemUnmap: kept, as queued work
+ * may still name them, until the next reset. */
+static fake_mem **gone_mappings;
+static size_t gone_count, gone_capacity;
+static fake_mapping_access_fn mapping_access;
 
 /* --- sorted arrays ----------------------------------------------------------------------- */
 
@@ -297,6 +302,10 @@ static void memory_reset_locked(const cus_fake_config *cfg)
         fake_mem *m = allocs[i];
         if (m->owns_fd)
             close(m->shm_fd);
+        if (m->mapping) { /* the vmm area owns the pages */
+            free(m);
+            continue;
+        }
         if (m->mapped) {
             munmap((void *)m->base, m->length);
         } else {
@@ -313,6 +322,11 @@ static void memory_reset_locked(const cus_fake_config *cfg)
     regs = NULL;
     reg_count = reg_capacity = 0;
     memset(in_use, 0, sizeof in_use);
+    for (size_t i = 0; i < gone_count; i++)
+        free(gone_mappings[i]);
+    free(gone_mappings);
+    gone_mappings = NULL;
+    gone_count = gone_capacity = 0;
 }
 /* --- teardown -------------------------------------------------------------------------------- */
 
@@ -355,7 +369,11 @@ static void memory_destroy_doomed_locked(struct CUctx_st *c, unsigned long ticke
 void fake_memory_report_dead_locked(const fake_mem *m, uintptr_t addr, const char *what,
                                     const char *by)
 {
-    if (m->global)
+    if (m->mapping)
+        fake_misuse_locked("use of 0x%" PRIxPTR " (%s) after the cuMemUnmap of its mapping at "
+                           "0x%" PRIxPTR "+%zu%s%s",
+                           addr, what, m->base, m->size, by ? ", by " : "", by ? by : "");
+    else if (m->global)
         fake_misuse_locked("use after free of module global 0x%" PRIxPTR " (%s), gone with its "
                            "module's unload%s%s%s",
                            addr, what, m->ctx_destroyed ? " (with its context)" : "",
@@ -380,6 +398,50 @@ void fake_memory_report_dead_locked(const fake_mem *m, uintptr_t addr, const cha
                            by ? ", by " : "", by ? by : "");
 }
 
+/* A mapping's range has access for its device, as on the driver, where
+ * memory mapped but not made accessible faults. */
+static bool mapping_accessible_locked(const fake_mem *m, uintptr_t addr, size_t n,
+                                      const char *what)
+{
+    size_t end = m->size - (addr - m->base);
+    if (!mapping_access ||
+        mapping_access(m->mapping, addr, n && n <= end ? n : 1, m->device) !=
+            CU_MEM_ACCESS_FLAGS_PROT_NONE)
+        return true;
+    fake_misuse_locked("%s 0x%" PRIxPTR "+%zu lies in the mapping at 0x%" PRIxPTR "+%zu, which "
+                       "device %d has no access to (cuMemSetAccess)",
+                       what, addr, n, m->base, m->size, (int)m->device);
+    return false;
+}
+
+/* A range in cuMemMap memory may run on through adjacent mappings (one
+ * virtual range, several physical allocations): each piece must be mapped,
+ * and accessible. */
+static CUresult mapping_range_locked(const fake_mem *m, uintptr_t addr, size_t n,
+                                     const char *what)
+{
+    size_t i = upper_bound(allocs, alloc_count, addr) - 1; /* m */
+    uintptr_t at = addr;
+    for (;;) {
+        size_t here = m->size - (at - m->base);
+        size_t take = n < here ? n : here;
+        if (!mapping_accessible_locked(m, at, take, what))
+            return CUDA_ERROR_INVALID_VALUE;
+        n -= take;
+        at += take;
+        if (!n)
+            return CUDA_SUCCESS;
+        if (++i >= alloc_count || allocs[i]->base != at || !allocs[i]->mapping ||
+            allocs[i]->h.state != FAKE_LIVE) {
+            fake_misuse_locked("%s range 0x%" PRIxPTR "+%zu runs %zu bytes past the mappings at "
+                               "0x%" PRIxPTR " (not mapped there)",
+                               what, addr, (size_t)(at - addr) + n, n, at);
+            return CUDA_ERROR_INVALID_VALUE;
+        }
+        m = allocs[i];
+    }
+}
+
 /* Checks [addr, addr + n) at call time. *ref: the allocation to check again at
  * execution (NULL for unchecked host memory and registrations); *owner: the
  * allocation or registration holding the range, if any. */
@@ -399,6 +461,13 @@ CUresult fake_memory_range_locked(uintptr_t addr, size_t n, side sd, const char 
         if (m->h.state != FAKE_LIVE) {
             fake_memory_report_dead_locked(m, addr, what, NULL);
             return CUDA_ERROR_INVALID_VALUE;
+        }
+        if (m->mapping) {
+            CUresult mr = mapping_range_locked(m, addr, n, what);
+            if (mr != CUDA_SUCCESS)
+                return mr;
+            *ref = *owner = m;
+            return CUDA_SUCCESS;
         }
         if (sd == SIDE_HOST && m->h.kind == CUS_FAKE_HANDLE_DEVICE_MEMORY) {
             fake_misuse_locked("device memory 0x%" PRIxPTR " passed as a host pointer (%s)", addr,
@@ -469,6 +538,8 @@ bool fake_memory_usable_locked(const fake_mem *m, uintptr_t addr, const char *wh
 bool fake_memory_pointer_usable_locked(uintptr_t addr, const char *what, const fake_op *op)
 {
     const fake_mem *m = containing(allocs, alloc_count, addr);
+    if (m && m->mapping && m->h.state == FAKE_LIVE)
+        return mapping_accessible_locked(m, addr, 1, what);
     /* Freed memory, and graph memory outside its lifetime; a plain
      * stream-ordered block used early is the stream order's business. */
     if (!m || (m->h.state == FAKE_LIVE && (!m->graph || m->valid)))
@@ -643,6 +714,59 @@ CUresult CUDAAPI fake_cuMemHostGetDevicePointer(CUdeviceptr *pdptr, void *p, uns
         return fake_leave(CUDA_SUCCESS);
     }
     return fake_leave(CUDA_ERROR_INVALID_VALUE);
+}
+
+/* --- virtual memory mappings -------------------------------------------------------------- */
+
+fake_mem *fake_memory_mapping_new_locked(const void *mapping, CUdevice device, uintptr_t base,
+                                         size_t size)
+{
+    if (!reserve(&allocs, alloc_count, &alloc_capacity) ||
+        !reserve(&gone_mappings, gone_count, &gone_capacity))
+        return NULL; /* room for its retirement too: a release cannot fail */
+    fake_mem *m = calloc(1, sizeof *m);
+    if (!m)
+        return NULL;
+    /* as the registry would set it up, without counting it (as a global) */
+    m->h.kind = CUS_FAKE_HANDLE_DEVICE_MEMORY;
+    m->h.state = FAKE_LIVE;
+    m->h.key = base;
+    m->base = base;
+    m->size = m->length = size;
+    m->device = device;
+    m->mapping = mapping;
+    insert_sorted(allocs, &alloc_count, m);
+    return m;
+}
+
+void fake_memory_mapping_release_locked(fake_mem *m)
+{
+    m->h.state = FAKE_DESTROYED;
+    remove_sorted(allocs, &alloc_count, m);
+    if (!reserve(&gone_mappings, gone_count, &gone_capacity)) { /* reserved at its creation */
+        fake_misuse_locked("fake: no room to retire a mapping record");
+        return;
+    }
+    gone_mappings[gone_count++] = m;
+}
+
+void fake_memory_set_mapping_access_fn(fake_mapping_access_fn fn)
+{
+    mapping_access = fn;
+}
+
+bool fake_memory_charge_locked(CUdevice device, size_t size)
+{
+    size_t total = fake_dev.devices[device].total_memory;
+    if (in_use[device] > total || size > total - in_use[device])
+        return false;
+    in_use[device] += size;
+    return true;
+}
+
+void fake_memory_uncharge_locked(CUdevice device, size_t size)
+{
+    in_use[device] -= size;
 }
 
 /* --- module globals ----------------------------------------------------------------------------- */

@@ -38,4 +38,28 @@ FAKE_HIDDEN void fake_memory_operand_kind(const fake_mem *m, CUdevice *device, b
 FAKE_HIDDEN bool fake_memory_pointer_usable_locked(uintptr_t addr, const char *what,
                                                    const fake_op *op);
 
+/* --- virtual memory mappings (fake_vmm.c) ----------------------------------------------
+ * A cuMemMap range is device memory at an address the vmm area manages (its
+ * reservation's pages, backed by its physical allocation): a record that the
+ * range checks, pointer attributes and launch checks find as they find
+ * allocations, but not a registered handle, not counted (the physical
+ * allocation is: fake_memory_charge_locked), never doomed by a context's
+ * teardown (a mapping belongs to its device, not to a context), and taken
+ * out of the lookups by fake_memory_mapping_release_locked (cuMemUnmap), so
+ * that the range can be mapped again; a use after that is reported. Memory
+ * of a mapping whose device has no access (cuMemSetAccess) is refused with a
+ * misuse and CUDA_ERROR_INVALID_VALUE. */
+FAKE_HIDDEN fake_mem *fake_memory_mapping_new_locked(const void *mapping, CUdevice device,
+                                                     uintptr_t base, size_t size);
+FAKE_HIDDEN void fake_memory_mapping_release_locked(fake_mem *m);
+/* The access `device` has all along [addr, addr + n) of a mapping (the
+ * weakest of its pages'); set by the vmm area's constructor. */
+typedef CUmemAccess_flags (*fake_mapping_access_fn)(const void *mapping, uintptr_t addr, size_t n,
+                                                    CUdevice device);
+FAKE_HIDDEN void fake_memory_set_mapping_access_fn(fake_mapping_access_fn fn);
+/* Device memory that is no allocation of this area (a physical allocation):
+ * false when the device's budget has no room for it. */
+FAKE_HIDDEN bool fake_memory_charge_locked(CUdevice device, size_t size);
+FAKE_HIDDEN void fake_memory_uncharge_locked(CUdevice device, size_t size);
+
 #endif

@@ -22,7 +22,11 @@ static fake_mem *alloc_at_locked(uintptr_t p, const char *call)
     if (h && is_alloc_kind(h->kind))
         return (fake_mem *)h;
     const fake_mem *m = fake_memory_allocation_containing_locked(p);
-    if (m && m->global)
+    if (m && m->mapping)
+        fake_misuse_locked("%s of 0x%" PRIxPTR ", in the cuMemMap range at 0x%" PRIxPTR
+                           "+%zu (cuMemUnmap unmaps it)",
+                           call, p, m->base, m->size);
+    else if (m && m->global)
         fake_misuse_locked("%s of 0x%" PRIxPTR ", in the %zu-byte module global at 0x%" PRIxPTR
                            " (it lives as long as its module)",
                            call, p, m->size, m->base);

@@ -186,7 +186,8 @@ static CUresult peer_range_locked(uintptr_t p, size_t n, const struct CUctx_st *
         return r;
     bool portable = owner->h.kind == CUS_FAKE_HANDLE_MANAGED_MEMORY ||
                     (owner->h.kind != CUS_FAKE_HANDLE_DEVICE_MEMORY &&
-                     (owner->flags & CU_MEMHOSTALLOC_PORTABLE)); /* == ..._REGISTER_PORTABLE */
+                     (owner->flags & CU_MEMHOSTALLOC_PORTABLE)) || /* == ..._REGISTER_PORTABLE */
+                    owner->mapping; /* a cuMemMap range belongs to no context */
     if (owner->ctx != ctx && !portable) {
         fake_misuse_locked("cuMemcpyPeer %s 0x%" PRIxPTR " belongs to context 0x%" PRIxPTR
                            ", not to the context 0x%" PRIxPTR " named for it",

@@ -45,6 +45,8 @@ struct fake_mem {
     int shm_fd;
     struct fake_mem *origin;
     unsigned long imports;
+    /* A cuMemMap range: the vmm area's record of it (fake_vmm.c), else NULL. */
+    const void *mapping;
 };
 
 /* A memory pool (fake_pool.c): a registered handle (CUS_FAKE_HANDLE_MEMORY_POOL)

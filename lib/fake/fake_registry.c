@@ -40,6 +40,8 @@ static const kind_info kind_info_table[CUS_FAKE_HANDLE_KIND_COUNT_] = {
     [CUS_FAKE_HANDLE_TEXTURE] = {"texture object", NULL},
     [CUS_FAKE_HANDLE_SURFACE] = {"surface object", NULL},
     [CUS_FAKE_HANDLE_MEMORY_POOL] = {"memory pool", NULL},
+    [CUS_FAKE_HANDLE_PHYSICAL_MEMORY] = {"physical allocation", NULL},
+    [CUS_FAKE_HANDLE_VA_RESERVATION] = {"address reservation", NULL},
 };
 
 typedef struct slot {

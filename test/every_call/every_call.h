@@ -112,5 +112,6 @@ cus_status ec_out_not_set(const char *entry_function, const char *what);
 extern const every_call every_calls_core[];
 extern const every_call every_calls_data[];
 extern const every_call every_calls_pool[]; /* calls_pool.c: pool.h */
+extern const every_call every_calls_vmm[]; /* calls_vmm.c: vmm.h, cus_buffer_wrap */
 
 #endif

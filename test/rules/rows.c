@@ -769,6 +769,190 @@ CALL(cuSurfObjectDestroy, 5000)
 
 /* --- the newer variants and entry points ------------------------------------------------------ */
 
+/* --- virtual memory management: each call makes and frees what it needs ------------------ */
+
+#define VMM_G ((size_t)2 << 20) /* at least the granularity of every device so far */
+
+static CUmemAllocationProp vmm_prop(const rules_args *a, unsigned long long types)
+{
+    CUmemAllocationProp p;
+    memset(&p, 0, sizeof p);
+    p.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    p.requestedHandleTypes = (CUmemAllocationHandleType)types;
+    p.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    p.location.id = a->dev;
+    return p;
+}
+
+/* A physical allocation, a reservation, and (map) the one mapped in the
+ * other; vmm_free undoes what was made, whatever the call did. */
+typedef struct vmm_set {
+    CUmemGenericAllocationHandle h;
+    CUdeviceptr va;
+    bool mapped;
+} vmm_set;
+
+static CUresult vmm_make(const rules_args *a, vmm_set *v, bool reserve, bool map,
+                         unsigned long long types)
+{
+    memset(v, 0, sizeof *v);
+    CUmemAllocationProp p = vmm_prop(a, types);
+    CUresult r = drv.cuMemCreate_10020(&v->h, VMM_G, &p, 0);
+    if (r != CUDA_SUCCESS || !reserve)
+        return r;
+    r = drv.cuMemAddressReserve_10020(&v->va, VMM_G, 0, 0, 0);
+    if (r != CUDA_SUCCESS || !map)
+        return r;
+    r = drv.cuMemMap_10020(v->va, VMM_G, 0, v->h, 0);
+    v->mapped = r == CUDA_SUCCESS;
+    return r;
+}
+
+static void vmm_free(vmm_set *v)
+{
+    if (v->mapped)
+        (void)drv.cuMemUnmap_10020(v->va, VMM_G);
+    if (v->va)
+        (void)drv.cuMemAddressFree_10020(v->va, VMM_G);
+    if (v->h)
+        (void)drv.cuMemRelease_10020(v->h);
+}
+
+CALL(cuMemCreate, 10020)
+{
+    vmm_set v;
+    CUresult r = vmm_make(a, &v, false, false, 0);
+    vmm_free(&v);
+    return r;
+}
+CALL(cuMemRelease, 10020)
+{
+    vmm_set v;
+    CUresult r = vmm_make(a, &v, false, false, 0);
+    if (r != CUDA_SUCCESS)
+        return r;
+    r = drv.cuMemRelease_10020(v.h);
+    if (r == CUDA_SUCCESS)
+        v.h = 0;
+    vmm_free(&v);
+    return r;
+}
+CALL(cuMemGetAllocationGranularity, 10020)
+{
+    CUmemAllocationProp p = vmm_prop(a, 0);
+    size_t g = 0;
+    return drv.cuMemGetAllocationGranularity_10020(&g, &p, CU_MEM_ALLOC_GRANULARITY_MINIMUM);
+}
+CALL(cuMemAddressReserve, 10020)
+{
+    CUdeviceptr va = 0;
+    CUresult r = drv.cuMemAddressReserve_10020(&va, VMM_G, 0, 0, 0);
+    if (r == CUDA_SUCCESS)
+        (void)drv.cuMemAddressFree_10020(va, VMM_G);
+    return r;
+}
+CALL(cuMemAddressFree, 10020)
+{
+    CUdeviceptr va = 0;
+    CUresult r = drv.cuMemAddressReserve_10020(&va, VMM_G, 0, 0, 0);
+    return r != CUDA_SUCCESS ? r : drv.cuMemAddressFree_10020(va, VMM_G);
+}
+CALL(cuMemMap, 10020)
+{
+    vmm_set v;
+    CUresult r = vmm_make(a, &v, true, true, 0);
+    vmm_free(&v);
+    return r;
+}
+CALL(cuMemUnmap, 10020)
+{
+    vmm_set v;
+    CUresult r = vmm_make(a, &v, true, true, 0);
+    if (r == CUDA_SUCCESS) {
+        r = drv.cuMemUnmap_10020(v.va, VMM_G);
+        v.mapped = r != CUDA_SUCCESS;
+    }
+    vmm_free(&v);
+    return r;
+}
+CALL(cuMemSetAccess, 10020)
+{
+    vmm_set v;
+    CUresult r = vmm_make(a, &v, true, true, 0);
+    if (r == CUDA_SUCCESS) {
+        CUmemAccessDesc d;
+        memset(&d, 0, sizeof d);
+        d.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+        d.location.id = a->dev;
+        d.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+        r = drv.cuMemSetAccess_10020(v.va, VMM_G, &d, 1);
+    }
+    vmm_free(&v);
+    return r;
+}
+CALL(cuMemGetAccess, 10020)
+{
+    vmm_set v;
+    CUresult r = vmm_make(a, &v, true, true, 0);
+    if (r == CUDA_SUCCESS) {
+        CUmemLocation l;
+        memset(&l, 0, sizeof l);
+        l.type = CU_MEM_LOCATION_TYPE_DEVICE;
+        l.id = a->dev;
+        unsigned long long flags = 0;
+        r = drv.cuMemGetAccess_10020(&flags, &l, v.va);
+    }
+    vmm_free(&v);
+    return r;
+}
+CALL(cuMemExportToShareableHandle, 10020)
+{
+    vmm_set v;
+    CUresult r = vmm_make(a, &v, false, false, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
+    if (r == CUDA_SUCCESS) {
+        int fd = -1;
+        r = drv.cuMemExportToShareableHandle_10020(&fd, v.h,
+                                                   CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0);
+        if (fd >= 0)
+            close(fd);
+    }
+    vmm_free(&v);
+    return r;
+}
+CALL(cuMemImportFromShareableHandle, 10020)
+{
+    vmm_set v;
+    CUresult r = vmm_make(a, &v, false, false, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
+    int fd = -1;
+    if (r == CUDA_SUCCESS)
+        r = drv.cuMemExportToShareableHandle_10020(&fd, v.h,
+                                                   CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0);
+    if (r == CUDA_SUCCESS) {
+        CUmemGenericAllocationHandle h = 0;
+        r = drv.cuMemImportFromShareableHandle_10020(&h, (void *)(intptr_t)fd,
+                                                     CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
+        if (r == CUDA_SUCCESS)
+            (void)drv.cuMemRelease_10020(h);
+    }
+    if (fd >= 0)
+        close(fd);
+    vmm_free(&v);
+    return r;
+}
+CALL(cuMemRetainAllocationHandle, 11000)
+{
+    vmm_set v;
+    CUresult r = vmm_make(a, &v, true, true, 0);
+    if (r == CUDA_SUCCESS) {
+        CUmemGenericAllocationHandle h = 0;
+        r = drv.cuMemRetainAllocationHandle_11000(&h, (void *)(uintptr_t)v.va);
+        if (r == CUDA_SUCCESS)
+            (void)drv.cuMemRelease_10020(h);
+    }
+    vmm_free(&v);
+    return r;
+}
+
 #if CUDA_VERSION >= 12020
 static CUmemLocation device_location(CUdevice dev)
 {

@@ -306,7 +306,8 @@ typedef CUresult (*rules_call_fn)(const rules_args *a, rules_out *o);
     RULES_ROWS_12040_(R)                                                                   \
     RULES_ROWS_12050_(R)                                                                   \
     RULES_ROWS_12080_(R)                                                                   \
-    RULES_ROWS_13000_(R)
+    RULES_ROWS_13000_(R)                                                                   \
+    RULES_ROWS_VMM_(R)
 
 /* Memory pools: the pool calls make their own pool (created, or the device's
  * default one) and release it, so they take the device's columns;
@@ -332,6 +333,23 @@ typedef CUresult (*rules_call_fn)(const rules_args *a, rules_out *o);
 
 /* The newer variants and entry points, with the headers that declare them (as
  * FAKE_ENTRIES has them). */
+/* Virtual memory management: no fixture handle; each call makes what it
+ * needs and frees it (rows.c), so that the cells compare the context rules
+ * of the call alone. */
+#define RULES_ROWS_VMM_(R)                                                                 \
+    R(cuMemCreate, 10020, H_NONE, 0, NULL)                                                 \
+    R(cuMemRelease, 10020, H_NONE, 0, NULL)                                                \
+    R(cuMemGetAllocationGranularity, 10020, H_NONE, 0, NULL)                               \
+    R(cuMemAddressReserve, 10020, H_NONE, 0, NULL)                                         \
+    R(cuMemAddressFree, 10020, H_NONE, 0, NULL)                                            \
+    R(cuMemMap, 10020, H_NONE, 0, NULL)                                                    \
+    R(cuMemUnmap, 10020, H_NONE, 0, NULL)                                                  \
+    R(cuMemSetAccess, 10020, H_NONE, 0, NULL)                                              \
+    R(cuMemGetAccess, 10020, H_NONE, 0, NULL)                                              \
+    R(cuMemExportToShareableHandle, 10020, H_NONE, 0, NULL)                                \
+    R(cuMemImportFromShareableHandle, 10020, H_NONE, 0, NULL)                              \
+    R(cuMemRetainAllocationHandle, 11000, H_NONE, 0, NULL)
+
 #if CUDA_VERSION >= 12020
 #define RULES_ROWS_12020_(R)                                                               \
     R(cuMemPrefetchAsync, 12020, H_MANAGED, 0, NULL)                                       \

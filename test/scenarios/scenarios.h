@@ -29,5 +29,7 @@ extern const scenario graph_scenarios[];
  * multi_fake_devices(): how many devices the fake gets for one of them. */
 extern const scenario multi_scenarios[];
 int multi_fake_devices(const scenario *s);
+/* Virtual memory: reservations, mappings, the growable buffer. */
+extern const scenario vmm_scenarios[];
 
 #endif
