@@ -321,6 +321,10 @@ static const kernel_spec kernel_specs[] = {
     {&cusk_params, "mixed", run_mixed},
     {&cusk_globals, "scale_by_coeffs", run_scale},
     {&cusk_fault, "fault", NULL}, /* launched by test_sticky.c only */
+    /* launched with a texture and a surface by the texture_rotate scenario
+     * (module_scenarios.c) and docs/examples/texture.c */
+    {&cusk_texture, "rotate_texture", NULL},
+    {&cusk_texture, "fill_surface", NULL},
 };
 #define NSPECS (sizeof kernel_specs / sizeof kernel_specs[0])
 

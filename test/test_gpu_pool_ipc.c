@@ -188,9 +188,13 @@ static int parent(void)
     memset(&m, 0, sizeof m);
     m.bytes = WORDS * 4;
     m.pattern = PATTERN;
-    CHECK(cus_pool_export_pointer(pool, buf, &m.data));
+    /* The driver's order, asked: a pointer exported before its pool was (on
+     * the H200 of 2026-12-04, CUDA_ERROR_INVALID_VALUE), then after. */
+    cus_status early = cus_pool_export_pointer(pool, buf, &m.data);
+    printf("pointer export before the pool's: %s\n", cus_status_name(early));
     int fd = -1;
     CHECK(cus_pool_export(pool, &fd));
+    CHECK(cus_pool_export_pointer(pool, buf, &m.data));
 
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0) {

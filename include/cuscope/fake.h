@@ -185,8 +185,12 @@ CUS_API const char *cus_fake_last_misuse(void);
  *     accepts it (and the process dies later, in its teardown); the fake
  *     answers CUDA_ERROR_INVALID_CONTEXT and changes no stack.
  * lib/fake/deliberate.txt lists the same cells for the test. Beyond the
- * context rules, what the fake does not emulate is said where it applies
- * (stream capture and graphs, below; the launch argument limit). */
+ * context rules, one more on purpose: cuIpcOpenMemHandle of a handle whose
+ * memory the exporter has freed succeeds on the H200 (a mapping of memory
+ * nobody owns); the fake refuses it with CUDA_ERROR_INVALID_VALUE. What the
+ * fake does not emulate is said where it applies (stream capture and graphs,
+ * below; the launch argument limit; IPC, pools, VMM and arrays, with their
+ * own sections). */
 
 /* The primary context's retain count on a device, and its handle (stable for
  * the fake's lifetime, as with the real driver). */
