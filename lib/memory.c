@@ -17,10 +17,18 @@ struct cus_buffer {
     cus_stream *stream; /* stream-ordered: the stream it is freed on (a reference) */
     const cus_buffer_ops_ *ops; /* a kind of a file above (cus_buffer_new_with_ops_), or NULL */
     size_t pitch, height; /* cus_buffer_alloc_pitch (cuscope/array.h); else 0 */
-    cus_buffer_parent_ parent; /* an extra object it holds (a pool's buffers: the pool) */
-    cus_buffer_owner_ owner; /* kinds cuscope does not free: what they hold instead */
+    /* What it holds beside its memory: kinds cuscope does not free (views,
+     * foreign memory) their owner, released in place of the free; the others
+     * a parent (a pool's buffers: the pool), released after the free. One of
+     * the two, so that the record stays in the 128-byte class of the record
+     * cache (host_alloc.c). */
+    union {
+        cus_buffer_parent_ parent;
+        cus_buffer_owner_ owner;
+    } held;
 };
 _Static_assert(offsetof(cus_buffer, refs) == 0, "cus_buffer_refs_ reads the count first");
+_Static_assert(sizeof(cus_buffer) <= 128, "a buffer's record fits the record cache's class");
 
 struct cus_host_buffer {
     cus_refcount refs;
@@ -51,8 +59,8 @@ static bool buffer_frees(cus_buffer_kind kind)
 static void buffer_destroy(cus_buffer *b)
 {
     if (!buffer_frees(b->kind)) {
-        if (b->owner.release)
-            b->owner.release(b->owner.obj, b->ptr, b->size);
+        if (b->held.owner.release)
+            b->held.owner.release(b->held.owner.obj, b->ptr, b->size);
     } else if (b->ptr) {
         cus_destroy_in_context_relaxed_(b->ctx, "cus_buffer_unref",
                                 b->ops ? b->ops->release_call
@@ -60,8 +68,8 @@ static void buffer_destroy(cus_buffer *b)
                                                                        : "cuMemFree",
                                 free_call, b, b->ops ? b->ops->what : "device memory");
     }
-    if (b->parent.obj)
-        b->parent.release(b->parent.obj);
+    if (buffer_frees(b->kind) && b->held.parent.obj)
+        b->held.parent.release(b->held.parent.obj);
     cus_stream_unref(b->stream);
     cus_context_unref(b->ctx);
     cus_record_free_(b, sizeof *b);
@@ -117,7 +125,7 @@ cus_status cus_buffer_new_(cus_context *ctx, cus_stream *stream, size_t bytes,
     b->kind = kind;
     b->ctx = cus_context_ref(ctx);
     b->stream = cus_stream_ref(stream);
-    b->parent = parent;
+    b->held.parent = parent;
     *out = cus_steal(&b);
     return CUS_SUCCESS;
 }
@@ -181,7 +189,7 @@ cus_status cus_buffer_new_owned_(cus_context *ctx, CUdeviceptr ptr, size_t bytes
     b->size = bytes;
     b->kind = kind;
     b->ctx = cus_context_ref(ctx);
-    b->owner = owner;
+    b->held.owner = owner;
     *out = b;
     return CUS_SUCCESS;
 }
@@ -285,7 +293,7 @@ CUS_API cus_context *cus_buffer_context(const cus_buffer *buf)
 
 const void *cus_buffer_parent_of_(const cus_buffer *buf)
 {
-    return buf ? buf->parent.obj : NULL;
+    return buf && buffer_frees(buf->kind) ? buf->held.parent.obj : NULL;
 }
 
 CUS_API void *cus_buffer_host_ptr(const cus_buffer *buf)
