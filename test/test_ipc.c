@@ -380,9 +380,10 @@ static void test_event_import_in_the_exporting_process(void **state)
     CUipcEventHandle g = foreign_event_handle(gone);
     gone = cus_event_unref(gone);
     assert_status(cus_event_ipc_import(c, &g, &out), CUDA_ERROR_INVALID_VALUE);
+    /* bytes that are no handle: CUDA_ERROR_MAP_FAILED, as on the H200 */
     CUipcEventHandle zero;
     memset(&zero, 0, sizeof zero);
-    assert_status(cus_event_ipc_import(c, &zero, &out), CUDA_ERROR_INVALID_VALUE);
+    assert_status(cus_event_ipc_import(c, &zero, &out), CUDA_ERROR_MAP_FAILED);
     assert_ptr_equal(out, SENTINEL_PTR(out));
 }
 
@@ -404,10 +405,17 @@ static void test_event_export_needs_the_flags(void **state)
     assert_contains(cus_last_error_message(), "without CU_EVENT_INTERPROCESS");
     assert_int_equal(cus_fake_call_count(), calls);
     assert_int_equal((unsigned char)h.reserved[0], 0x5A);
-    /* the driver's own answer, for a caller that goes around cuscope */
+    /* the driver's own answer, for a caller that goes around cuscope: with a
+     * context current CUDA_ERROR_INVALID_HANDLE, with none
+     * CUDA_ERROR_INVALID_CONTEXT (the H200's table) */
     PFN_cuIpcGetEventHandle_v4010 get;
     RAW(get, "cuIpcGetEventHandle", 4010);
-    assert_int_equal(get(&h, cus_event_handle(plain)), CUDA_ERROR_INVALID_HANDLE);
+    assert_int_equal(get(&h, cus_event_handle(plain)), CUDA_ERROR_INVALID_CONTEXT);
+    {
+        cus_context_scope(guard, c);
+        assert_ok(guard.status);
+        assert_int_equal(get(&h, cus_event_handle(plain)), CUDA_ERROR_INVALID_HANDLE);
+    }
 }
 
 static void test_event_faults(void **state)

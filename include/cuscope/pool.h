@@ -193,7 +193,10 @@ CUS_API cus_status cus_pool_import(cus_context *ctx, int fd, cus_pool **out);
 
 /* The data that lets a process that imported pool import buf
  * (cuMemPoolExportPointer). buf must have been allocated from pool, an
- * exportable pool: else CUS_ERROR_INVALID_ARGUMENT, before any driver call. */
+ * exportable pool: else CUS_ERROR_INVALID_ARGUMENT, before any driver call.
+ * The pool itself must have been exported first (cus_pool_export): the
+ * driver refuses a pointer of a pool not yet exported with
+ * CUDA_ERROR_INVALID_VALUE (an H200, driver 580.159.04; the fake too). */
 CUS_API cus_status cus_pool_export_pointer(cus_pool *pool, cus_buffer *buf,
                                            CUmemPoolPtrExportData *data);
 

@@ -268,8 +268,17 @@ CUresult CUDAAPI fake_cuIpcCloseMemHandle(CUdeviceptr dptr)
 CUresult CUDAAPI fake_cuIpcGetEventHandle(CUipcEventHandle *pHandle, CUevent event)
 {
     FAKE_ENTER(cuIpcGetEventHandle);
+    /* The H200's order (test/rules/expected.txt): a current context first, a
+     * NULL event is CUDA_ERROR_INVALID_VALUE, and an event whose context was
+     * destroyed CUDA_ERROR_INVALID_HANDLE. */
+    GET_CURRENT(c);
+    (void)c;
+    if (!event)
+        return fake_leave(CUDA_ERROR_INVALID_VALUE);
     struct CUevent_st *e = NULL;
     CUresult r = fake_event_arg_locked(event, &e);
+    if (r == CUDA_ERROR_CONTEXT_IS_DESTROYED)
+        r = CUDA_ERROR_INVALID_HANDLE;
     if (r != CUDA_SUCCESS)
         return fake_leave(r);
     if (!pHandle)
@@ -287,6 +296,10 @@ CUresult CUDAAPI fake_cuIpcOpenEventHandle(CUevent *phEvent, CUipcEventHandle ha
         return fake_leave(CUDA_ERROR_INVALID_VALUE);
     GET_CURRENT(c);
     wire w;
+    /* Bytes that are no event's handle: CUDA_ERROR_MAP_FAILED on the H200
+     * (its table, the zero handle) */
+    if (!wire_read(handle.reserved, EVENT_MAGIC, &w))
+        return fake_leave(CUDA_ERROR_MAP_FAILED);
     CUresult r = wire_openable_locked(handle.reserved, EVENT_MAGIC, &w);
     if (r != CUDA_SUCCESS)
         return fake_leave(r);

@@ -58,6 +58,10 @@ typedef struct fake_pool {
     fake_handle h;
     CUdevice device;
     bool is_default, imported;
+    /* cuMemPoolExportToShareableHandle made a handle of it: its pointers may
+     * be exported from then on (an H200 refuses them before, with
+     * CUDA_ERROR_INVALID_VALUE) */
+    bool exported;
     CUmemAllocationHandleType handle_types;
     size_t max_size;               /* 0: no limit but the device's */
     cuuint64_t threshold;          /* CU_MEMPOOL_ATTR_RELEASE_THRESHOLD */

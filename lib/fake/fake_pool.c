@@ -445,6 +445,7 @@ CUresult CUDAAPI fake_cuMemPoolExportToShareableHandle(void *handle_out, CUmemor
         return fake_leave(CUDA_ERROR_OUT_OF_MEMORY);
     }
     exports[export_count++] = (pool_export){st.st_dev, st.st_ino, p};
+    p->exported = true;
     *(int *)handle_out = fd;
     return fake_leave(CUDA_SUCCESS);
 }
@@ -484,8 +485,10 @@ CUresult CUDAAPI fake_cuMemPoolExportPointer(CUmemPoolPtrExportData *shareData_o
     fake_handle *h = fake_handle_find_locked((uintptr_t)ptr);
     const fake_mem *m = h && h->kind == CUS_FAKE_HANDLE_DEVICE_MEMORY ? (const fake_mem *)h : NULL;
     /* The start of a live allocation of an exportable pool. */
+    /* The start of a live allocation of a pool exported before (the H200's
+     * answer to a pointer of a pool not yet exported: CUDA_ERROR_INVALID_VALUE). */
     if (!m || m->h.state != FAKE_LIVE || !m->pool || m->imported ||
-        m->pool->handle_types != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)
+        m->pool->handle_types != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR || !m->pool->exported)
         return fake_leave(CUDA_ERROR_INVALID_VALUE);
     uint64_t id = m->h.id, base = m->base;
     memset(shareData_out, 0, sizeof *shareData_out);

@@ -162,6 +162,10 @@ static cus_status c_pool_export_pointer(world *w)
     CUS_TRY(make_pool(w, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, &p));
     cus_autoptr(cus_buffer) b = NULL;
     CUS_TRY(cus_pool_alloc_async(p, w->stream, 256, &b));
+    /* the pool first: the driver refuses a pointer of a pool not exported */
+    int fd = -1;
+    CUS_TRY(cus_pool_export(p, &fd));
+    close(fd);
     CUmemPoolPtrExportData data;
     return cus_pool_export_pointer(p, b, &data);
 }
@@ -174,10 +178,10 @@ static cus_status c_pool_import_pointer(world *w)
     cus_autoptr(cus_buffer) b = NULL;
     CUS_TRY(cus_pool_alloc_async(p, w->stream, 256, &b));
     CUS_TRY(cus_stream_synchronize(w->stream));
-    CUmemPoolPtrExportData data;
-    CUS_TRY(cus_pool_export_pointer(p, b, &data));
     int fd = -1;
     CUS_TRY(cus_pool_export(p, &fd));
+    CUmemPoolPtrExportData data;
+    CUS_TRY(cus_pool_export_pointer(p, b, &data));
     cus_autoptr(cus_pool) imported = NULL;
     cus_status st = cus_pool_import(w->ctx, fd, &imported);
     close(fd);
