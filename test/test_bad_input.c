@@ -196,6 +196,10 @@ static int nc_cus_driver_version(void)
 }
 /* cus_driver_install: documented: NULL goes back to libcuda (test_driver.c covers it) */
 /* cus_driver_set_library: documented: NULL is the default path (test_driver.c covers it) */
+static int nc_cus_driver_proc(void)
+{
+    return cus_driver_proc(NULL, 3020, NULL);
+}
 static int nc_cus_driver_has(void)
 {
     return cus_driver_has(NULL) == false ? 0 : -1;
@@ -1161,6 +1165,7 @@ static const null_entry null_entries[] = {
     {"driver.h", "cus_driver_install", NULL, 0, E_SKIP, "documented: NULL goes back to libcuda (test_driver.c covers it)"},
     {"driver.h", "cus_driver_set_library", NULL, 0, E_SKIP, "documented: NULL is the default path (test_driver.c covers it)"},
     {"driver.h", "cus_driver_has", nc_cus_driver_has, 0, 0, "returns false"},
+    {"driver.h", "cus_driver_proc", nc_cus_driver_proc, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
     {"event.h", "cus_event_create", nc_cus_event_create, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
     {"event.h", "cus_event_ref", nc_cus_event_ref, 0, 0, "returns NULL"},
     {"event.h", "cus_event_unref", nc_cus_event_unref, 0, 0, "returns NULL"},

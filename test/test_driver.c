@@ -13,6 +13,8 @@
 #include "harness/check.h"
 
 #define CU(x) ((cus_status)(x))
+/* a value no call writes: its own address */
+#define SENTINEL_PTR(p) ((void *)&(p))
 
 #define MISSING_LIBCUDA "/nonexistent/libcuda.so.1"
 
@@ -498,6 +500,68 @@ static void test_persistent_fault_during_the_load_keeps_failing(void **state)
     assert_ok(cus_init());
 }
 
+/* cus_driver_proc: any entry point at an explicit version, from the source
+ * cuscope loaded (the fake here: the calls are its, counted and
+ * fault-injected like cuscope's own), usable under a guard; a name or a
+ * version the driver lacks is CUS_ERROR_NOT_SUPPORTED naming them; through
+ * the dlopen path too. */
+static void test_driver_proc_serves_any_entry_point(void **state)
+{
+    (void)state;
+    install_fake(NULL);
+    /* loads the driver itself */
+    PFN_cuMemAllocPitch_v3020 alloc_pitch = NULL;
+    assert_ok(CUS_DRIVER_PROC(alloc_pitch, "cuMemAllocPitch", 3020));
+    assert_non_null(alloc_pitch);
+    PFN_cuMemFree_v3020 mem_free = NULL;
+    assert_ok(CUS_DRIVER_PROC(mem_free, "cuMemFree", 3020));
+    cus_device d;
+    assert_ok(cus_device_get(0, &d));
+    cus_context *c = NULL;
+    assert_ok(cus_context_create(d, CUS_CTX_NO_PUSH, &c));
+    unsigned long calls = cus_fake_calls_of("cuMemAllocPitch");
+    {
+        cus_context_scope(guard, c);
+        assert_ok(guard.status);
+        CUdeviceptr p = 0;
+        size_t pitch = 0;
+        assert_int_equal(alloc_pitch(&p, &pitch, 100, 4, 16), CUDA_SUCCESS);
+        assert_true(pitch >= 100);
+        assert_int_equal(mem_free(p), CUDA_SUCCESS);
+    }
+    assert_int_equal(cus_fake_calls_of("cuMemAllocPitch"), calls + 1);
+    assert_int_equal(cus_context_stack_depth(), 0);
+    c = cus_context_unref(c);
+
+    void *fn = SENTINEL_PTR(fn);
+    assert_status(cus_driver_proc("cuNoSuchEntryPoint", 2000, &fn), CUS_ERROR_NOT_SUPPORTED);
+    assert_contains(cus_last_error_message(), "cuNoSuchEntryPoint at ABI version 2000");
+    assert_status(cus_driver_proc("cuMemAlloc", 99000, &fn), CUS_ERROR_NOT_SUPPORTED);
+    assert_contains(cus_last_error_message(), "cuMemAlloc at ABI version 99000");
+    assert_status(cus_driver_proc(NULL, 3020, &fn), CUS_ERROR_INVALID_ARGUMENT);
+    assert_status(cus_driver_proc("cuMemAlloc", 3020, NULL), CUS_ERROR_INVALID_ARGUMENT);
+    assert_status(cus_driver_proc("cuMemAlloc", 0, &fn), CUS_ERROR_INVALID_ARGUMENT);
+    assert_ptr_equal(fn, SENTINEL_PTR(fn));
+
+    /* The same through the loader's dlopen path (the shim forwards to the fake). */
+    const char *shim = getenv("CUS_TEST_SHIM_FAKE");
+    if (shim) {
+        use_library(shim);
+        assert_ok(cus_driver_proc("cuMemAlloc", 3020, &fn));
+        assert_non_null(fn);
+    }
+}
+
+/* A load that fails is cus_driver_proc's failure too, *fn untouched. */
+static void test_driver_proc_reports_a_failed_load(void **state)
+{
+    (void)state;
+    use_library(MISSING_LIBCUDA);
+    void *fn = SENTINEL_PTR(fn);
+    assert_status(cus_driver_proc("cuMemAlloc", 3020, &fn), CUS_ERROR_DRIVER_NOT_FOUND);
+    assert_ptr_equal(fn, SENTINEL_PTR(fn));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -529,6 +593,8 @@ int main(void)
         DRIVER_TEST(test_driver_version_null_is_invalid_argument),
         DRIVER_TEST(test_faults_during_the_load_surface_with_the_injected_code),
         DRIVER_TEST(test_persistent_fault_during_the_load_keeps_failing),
+        DRIVER_TEST(test_driver_proc_serves_any_entry_point),
+        DRIVER_TEST(test_driver_proc_reports_a_failed_load),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -33,6 +33,8 @@
 #ifndef CUSCOPE_DRIVER_H
 #define CUSCOPE_DRIVER_H
 
+#include <string.h>
+
 #include <cuda.h>
 #include <stdbool.h>
 
@@ -83,6 +85,44 @@ CUS_API cus_status cus_driver_install(cus_driver_resolver resolver);
  * Thread-safe, but must not race with other cuscope calls (as
  * cus_driver_install). */
 CUS_API cus_status cus_driver_set_library(const char *path);
+
+/* The escape hatch: any driver entry point, by its base name and an explicit
+ * ABI version (the _v<N> of cudaTypedefs.h's PFN_<name>_v<N>), from the
+ * source cuscope loaded its own table from: libcuda, or an installed
+ * resolver (so that the fake driver serves it in tests, and a tracer sees it).
+ * Loads the driver first if needed. *fn receives the function, with legacy
+ * default-stream semantics (as cuscope's own table), to be converted to its
+ * PFN type (CUS_DRIVER_PROC below does it). Errors: CUS_ERROR_INVALID_ARGUMENT
+ * (NULL name or fn, a version <= 0), the load's errors (cus_init), and
+ * CUS_ERROR_NOT_SUPPORTED naming the entry point and version when the driver
+ * has no such entry point at that version (or implements an older API);
+ * *fn is untouched on failure. Thread-safe.
+ *
+ * The call itself is the driver's: cuscope checks nothing of it, and it
+ * runs in whatever context is current. Under a guard, it runs in ctx's and
+ * the thread's stack is restored after:
+ *
+ *     PFN_cuMemAllocPitch_v3020 alloc_pitch;
+ *     CUS_TRY(CUS_DRIVER_PROC(alloc_pitch, "cuMemAllocPitch", 3020));
+ *     {
+ *         cus_context_scope(guard, ctx);
+ *         CUS_TRY(guard.status);
+ *         CUresult r = alloc_pitch(&ptr, &pitch, width, height, 16);
+ *     }
+ */
+CUS_API cus_status cus_driver_proc(const char *name, int version, void **fn);
+
+/* cus_driver_proc into a function pointer variable of the PFN type (a copy
+ * of the bytes: C has no cast between object and function pointers); the
+ * status as cus_driver_proc's, pfn untouched on failure. */
+#define CUS_DRIVER_PROC(pfn, name, version)                                    \
+    __extension__({                                                            \
+        void *cus_proc_ = NULL;                                                \
+        cus_status cus_proc_st_ = cus_driver_proc((name), (version), &cus_proc_); \
+        if (cus_proc_st_ == CUS_SUCCESS)                                       \
+            memcpy(&(pfn), &cus_proc_, sizeof(pfn));                           \
+        cus_proc_st_;                                                          \
+    })
 
 /* Whether the loaded driver provides an optional feature's entry point, by
  * driver symbol name ("cuCtxCreate_v4", "cuFuncGetParamInfo"). False before a

@@ -35,6 +35,9 @@ int cus_driver_version_;
 
 static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER;
 static cus_driver_resolver installed_resolver; /* NULL: libcuda */
+/* The resolver the loaded table came from (cus_driver_proc asks it too);
+ * set before cus_driver_ready_ is published. */
+static cus_driver_resolver loaded_resolver;
 static char *library_override;                 /* cus_driver_set_library() */
 static void *libcuda_handle;                   /* never dlclose()d: the driver keeps threads */
 static char source_desc[256];                  /* where the table came from, for messages */
@@ -191,6 +194,7 @@ static cus_status load_locked(void)
 
     cus_drv_ = table;
     cus_driver_version_ = version;
+    loaded_resolver = resolve;
     atomic_store_explicit(&cus_driver_ready_, true, memory_order_release);
     return CUS_SUCCESS;
 }
@@ -273,6 +277,30 @@ CUS_API bool cus_driver_has(const char *entry)
         }
     }
     return false;
+}
+
+CUS_API cus_status cus_driver_proc(const char *name, int version, void **fn)
+{
+    CUS_API_ENTER();
+    CUS_CHECK_ARG(name && fn && version > 0);
+    CUS_TRY(cus_driver_ensure_());
+    if (version > cus_driver_version_)
+        return CUS_FAIL(CUS_ERROR_NOT_SUPPORTED, "cuGetProcAddress",
+                        "%s at ABI version %d: the loaded driver implements driver API %d.%d",
+                        name, version, cus_driver_version_ / 1000, cus_driver_version_ % 1000 / 10);
+    void *p = NULL;
+    CUdriverProcAddressQueryResult qs = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+    CUresult r = loaded_resolver(name, &p, version, CU_GET_PROC_ADDRESS_LEGACY_STREAM, &qs);
+    if (r != CUDA_SUCCESS || qs != CU_GET_PROC_ADDRESS_SUCCESS || !p)
+        return CUS_FAIL(CUS_ERROR_NOT_SUPPORTED, "cuGetProcAddress",
+                        "%s does not provide %s at ABI version %d (%s)", source_desc, name,
+                        version,
+                        qs == CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT
+                            ? "a version this driver does not have"
+                            : r != CUDA_SUCCESS ? cus_status_name((cus_status)r)
+                                                : "no entry point of that name");
+    *fn = p;
+    return CUS_SUCCESS;
 }
 
 /* The fork() child's hook (fork.c registers it): the lock may have been held by a parent

@@ -23,6 +23,13 @@ static cus_status c_driver_version(world *w)
     EC_RETURN_OUT(cus_driver_version(&v), v > 0);
 }
 
+static cus_status c_driver_proc(world *w)
+{
+    (void)w;
+    void *fn = NULL;
+    EC_RETURN_OUT(cus_driver_proc("cuMemAlloc", 3020, &fn), fn != NULL);
+}
+
 /* --- status.h ----------------------------------------------------------------------------- */
 
 /* Returns a status, but reports rather than fails: CUS_SUCCESS after the
@@ -426,6 +433,9 @@ const every_call every_calls_core[] = {
     {"cus_driver_version", c_driver_version, EC_HOST_FN_OK | EC_NOT_POISONED | EC_NO_DRIVER,
      "the version read at load: no driver call once loaded, so allowed in a host function as "
      "cus_init is (lib/driver/loader.c:188 checks fork() only); no context object", NULL},
+    {"cus_driver_proc", c_driver_proc, EC_NOT_POISONED | EC_NO_DRIVER,
+     "asks the loaded source's resolver (cuGetProcAddress), no driver entry point; no context "
+     "object", NULL},
     /* status.h */
     {"cus_last_status", c_last_status,
      EC_HOST_FN_OK | EC_NOT_POISONED | EC_NO_DRIVER | EC_FORK_OK,
