@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "harness/env.h"
 #include "harness/check.h"
@@ -562,6 +563,72 @@ static void test_driver_proc_reports_a_failed_load(void **state)
     assert_ptr_equal(fn, SENTINEL_PTR(fn));
 }
 
+/* CUSCOPE_TRACE (lib/driver/trace.c): with a path, every driver call of the
+ * loaded table is appended there as name(arguments) = result; "errors:"
+ * keeps only the calls that fail; unset (a new load), nothing more is
+ * written. */
+static size_t count_in(const char *path, const char *needle)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    char line[2048];
+    size_t n = 0;
+    while (fgets(line, sizeof line, f))
+        n += strstr(line, needle) != NULL;
+    fclose(f);
+    return n;
+}
+
+static void test_trace_writes_every_driver_call(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/cuscope-trace-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    assert_int_equal(setenv("CUSCOPE_TRACE", path, 1), 0);
+    install_fake(NULL); /* the load reads the variable */
+    cus_device d;
+    assert_ok(cus_device_get(0, &d));
+    cus_context *c = NULL;
+    assert_ok(cus_context_create(d, CUS_CTX_NO_PUSH, &c));
+    cus_buffer *b = NULL;
+    assert_ok(cus_buffer_alloc(c, 40, &b));
+    b = cus_buffer_unref(b);
+    assert_status(cus_buffer_alloc(c, (size_t)1 << 62, &b), CU(CUDA_ERROR_OUT_OF_MEMORY));
+    assert_int_equal(count_in(path, "cuscope-trace: tracing every driver call"), 1);
+    assert_int_equal(count_in(path, "cuMemAlloc(dptr=0x"), 2);
+    assert_int_equal(count_in(path, "bytesize=40) = CUDA_SUCCESS (0) in "), 1);
+    assert_int_equal(count_in(path, ") = CUDA_ERROR_OUT_OF_MEMORY (2) in "), 1);
+    assert_int_equal(count_in(path, "cuMemFree(dptr=0x"), 1);
+    c = cus_context_unref(c);
+
+    /* Failures only. */
+    unlink(path);
+    char spec[64];
+    snprintf(spec, sizeof spec, "errors:%s", path);
+    assert_int_equal(setenv("CUSCOPE_TRACE", spec, 1), 0);
+    install_fake(NULL);
+    assert_ok(cus_context_create(d, CUS_CTX_NO_PUSH, &c));
+    assert_ok(cus_buffer_alloc(c, 40, &b));
+    b = cus_buffer_unref(b);
+    assert_status(cus_buffer_alloc(c, (size_t)1 << 62, &b), CU(CUDA_ERROR_OUT_OF_MEMORY));
+    assert_int_equal(count_in(path, "tracing the driver calls that fail"), 1);
+    assert_int_equal(count_in(path, "= CUDA_SUCCESS"), 0);
+    assert_int_equal(count_in(path, "cuMemAlloc("), 1);
+    c = cus_context_unref(c);
+
+    /* Unset: a new load writes nothing. */
+    unlink(path);
+    unsetenv("CUSCOPE_TRACE");
+    install_fake(NULL);
+    assert_ok(cus_context_create(d, CUS_CTX_NO_PUSH, &c));
+    c = cus_context_unref(c);
+    assert_int_equal(count_in(path, "cuscope-trace"), 0);
+    unlink(path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -595,6 +662,7 @@ int main(void)
         DRIVER_TEST(test_persistent_fault_during_the_load_keeps_failing),
         DRIVER_TEST(test_driver_proc_serves_any_entry_point),
         DRIVER_TEST(test_driver_proc_reports_a_failed_load),
+        DRIVER_TEST(test_trace_writes_every_driver_call),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

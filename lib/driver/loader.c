@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "../internal.h"
+#include "trace.h"
 
 struct cus_driver_table cus_drv_;
 atomic_bool cus_driver_ready_;
@@ -192,6 +193,7 @@ static cus_status load_locked(void)
                          "the driver loaded but reports no CUDA device: check nvidia-smi and "
                          "CUDA_VISIBLE_DEVICES, or run on the fake driver (cuscope/fake.h)");
 
+    cus_trace_install_(&table);
     cus_drv_ = table;
     cus_driver_version_ = version;
     loaded_resolver = resolve;
