@@ -384,3 +384,11 @@ cus_status cus_context_priority_range_(cus_context *ctx, int *least, int *greate
     }
     return cus_context_stream_priority_range(ctx, least, greatest);
 }
+
+CUS_API cus_status cus_context_set_name(cus_context *ctx, const char *name)
+{
+    CUS_API_ENTER();
+    CUS_CHECK_ARG(ctx && name);
+    cus_nvtx_name_context_(ctx->handle, name);
+    return CUS_SUCCESS;
+}

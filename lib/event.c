@@ -146,3 +146,11 @@ CUS_API cus_status cus_event_elapsed_ms(cus_event *start, cus_event *end, float 
 }
 
 CUS_DEFINE_CAPTURE_KEEP(event, cus_event)
+
+CUS_API cus_status cus_event_set_name(cus_event *event, const char *name)
+{
+    CUS_API_ENTER();
+    CUS_CHECK_ARG(event && name);
+    cus_nvtx_name_event_(event->handle, name);
+    return CUS_SUCCESS;
+}

@@ -282,17 +282,32 @@ static inline const char *cus_api_name_(const char *function)
 {
     return cus_api_function_ && !cus_destroy_depth_ ? cus_api_function_ : function;
 }
+/* NVTX (nvtx.c, CUSCOPE_NVTX): object names for profilers, and a range
+ * around each public call when asked; set once, before main. */
+CUS_HIDDEN extern bool cus_nvtx_names_;
+CUS_HIDDEN extern bool cus_nvtx_ranges_;
+CUS_HIDDEN void cus_nvtx_push_(const char *function);
+CUS_HIDDEN void cus_nvtx_pop_(void);
+CUS_HIDDEN void cus_nvtx_name_context_(CUcontext ctx, const char *name);
+CUS_HIDDEN void cus_nvtx_name_stream_(CUstream stream, const char *name);
+CUS_HIDDEN void cus_nvtx_name_event_(CUevent event, const char *name);
+
 static inline cus_api_frame_ cus_api_frame_enter_(const char *function)
 {
     if (cus_api_function_)
         return (cus_api_frame_){false};
     cus_api_function_ = function;
+    if (CUS_UNLIKELY(cus_nvtx_ranges_))
+        cus_nvtx_push_(function);
     return (cus_api_frame_){true};
 }
 static inline void cus_api_frame_leave_(cus_api_frame_ *f)
 {
-    if (f->outer)
+    if (f->outer) {
         cus_api_function_ = NULL;
+        if (CUS_UNLIKELY(cus_nvtx_ranges_))
+            cus_nvtx_pop_();
+    }
 }
 
 /* The first statement of every public function that can reach the driver:

@@ -238,3 +238,11 @@ CUS_API cus_status cus_stream_flags(cus_stream *stream, unsigned int *flags)
     *flags = f;
     return CUS_SUCCESS;
 }
+
+CUS_API cus_status cus_stream_set_name(cus_stream *stream, const char *name)
+{
+    CUS_API_ENTER();
+    CUS_CHECK_ARG(stream && name);
+    cus_nvtx_name_stream_(stream->handle, name);
+    return CUS_SUCCESS;
+}

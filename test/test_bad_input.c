@@ -196,6 +196,18 @@ static int nc_cus_driver_version(void)
 }
 /* cus_driver_install: documented: NULL goes back to libcuda (test_driver.c covers it) */
 /* cus_driver_set_library: documented: NULL is the default path (test_driver.c covers it) */
+static int nc_cus_context_set_name(void)
+{
+    return cus_context_set_name(NULL, NULL);
+}
+static int nc_cus_stream_set_name(void)
+{
+    return cus_stream_set_name(NULL, NULL);
+}
+static int nc_cus_event_set_name(void)
+{
+    return cus_event_set_name(NULL, NULL);
+}
 static int nc_cus_driver_proc(void)
 {
     return cus_driver_proc(NULL, 3020, NULL);
@@ -1166,6 +1178,9 @@ static const null_entry null_entries[] = {
     {"driver.h", "cus_driver_set_library", NULL, 0, E_SKIP, "documented: NULL is the default path (test_driver.c covers it)"},
     {"driver.h", "cus_driver_has", nc_cus_driver_has, 0, 0, "returns false"},
     {"driver.h", "cus_driver_proc", nc_cus_driver_proc, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"context.h", "cus_context_set_name", nc_cus_context_set_name, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"stream.h", "cus_stream_set_name", nc_cus_stream_set_name, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"event.h", "cus_event_set_name", nc_cus_event_set_name, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
     {"event.h", "cus_event_create", nc_cus_event_create, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
     {"event.h", "cus_event_ref", nc_cus_event_ref, 0, 0, "returns NULL"},
     {"event.h", "cus_event_unref", nc_cus_event_unref, 0, 0, "returns NULL"},

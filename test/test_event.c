@@ -417,6 +417,25 @@ static void test_records_are_reused_by_the_releasing_thread(void **state)
     assert_int_equal(cus_fake_live_handles(CUS_FAKE_HANDLE_EVENT), 0);
 }
 
+/* cus_*_set_name (NVTX names for profilers): without CUSCOPE_NVTX (the
+ * tests' environment) they do nothing and succeed; NULL is
+ * CUS_ERROR_INVALID_ARGUMENT; no driver call either way. */
+static void test_set_name_without_nvtx_is_a_no_op(void **state)
+{
+    (void)state;
+    cus_autoptr(cus_context) c = new_ctx();
+    cus_autoptr(cus_stream) s = new_stream(c, 0);
+    cus_autoptr(cus_event) e = new_event(c, 0);
+    unsigned long calls = cus_fake_call_count();
+    assert_ok(cus_context_set_name(c, "the context"));
+    assert_ok(cus_stream_set_name(s, "the stream"));
+    assert_ok(cus_event_set_name(e, "the event"));
+    assert_status(cus_context_set_name(NULL, "x"), CUS_ERROR_INVALID_ARGUMENT);
+    assert_status(cus_stream_set_name(s, NULL), CUS_ERROR_INVALID_ARGUMENT);
+    assert_status(cus_event_set_name(NULL, NULL), CUS_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(cus_fake_call_count(), calls);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -432,6 +451,7 @@ int main(void)
         ENV_TEST(test_destroy_failure_goes_to_the_handler),
         ENV_TEST(test_poisoned_context_fails_fast),
         ENV_TEST(test_records_are_reused_by_the_releasing_thread),
+        ENV_TEST(test_set_name_without_nvtx_is_a_no_op),
     };
     return cmocka_run_group_tests_name("event", tests, NULL, NULL);
 }

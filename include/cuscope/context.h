@@ -109,6 +109,12 @@ CUS_API cus_device cus_context_device(const cus_context *ctx);
 CUS_API cus_context_kind cus_context_get_kind(const cus_context *ctx);
 
 /* CUS_SUCCESS, or the sticky status that poisoned ctx. */
+/* Names ctx's driver context for profilers (Nsight Systems), through NVTX, when the
+ * environment variable CUSCOPE_NVTX is set (read once, with secure_getenv);
+ * otherwise does nothing. name is copied by the tool. Errors:
+ * CUS_ERROR_INVALID_ARGUMENT for NULL. Thread-safe; makes no driver call. */
+CUS_API cus_status cus_context_set_name(cus_context *ctx, const char *name);
+
 CUS_API cus_status cus_context_poisoned(const cus_context *ctx);
 /* (The poison belongs to the cus_context object: two cus_context_retain_primary
  * calls for one device give two objects, and a sticky error met through one

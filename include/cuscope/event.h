@@ -27,6 +27,12 @@ CUS_API cus_event *cus_event_ref(cus_event *event);
 CUS_API cus_event *cus_event_unref(cus_event *event);
 CUS_DEFINE_AUTOPTR(cus_event, cus_event_unref)
 
+/* Names the event for profilers (Nsight Systems), through NVTX, when the
+ * environment variable CUSCOPE_NVTX is set (read once, with secure_getenv);
+ * otherwise does nothing. name is copied by the tool. Errors:
+ * CUS_ERROR_INVALID_ARGUMENT for NULL. Thread-safe; makes no driver call. */
+CUS_API cus_status cus_event_set_name(cus_event *event, const char *name);
+
 CUS_API CUevent cus_event_handle(const cus_event *event);
 CUS_API cus_context *cus_event_context(const cus_event *event); /* borrowed */
 

@@ -67,6 +67,12 @@ CUS_API cus_stream *cus_stream_unref(cus_stream *stream);
 CUS_DEFINE_AUTOPTR(cus_stream, cus_stream_unref)
 
 /* Accessors: no driver call; NULL gives NULL. The context is borrowed. */
+/* Names the stream for profilers (Nsight Systems), through NVTX, when the
+ * environment variable CUSCOPE_NVTX is set (read once, with secure_getenv);
+ * otherwise does nothing. name is copied by the tool. Errors:
+ * CUS_ERROR_INVALID_ARGUMENT for NULL. Thread-safe; makes no driver call. */
+CUS_API cus_status cus_stream_set_name(cus_stream *stream, const char *name);
+
 CUS_API CUstream cus_stream_handle(const cus_stream *stream);
 CUS_API cus_context *cus_stream_context(const cus_stream *stream);
 CUS_API cus_stream_kind cus_stream_get_kind(const cus_stream *stream);

@@ -130,6 +130,22 @@ static cus_status c_context_poisoned(world *w)
     return p == CUS_SUCCESS || cus_status_is_sticky(p) ? CUS_SUCCESS : p;
 }
 
+/* NVTX names: no-ops without CUSCOPE_NVTX (the tests' environment). */
+static cus_status c_context_set_name(world *w)
+{
+    return cus_context_set_name(w->ctx, "every_call");
+}
+
+static cus_status c_stream_set_name(world *w)
+{
+    return cus_stream_set_name(w->stream, "every_call");
+}
+
+static cus_status c_event_set_name(world *w)
+{
+    return cus_event_set_name(w->event, "every_call");
+}
+
 /* --- context.h: calls on a context -------------------------------------------------------- */
 
 static cus_status c_context_synchronize(world *w)
@@ -493,6 +509,13 @@ const every_call every_calls_core[] = {
     {"cus_stream_wrap", c_stream_wrap, EC_NO_DRIVER, NULL, NULL},
     {"cus_stream_synchronize", c_stream_synchronize, 0, NULL, NULL},
     {"cus_stream_query", c_stream_query, 0, NULL, NULL},
+    {"cus_context_set_name", c_context_set_name, EC_NOT_POISONED | EC_NO_DRIVER,
+     "names the driver's context for a profiler (NVTX), no driver call; a poisoned context "
+     "can be named too", NULL},
+    {"cus_stream_set_name", c_stream_set_name, EC_NOT_POISONED | EC_NO_DRIVER,
+     "as cus_context_set_name", NULL},
+    {"cus_event_set_name", c_event_set_name, EC_NOT_POISONED | EC_NO_DRIVER,
+     "as cus_context_set_name", NULL},
     {"cus_stream_wait_event", c_stream_wait_event, EC_QUEUES_WORK, NULL, NULL},
     {"cus_stream_launch_host_fn", c_stream_launch_host_fn, EC_QUEUES_WORK, NULL,
      k_stream_launch_host_fn},
