@@ -58,6 +58,15 @@ void *cus_malloc_(size_t size)
  * several times the cost of the cached malloc, and an object's record is made
  * and freed as often as the object. */
 #define SMALL_RECORD 512
+static void *zeroed_malloc(size_t bytes)
+{
+    void *p = malloc(bytes);
+    __asm__("" : "+r"(p)); /* else the compiler folds malloc and memset back into calloc */
+    if (p)
+        memset(p, 0, bytes);
+    return p;
+}
+
 void *cus_calloc_(size_t count, size_t size)
 {
     if (should_fail())
@@ -65,11 +74,7 @@ void *cus_calloc_(size_t count, size_t size)
     size_t bytes;
     if (__builtin_mul_overflow(count, size, &bytes) || bytes > SMALL_RECORD)
         return calloc(count, size);
-    void *p = malloc(bytes);
-    __asm__("" : "+r"(p)); /* else the compiler folds malloc and memset back into calloc */
-    if (p)
-        memset(p, 0, bytes);
-    return p;
+    return zeroed_malloc(bytes);
 }
 
 void *cus_calloc_lines_(size_t size)
@@ -153,11 +158,7 @@ void *cus_record_new_(size_t size)
         memset(r, 0, record_class_bytes[c]);
         return r;
     }
-    void *p = malloc(record_class_bytes[c]);
-    __asm__("" : "+r"(p)); /* not folded into calloc: see cus_calloc_ */
-    if (p)
-        memset(p, 0, record_class_bytes[c]);
-    return p;
+    return zeroed_malloc(record_class_bytes[c]);
 }
 
 void cus_record_free_(void *p, size_t size)

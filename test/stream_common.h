@@ -15,7 +15,6 @@
 #define CU(x) ((cus_status)(x))
 /* A plain, non-sticky driver failure. */
 #define FAULT CUDA_ERROR_NOT_PERMITTED
-#define SENTINEL_PTR(p) ((void *)&(p))
 
 static const cus_fake_config two_devices = {.device_count = 2};
 

@@ -14,8 +14,6 @@
 #include "harness/check.h"
 
 #define CU(x) ((cus_status)(x))
-/* a value no call writes: its own address */
-#define SENTINEL_PTR(p) ((void *)&(p))
 
 #define MISSING_LIBCUDA "/nonexistent/libcuda.so.1"
 

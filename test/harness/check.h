@@ -6,6 +6,10 @@
 #ifndef CUSCOPE_TEST_CHECK_H
 #define CUSCOPE_TEST_CHECK_H
 
+/* A pointer value no call writes (the variable's own address): an out
+ * parameter still equal to it was left untouched. */
+#define SENTINEL_PTR(p) ((void *)&(p))
+
 #include <string.h>
 
 #include "env.h"
