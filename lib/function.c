@@ -67,19 +67,21 @@ static bool cache_reserve_locked(cus_module *m)
     return true;
 }
 
-/* Reads the layout with cuFuncGetParamInfo until it answers
- * CUDA_ERROR_INVALID_VALUE past the last parameter. The driver needs no
- * current context for it. */
+/* Reads the layout with cuFuncGetParamInfo: as many parameters as the
+ * module's image declares for the kernel (param_counts.c), or, where the
+ * image could not be read, until the driver answers CUDA_ERROR_INVALID_VALUE
+ * past the last. The driver needs no current context for it. */
 static cus_status read_layout(cus_function *f)
 {
     if (!cus_drv_.cuFuncGetParamInfo_)
         return CUS_SUCCESS; /* unknown: launches go unchecked */
+    int declared = cus_param_counts_find_(f->module->param_counts, f->name);
     size_t cap = 0;
-    for (unsigned int i = 0;; i++) {
+    for (unsigned int i = 0; declared < 0 || i < (unsigned int)declared; i++) {
         size_t off = 0, sz = 0;
         CUresult r = cus_drv_.cuFuncGetParamInfo_(f->handle, i, &off, &sz);
         if (r == CUDA_ERROR_INVALID_VALUE)
-            break;
+            break; /* past the last; with `declared`, an image read wrong */
         if (r)
             return cus_context_driver_fail_(f->ctx, r, "cus_module_get_function",
                                             "cuFuncGetParamInfo");

@@ -554,6 +554,7 @@ struct cus_module {
     const char **names; /* cus_module_function_names, filled once */
     unsigned int nnames;
     struct cus_global_ *globals; /* looked up so far, under the lock */
+    struct cus_param_counts_ *param_counts; /* from the image; NULL: ask the driver */
 };
 
 /* The function cache's table: open addressing with linear probing, keyed by
@@ -567,6 +568,19 @@ typedef struct cus_function_table_ {
     size_t mask; /* slots - 1; slots is a power of two */
     _Atomic(cus_function *) slots[];
 } cus_function_table_;
+
+/* --- parameter counts from an image (param_counts.c) ----------------------- */
+
+/* Each kernel's parameter count as its image declares it, read once at load
+ * so that reading a layout never asks the driver past the last parameter. */
+typedef struct cus_param_counts_ cus_param_counts_;
+/* NULL when the image cannot be parsed here, or out of host memory: the
+ * caller then learns the count from the driver. image and size as the
+ * driver was given them (size SIZE_MAX: unknown). */
+CUS_HIDDEN cus_param_counts_ *cus_param_counts_read_(const void *image, size_t size);
+/* The count of the kernel called name, or -1 when unknown (c may be NULL). */
+CUS_HIDDEN int cus_param_counts_find_(const cus_param_counts_ *c, const char *name);
+CUS_HIDDEN void cus_param_counts_free_(cus_param_counts_ *c);
 
 /* Frees the module's function cache, its functions with it (function.c; for
  * module_destroy). */

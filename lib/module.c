@@ -262,6 +262,7 @@ static void module_destroy(cus_module *m)
     }
     free(m->names);
     free(m->info_log);
+    cus_param_counts_free_(m->param_counts);
     pthread_mutex_destroy(&m->lock);
     cus_context_unref(m->ctx);
     free(m);
@@ -383,6 +384,10 @@ static cus_status module_load(cus_context *ctx, const void *image, size_t size,
     m->handle = h;
     m->ctx = cus_context_ref(ctx);
     m->format = format;
+    /* Read from what the driver accepted. A wrapper's fatbin was checked
+     * readable (check_image), and its size is its header's. */
+    m->param_counts = cus_param_counts_read_(
+        image, size && format != CUS_IMAGE_FATBIN_WRAPPER ? size : SIZE_MAX);
     *out = cus_steal(&m);
     return CUS_SUCCESS;
 }

@@ -162,7 +162,7 @@ static inline int fn_attr(cus_function *f, CUfunction_attribute a)
 }
 
 /* A bare fatbin around one PTX entry, laid out as nvcc writes it (see
- * lib/fake/image/fatbin.c): a 16-byte header, a 64-byte entry header, the text
+ * lib/image/fatbin.c): a 16-byte header, a 64-byte entry header, the text
  * and its NUL padded to 8 bytes. Returns its size. */
 static inline size_t make_fatbin(unsigned char *out, size_t cap, const char *ptx, unsigned arch)
 {

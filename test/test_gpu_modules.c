@@ -7,7 +7,7 @@
  *     kernel is only loaded and looked up: test_sticky.c launches it);
  *   - the parameter layout the driver reports (cuFuncGetParamInfo, through
  *     cus_function_param_info) against the fake driver's parser
- *     (lib/fake/image/, compiled in) on the same bytes: printed as a
+ *     (lib/image/, compiled in) on the same bytes: printed as a
  *     table, and any mismatch fails the test;
  *   - SHARED_SIZE_BYTES, NUM_REGS and MAX_THREADS_PER_BLOCK (and the binary
  *     version) per kernel and form, printed beside what the fake answers;

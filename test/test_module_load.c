@@ -322,21 +322,21 @@ static void test_load_bad_images_the_driver_refuses(void **state)
 
 /* The JIT's log buffers (lib/module.c): PTX, always compiled, gets a 16 KiB
  * info log from the heap; a fatbin's logs are on the stack. A load then
- * allocates the module record, the kept copy of a non-empty info log, and for
- * PTX its log buffer: nothing that grows with the number of loads beyond
- * that. The fake's JIT writes an info log for PTX, and for a fatbin's PTX. */
+ * allocates the module record, the kept copy of a non-empty info log, the
+ * kernels' parameter counts (one block, lib/param_counts.c), and for PTX its
+ * log buffer: nothing that grows with the number of loads beyond that. The fake's JIT writes an info log for PTX, and for a fatbin's PTX. */
 static void test_loads_allocate_no_log_buffer_for_fatbins(void **state)
 {
     (void)state;
     cus_context *c = new_primary();
     static unsigned char fat[4096];
     size_t n = make_fatbin(fat, sizeof fat, ptx_src, 80);
-    /* the module and its info log, per load; no log buffer */
-    assert_int_equal(allocations_of_loads(c, fat, n, 100), 2 * 100);
+    /* the module, its info log and its counts, per load; no log buffer */
+    assert_int_equal(allocations_of_loads(c, fat, n, 100), 3 * 100);
     fatbin_wrapper w = {0x466243b1u, 1, fat, NULL};
-    assert_int_equal(allocations_of_loads(c, &w, sizeof w, 100), 2 * 100);
+    assert_int_equal(allocations_of_loads(c, &w, sizeof w, 100), 3 * 100);
     /* PTX: the info log's buffer as well */
-    assert_int_equal(allocations_of_loads(c, ptx_src, 0, 100), 3 * 100);
+    assert_int_equal(allocations_of_loads(c, ptx_src, 0, 100), 4 * 100);
     /* the fatbin's info log is kept whole */
     cus_module *m = NULL;
     assert_ok(cus_module_load_data(c, fat, n, NULL, &m));

@@ -8,7 +8,12 @@
  * The parameter layout (count, and each parameter's offset and size) is read
  * from the driver once, at the first lookup, with cuFuncGetParamInfo (an
  * optional entry point, drivers from 12.4). Without it, the layout is
- * unknown and launches are not checked.
+ * unknown and launches are not checked. The driver has no call for the
+ * count: cuscope reads it from the module's image at load (PTX, cubin or
+ * fatbin, compressed entries where the build has liblz4/libzstd) and asks
+ * for exactly that many parameters, so a correct program shows no API error
+ * under compute-sanitizer. Of an image it cannot read, it asks until the
+ * driver answers CUDA_ERROR_INVALID_VALUE one past the last.
  *
  * The calls that need the function's context current (the occupancy
  * queries) make it current for the call and restore the caller's stack, as

@@ -100,7 +100,8 @@ CUS_API const char *cus_module_info_log(const cus_module *mod);
 /* The kernel called name. *out receives a new reference (to the module, see
  * above). An unknown name is CUDA_ERROR_NOT_FOUND. The first lookup of a
  * name calls cuModuleGetFunction and reads the parameter layout
- * (cuFuncGetParamInfo, where the driver has it); later ones make no driver
+ * (cuFuncGetParamInfo, where the driver has it, once per parameter: the
+ * count comes from the image, cuscope/function.h); later ones make no driver
  * call, take no lock and cost the same in a module of any size. */
 CUS_API cus_status cus_module_get_function(cus_module *mod, const char *name,
                                            cus_function **out);

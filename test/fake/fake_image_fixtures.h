@@ -1,6 +1,6 @@
 /* Fixtures of the image parser's tests: test_fake_image.c (PTX, logs, bad
  * images) and test_fake_image_binary.c (cubins and fatbins), split along
- * their sections; each is compiled with the parser (lib/fake/image/: the
+ * their sections; each is compiled with the parser (lib/image/: the
  * fake library hides its symbols). Both take nvcc's images of
  * data/fake_image/kernels.cu and bigparams.cu as arguments
  * (test/meson.build's image_inputs), found by their names (input_names,
@@ -212,7 +212,7 @@ typedef struct {
     uint64_t usize;
 } fat_entry;
 
-/* A fatbin of those entries, laid out as nvcc's (see lib/fake/image/fatbin.c):
+/* A fatbin of those entries, laid out as nvcc's (see lib/image/fatbin.c):
  * payloads padded to 16 bytes. */
 static inline unsigned char *make_fatbin_of(const fat_entry *es, size_t count, size_t *out_size)
 {

@@ -1,4 +1,4 @@
-/* The fake driver's module image parser (lib/fake/image/), on its own,
+/* The fake driver's module image parser (lib/image/), on its own,
  * part PTX: PTX as nvcc writes it (the strings below are its output,
  * trimmed), its layouts for each device, the externs the JIT resolves, the
  * logs, and bad input of every kind. Fixtures: fake_image_fixtures.h; the

@@ -1,4 +1,4 @@
-/* The fake driver's module image parser (lib/fake/image/), on its own,
+/* The fake driver's module image parser (lib/image/), on its own,
  * part binaries: cubins and fatbins that nvcc made at build time (their
  * layouts are the PTX's), fatbins put together here, compressed entries,
  * the entry taken for each device, relocatable cubins and large parameters.

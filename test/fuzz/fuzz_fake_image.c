@@ -1,4 +1,4 @@
-/* Fuzzes the fake driver's module image parser (lib/fake/image/,
+/* Fuzzes the fake driver's module image parser (lib/image/,
  * compiled in as for test_fake_image: the fake library hides its symbols)
  * through every entry point of fake_image.h: fake_image_parse (PTX, cubin,
  * fatbin, the wrapper), fake_image_find_function, fake_image_find_global and

@@ -1,6 +1,6 @@
 /* Fuzzes cuscope's image checks (lib/module.c: sniff, check_image) and, behind
  * a load that passes them, the fake driver's image parser
- * (lib/fake/image/), through the public API:
+ * (lib/image/), through the public API:
  * cus_module_image_format(data, size) and cus_module_load_data(ctx, data,
  * size, NULL, &m) on the fake driver, installed once with one context.
  *

@@ -158,6 +158,11 @@ FAKE_IMAGE_API bool fake_image_ptx_runs_on(unsigned arch, unsigned variant, unsi
  * (the H200 puts a 64-byte aligned parameter of compute_80 PTX at 48, as
  * for sm_90). A device_cc of 0 lays PTX out for its .target (and no fatbin
  * entry runs on it). */
+/* A device_cc for fake_image_parse where only names and parameter counts
+ * matter (cuscope's module loads): of a fatbin the entry with the highest
+ * arch is taken, whatever the device, and PTX is laid out for its .target. */
+#define FAKE_IMAGE_ANY_DEVICE 0xffffffffu
+
 FAKE_IMAGE_API CUresult fake_image_parse(const void *image, size_t size, unsigned device_cc,
                                          fake_image **out,
                                          char *error_log, size_t error_log_size,

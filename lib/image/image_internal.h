@@ -1,5 +1,5 @@
-/* The module image parser's private interface (lib/fake/image/; the public
- * one is lib/fake/fake_image.h): the bottom layer that every format uses
+/* The module image parser's private interface (lib/image/; the public
+ * one is lib/image/fake_image.h): the bottom layer that every format uses
  * (image_util.c and the inline helpers below) and the formats' entry points.
  *
  * The layers, each calling only those below it:
@@ -20,7 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../fake_image.h"
+#include "fake_image.h"
 
 #define PRINTF_LIKE(f, a) __attribute__((format(printf, f, a)))
 

@@ -506,7 +506,7 @@ CUresult parse_ptx(const char *text, size_t len, unsigned device_cc, fake_image 
                    logbuf *err, logbuf *info)
 {
     ptx ps = {0};
-    ps.jit_sm = device_cc;
+    ps.jit_sm = device_cc == FAKE_IMAGE_ANY_DEVICE ? 0 : device_cc;
     ps.p = text;
     ps.end = text + len;
     ps.line = 1;

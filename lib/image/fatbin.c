@@ -93,6 +93,8 @@ static bool better(const entry *e, const entry *best)
 
 static bool runs(const entry *e, unsigned device_cc)
 {
+    if (device_cc == FAKE_IMAGE_ANY_DEVICE)
+        return true;
     return e->kind == FATBIN_KIND_ELF ? fake_image_sass_runs_on(e->arch, e->variant, device_cc)
                                       : fake_image_ptx_runs_on(e->arch, e->variant, device_cc);
 }
