@@ -48,7 +48,7 @@ typedef struct cus_fake_attribute {
 
 /* One fake device. Zero fields take the defaults shown. */
 typedef struct cus_fake_device_config {
-    const char *name;             /* "cuscope fake GPU <ordinal>" */
+    const char *name;             /* `"cuscope fake GPU <ordinal>"` */
     int cc_major, cc_minor;       /* 9.0 */
     size_t total_memory;          /* 80 GiB */
     int multiprocessor_count;     /* 132 */
@@ -347,7 +347,7 @@ CUS_API size_t cus_fake_device_bytes_in_use(int ordinal);
  * fatbins (compressed ones where the fake was built with liblz4 and
  * libzstd), and parse them: kernel names, parameter layouts
  * (cuFuncGetParamInfo answers the offsets and sizes the real driver does),
- * __device__ and __constant__ globals with their initial values (device
+ * `__device__` and `__constant__` globals with their initial values (device
  * memory that cuModuleGetGlobal returns: bounds-checked like allocations, but
  * not counted as CUS_FAKE_HANDLE_DEVICE_MEMORY nor in the bytes in use, and
  * gone with their module), .maxntid, .reqntid and static shared memory.
@@ -481,7 +481,7 @@ CUS_API unsigned long cus_fake_kernels_without_twin(const char **last);
  * (alpha as 1). An unknown or destroyed texture, or one over freed memory,
  * is a misuse and reads zeros; false then. */
 CUS_API bool cus_fake_tex2d(CUtexObject tex, float x, float y, float out[4]);
-/* Its first channel: tex2D<float>(tex, x, y). */
+/* Its first channel: `tex2D<float>(tex, x, y)`. */
 CUS_API float cus_fake_tex2d_float(CUtexObject tex, float x, float y);
 
 /* --- stream capture and graphs ---------------------------------------------

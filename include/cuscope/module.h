@@ -105,7 +105,7 @@ CUS_API const char *cus_module_info_log(const cus_module *mod);
 CUS_API cus_status cus_module_get_function(cus_module *mod, const char *name,
                                            cus_function **out);
 
-/* A __device__ or __constant__ variable: its device address and size (either
+/* A `__device__` or `__constant__` variable: its device address and size (either
  * pointer may be NULL). An unknown name is CUDA_ERROR_NOT_FOUND. The first
  * lookup of a name calls cuModuleGetGlobal; later ones make no driver call. */
 CUS_API cus_status cus_module_get_global(cus_module *mod, const char *name, CUdeviceptr *ptr,
