@@ -18,3 +18,11 @@ s,([;,])([[:space:]]*)/\* ,\1\2/**< ,
 
 # A comment on lines of its own documents what follows it.
 s,^([[:space:]]*)/\* ,\1/** ,
+
+# A member line that declares several ("unsigned int x, y, z; /* doc */")
+# becomes, on the same line (so that line numbers stay), one declaration per
+# name, each with the line's comment: doxygen documents only the last name of
+# such a line.
+:split
+s,(^[[:space:]]+|\*/ |; )([A-Za-z_][A-Za-z_0-9 ]*[A-Za-z_0-9]) (\**[A-Za-z_][A-Za-z_0-9]*(\[[^]]*\])?)\, ([^;=(){}]*;)(.*)$,\1\2 \3;\6 \2 \5\6,
+t split
