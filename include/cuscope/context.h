@@ -201,6 +201,8 @@ CUS_API unsigned int cus_context_stack_depth(void);
  * A guard is exited on the thread that entered it. Entering a guard for the
  * context already on top succeeds even when that context is poisoned (it
  * makes no call); the calls inside fail fast. */
+
+/* A guard (above): what cus_context_guard_enter returns. */
 typedef struct cus_context_guard {
     cus_context *ctx;      /* the context pushed, NULL if none was needed */
     unsigned int depth;    /* mirror depth before the push */

@@ -250,6 +250,7 @@ CUS_API CUcontext cus_fake_thread_stack_at(int i);
  * host function executed (on any stream) between the executions of the two
  * records; negative when the end record executed first. */
 
+/* How cuStreamQuery and cuEventQuery make progress (cus_fake_set_query_mode). */
 typedef enum cus_fake_query_mode {
     /* The default: a query that answers CUDA_ERROR_NOT_READY then runs one
      * operation of the stream it looks at (with what that operation waits
@@ -476,8 +477,9 @@ CUS_API cus_status cus_fake_register_kernel(const char *name, cus_fake_kernel_fn
  * kernel to compute its results asserts 0, or installs with strict_kernels. */
 CUS_API unsigned long cus_fake_kernels_without_twin(const char **last);
 
-/* --- texture fetches for host twins ------------------------------------------
- * What a kernel's tex2D<float4>(tex, x, y) returns, for a twin to call (the
+/* --- texture fetches for host twins ------------------------------------------ */
+
+/* What a kernel's `tex2D<float4>(tex, x, y)` returns, for a twin to call (the
  * one fake function a twin may call while it runs): the texture's own
  * coordinates (normalized to [0, 1) with CU_TRSF_NORMALIZED_COORDINATES, else
  * texels), address modes (wrap and mirror with normalized coordinates only,
