@@ -5,16 +5,22 @@
  *
  * Without a GPU it says so and runs on cuscope's fake driver, with a host twin
  * of the kernel (the time it prints is then the fake's, and means nothing).
+ *
+ *     saxpy [path/to/saxpy.fatbin]
+ *
+ * The kernel is kernels/saxpy.cu's fatbin, saxpy.fatbin next to the program
+ * unless a path is given: it builds against an installed cuscope alone
+ * (share/doc/cuscope/examples holds saxpy.c and saxpy.fatbin; see sum.c).
  */
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
+#include <unistd.h>
 
 #include <cuscope/cuscope.h>
 #include <cuscope/fake.h>
-
-#include "cusk-images.h"
 
 #define N (1u << 20)
 #define A 2.5f
@@ -32,7 +38,28 @@ static CUresult saxpy_on_host(const cus_fake_launch *launch, void **args, void *
     return CUDA_SUCCESS;
 }
 
-static cus_status run(bool *correct)
+/* The kernel image: the path given as the first argument, else saxpy.fatbin
+ * in this program's directory, where the build puts it (kernels/saxpy.cu
+ * compiled by nvcc -fatbin) and where an installed cuscope keeps it next to
+ * this source (share/doc/cuscope/examples). */
+static const char *kernel_image(int argc, char **argv, char *path, size_t size)
+{
+    if (argc > 1)
+        return argv[1];
+    ssize_t n = readlink("/proc/self/exe", path, size);
+    char *slash = NULL;
+    if (n > 0 && (size_t)n < size) {
+        path[n] = '\0';
+        slash = strrchr(path, '/');
+    }
+    if (!slash)
+        return "saxpy.fatbin"; /* the current directory, then */
+    size_t dir = (size_t)(slash + 1 - path);
+    int w = snprintf(slash + 1, size - dir, "saxpy.fatbin");
+    return w > 0 && (size_t)w < size - dir ? path : "saxpy.fatbin";
+}
+
+static cus_status run(const char *image, bool *correct)
 {
     cus_device dev;
     CUS_TRY(cus_device_get(0, &dev));
@@ -43,7 +70,7 @@ static cus_status run(bool *correct)
         return guard.status;
 
     cus_autoptr(cus_module) module = NULL;
-    CUS_TRY(cus_module_load_data(ctx, cusk_saxpy.fatbin, cusk_saxpy.fatbin_size, NULL, &module));
+    CUS_TRY(cus_module_load_file(ctx, image, NULL, &module));
     cus_autoptr(cus_function) saxpy = NULL;
     CUS_TRY(cus_module_get_function(module, "saxpy", &saxpy));
 
@@ -105,7 +132,7 @@ static cus_status run(bool *correct)
     return CUS_SUCCESS;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     bool on_fake = false;
     if (cus_init() != CUS_SUCCESS) {
@@ -120,10 +147,14 @@ int main(void)
         on_fake = true;
     }
 
+    char path[4096];
+    const char *image = kernel_image(argc, argv, path, sizeof path);
     bool correct = false;
-    cus_status st = run(&correct);
+    cus_status st = run(image, &correct);
     if (st != CUS_SUCCESS) {
         fprintf(stderr, "saxpy: %s (%s)\n", cus_last_error_message(), cus_status_name(st));
+        if (access(image, R_OK) != 0)
+            fprintf(stderr, "usage: saxpy [path/to/saxpy.fatbin] (no %s)\n", image);
         return 1;
     }
     if (on_fake && (st = cus_fake_uninstall()) != CUS_SUCCESS) {

@@ -1,7 +1,16 @@
 /* sum: the seed's complete example, in cuscope. Adds two vectors on the GPU:
  * initialise, take a context, load the `sum` kernel of kernels/sum.cu from
- * the image embedded at build time, make a stream and three buffers, launch,
- * synchronize, copy back and print the result.
+ * its fatbin file, make a stream and three buffers, launch, synchronize,
+ * copy back and print the result.
+ *
+ *     sum [path/to/sum.fatbin]
+ *
+ * The fatbin is sum.fatbin next to the program unless a path is given. It
+ * builds with nothing but an installed cuscope (the installed examples
+ * directory, share/doc/cuscope/examples, holds sum.c and sum.fatbin):
+ *
+ *     cc sum.c $(pkg-config --cflags --libs cuscope-fake) -lm -o sum
+ *     ./sum /usr/local/share/doc/cuscope/examples/sum.fatbin
  *
  * Without a GPU it says so and runs on cuscope's fake driver instead, with a
  * host twin of the kernel registered (cus_fake_register_kernel): the same
@@ -18,13 +27,34 @@
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <string.h>
+#include <unistd.h>
 
 #include <cuscope/cuscope.h>
 #include <cuscope/fake.h>
 
-#include "cusk-images.h"
-
 #define N 10
+
+/* The kernel image: the path given as the first argument, else sum.fatbin
+ * in this program's directory, where the build puts it (kernels/sum.cu
+ * compiled by nvcc -fatbin) and where an installed cuscope keeps it next to
+ * this source (share/doc/cuscope/examples). */
+static const char *kernel_image(int argc, char **argv, char *path, size_t size)
+{
+    if (argc > 1)
+        return argv[1];
+    ssize_t n = readlink("/proc/self/exe", path, size);
+    char *slash = NULL;
+    if (n > 0 && (size_t)n < size) {
+        path[n] = '\0';
+        slash = strrchr(path, '/');
+    }
+    if (!slash)
+        return "sum.fatbin"; /* the current directory, then */
+    size_t dir = (size_t)(slash + 1 - path);
+    int w = snprintf(slash + 1, size - dir, "sum.fatbin");
+    return w > 0 && (size_t)w < size - dir ? path : "sum.fatbin";
+}
 
 /* The kernel's host twin, for the fake driver: device pointers are host
  * addresses there. */
@@ -41,7 +71,7 @@ static CUresult sum_on_host(const cus_fake_launch *launch, void **args, void *us
     return CUDA_SUCCESS;
 }
 
-static cus_status run(float result[N])
+static cus_status run(const char *image, float result[N])
 {
     cus_device dev;
     CUS_TRY(cus_device_get(0, &dev));
@@ -57,7 +87,7 @@ static cus_status run(float result[N])
     /* The fatbin has SASS for the configured architectures and PTX for newer
      * ones, so it loads on any supported GPU. */
     cus_autoptr(cus_module) module = NULL;
-    CUS_TRY(cus_module_load_data(ctx, cusk_sum.fatbin, cusk_sum.fatbin_size, NULL, &module));
+    CUS_TRY(cus_module_load_file(ctx, image, NULL, &module));
     cus_autoptr(cus_function) sum = NULL;
     CUS_TRY(cus_module_get_function(module, "sum", &sum));
 
@@ -86,7 +116,7 @@ static cus_status run(float result[N])
     return CUS_SUCCESS;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     bool on_fake = false;
     if (cus_init() != CUS_SUCCESS) {
@@ -101,10 +131,14 @@ int main(void)
         on_fake = true;
     }
 
+    char path[4096];
+    const char *image = kernel_image(argc, argv, path, sizeof path);
     float result[N];
-    cus_status st = run(result);
+    cus_status st = run(image, result);
     if (st != CUS_SUCCESS) {
         fprintf(stderr, "sum: %s (%s)\n", cus_last_error_message(), cus_status_name(st));
+        if (access(image, R_OK) != 0)
+            fprintf(stderr, "usage: sum [path/to/sum.fatbin] (no %s)\n", image);
         return 1;
     }
 

@@ -48,9 +48,13 @@
 extern "C" {
 #endif
 
+/* A reference-counted CUDA array (or a mipmap level) holding its context. */
 typedef struct cus_array cus_array;
+/* A reference-counted mipmapped array holding its context. */
 typedef struct cus_mipmapped_array cus_mipmapped_array;
+/* A reference-counted texture object holding the resource it reads. */
 typedef struct cus_texture cus_texture;
+/* A reference-counted surface object holding its array. */
 typedef struct cus_surface cus_surface;
 
 /* --- arrays ------------------------------------------------------------------ */
@@ -67,8 +71,9 @@ typedef struct cus_surface cus_surface;
 CUS_API cus_status cus_array_create(cus_context *ctx, const CUDA_ARRAY3D_DESCRIPTOR *desc,
                                     cus_array **out);
 
+/* Adds a reference; NULL-safe; returns array. */
 CUS_API cus_array *cus_array_ref(cus_array *array);
-/* The last reference destroys the array (cuArrayDestroy; a mipmapped level
+/* Drops a reference; NULL-safe; returns NULL. The last reference destroys the array (cuArrayDestroy; a mipmapped level
  * only drops its mipmapped array). Textures and surfaces over it hold it. */
 CUS_API cus_array *cus_array_unref(cus_array *array);
 CUS_DEFINE_AUTOPTR(cus_array, cus_array_unref)
@@ -76,9 +81,10 @@ CUS_DEFINE_AUTOPTR(cus_array, cus_array_unref)
 /* The driver's descriptor of the array (cuArray3DGetDescriptor). */
 CUS_API cus_status cus_array_descriptor(cus_array *array, CUDA_ARRAY3D_DESCRIPTOR *out);
 
-/* Accessors; no driver call. NULL gives NULL / 0. */
+/* The driver's CUarray; NULL for NULL. No driver call. */
 CUS_API CUarray cus_array_handle(const cus_array *array);
-CUS_API cus_context *cus_array_context(const cus_array *array); /* borrowed */
+/* The array's context, borrowed; NULL for NULL. No driver call. */
+CUS_API cus_context *cus_array_context(const cus_array *array);
 /* The bytes of one element: the format's size times the channels. */
 CUS_API size_t cus_array_element_bytes(const cus_array *array);
 /* The descriptor cuscope made it with (a level's: its extents). */
@@ -95,8 +101,9 @@ CUS_API size_t cus_array_format_bytes(CUarray_format format);
 CUS_API cus_status cus_mipmapped_array_create(cus_context *ctx,
                                               const CUDA_ARRAY3D_DESCRIPTOR *desc,
                                               unsigned int levels, cus_mipmapped_array **out);
+/* Adds a reference; NULL-safe; returns mm. */
 CUS_API cus_mipmapped_array *cus_mipmapped_array_ref(cus_mipmapped_array *mm);
-/* The last reference destroys it (cuMipmappedArrayDestroy): its levels hold it. */
+/* Drops a reference; NULL-safe; returns NULL. The last reference destroys it (cuMipmappedArrayDestroy): its levels hold it. */
 CUS_API cus_mipmapped_array *cus_mipmapped_array_unref(cus_mipmapped_array *mm);
 CUS_DEFINE_AUTOPTR(cus_mipmapped_array, cus_mipmapped_array_unref)
 
@@ -104,7 +111,9 @@ CUS_DEFINE_AUTOPTR(cus_mipmapped_array, cus_mipmapped_array_unref)
  * holds mm alive. CUS_ERROR_OUT_OF_RANGE for a level >= the level count. */
 CUS_API cus_status cus_mipmapped_array_level(cus_mipmapped_array *mm, unsigned int level,
                                              cus_array **out);
+/* The driver's CUmipmappedArray; NULL for NULL. No driver call. */
 CUS_API CUmipmappedArray cus_mipmapped_array_handle(const cus_mipmapped_array *mm);
+/* The number of levels it was made with; 0 for NULL. No driver call. */
 CUS_API unsigned int cus_mipmapped_array_levels(const cus_mipmapped_array *mm);
 
 /* --- pitched memory ---------------------------------------------------------- */
@@ -124,6 +133,7 @@ CUS_API size_t cus_buffer_height(const cus_buffer *buf);
 
 /* --- 2D and 3D copies -------------------------------------------------------- */
 
+/* What one side of a 2D or 3D copy is (cus_copy_endpoint). */
 typedef enum cus_copy_kind {
     CUS_COPY_NONE = 0, /* invalid: an endpoint must say what it is */
     CUS_COPY_HOST,     /* host memory at `host`, rows `pitch` bytes apart */
@@ -134,7 +144,7 @@ typedef enum cus_copy_kind {
 /* One side of a copy. Build it with cus_copy_host(), cus_copy_buffer() or
  * cus_copy_array() and adjust the origin fields where needed. */
 typedef struct cus_copy_endpoint {
-    cus_copy_kind kind;
+    cus_copy_kind kind; /* which of the fields below it uses */
     const void *host;   /* HOST (a destination's is written) */
     cus_buffer *buffer; /* BUFFER */
     cus_array *array;   /* ARRAY */
@@ -145,40 +155,44 @@ typedef struct cus_copy_endpoint {
     /* 3D, HOST and BUFFER: rows from a slice to the next; 0: a pitched
      * buffer's height, else the copy's height. */
     size_t rows;
-    /* The region's origin (HOST and BUFFER too: added to host/offset). */
-    size_t x_bytes, y, z;
+    size_t x_bytes, y, z; /* the region's origin (HOST and BUFFER too: added to host/offset) */
 } cus_copy_endpoint;
 
+/* A host endpoint: memory at host, rows pitch bytes apart. */
 static inline cus_copy_endpoint cus_copy_host(const void *host, size_t pitch)
 {
     cus_copy_endpoint e = {CUS_COPY_HOST, host, NULL, NULL, 0, pitch, 0, 0, 0, 0};
     return e;
 }
 
+/* A buffer endpoint: buffer at byte offset, rows pitch bytes apart (0: the
+ * buffer's pitch, or the copy's width for a linear buffer). */
 static inline cus_copy_endpoint cus_copy_buffer(cus_buffer *buffer, size_t offset, size_t pitch)
 {
     cus_copy_endpoint e = {CUS_COPY_BUFFER, NULL, buffer, NULL, offset, pitch, 0, 0, 0, 0};
     return e;
 }
 
+/* An array endpoint: the region of array at (x_bytes, y, 0). */
 static inline cus_copy_endpoint cus_copy_array(cus_array *array, size_t x_bytes, size_t y)
 {
     cus_copy_endpoint e = {CUS_COPY_ARRAY, NULL, NULL, array, 0, 0, 0, x_bytes, y, 0};
     return e;
 }
 
-/* width_bytes by height (by depth) from src to dst. */
+/* A 2D copy (cus_copy_2d): width_bytes by height from src to dst. */
 typedef struct cus_copy_2d_desc {
-    cus_copy_endpoint dst, src;
-    size_t width_bytes, height;
+    cus_copy_endpoint dst, src; /* the two sides */
+    size_t width_bytes, height; /* the region's extent: bytes of a row, rows */
 } cus_copy_2d_desc;
 
+/* A 3D copy (cus_copy_3d): width_bytes by height by depth from src to dst. */
 typedef struct cus_copy_3d_desc {
-    cus_copy_endpoint dst, src;
-    size_t width_bytes, height, depth;
+    cus_copy_endpoint dst, src;        /* the two sides */
+    size_t width_bytes, height, depth; /* the region's extent: bytes of a row, rows, slices */
 } cus_copy_3d_desc;
 
-/* Copies the region (cuMemcpy2D; cuMemcpy3D), synchronously. At least one
+/* Copies the region (cuMemcpy2D), synchronously. At least one
  * side must be a buffer or an array (CUS_ERROR_INVALID_ARGUMENT), and the
  * buffers and arrays must be of one context (CUS_ERROR_CONTEXT_MISMATCH). A
  * region with a zero extent copies nothing and makes no driver call, once
@@ -188,13 +202,15 @@ typedef struct cus_copy_3d_desc {
  * (the region leaves a buffer or an array, or a 3D region's rows leave a
  * slice); the driver's otherwise. */
 CUS_API cus_status cus_copy_2d(const cus_copy_2d_desc *desc);
+/* Copies the region (cuMemcpy3D), synchronously, as cus_copy_2d does. */
 CUS_API cus_status cus_copy_3d(const cus_copy_3d_desc *desc);
-/* The same queued on stream (cuMemcpy2DAsync; cuMemcpy3DAsync), whose
- * context must be the endpoints' (CUS_ERROR_CONTEXT_MISMATCH). Host memory
- * should be page-locked (a cus_host_buffer), or the driver copies
- * synchronously. In a capture begun through cuscope, the buffers and arrays
- * are kept alive with the graph. */
+/* cus_copy_2d queued on stream (cuMemcpy2DAsync), whose context must be
+ * the endpoints' (CUS_ERROR_CONTEXT_MISMATCH). Host memory should be
+ * page-locked (a cus_host_buffer), or the driver copies synchronously. In a
+ * capture begun through cuscope, the buffers and arrays are kept alive with
+ * the graph. */
 CUS_API cus_status cus_copy_2d_async(const cus_copy_2d_desc *desc, cus_stream *stream);
+/* cus_copy_3d queued on stream (cuMemcpy3DAsync), as cus_copy_2d_async. */
 CUS_API cus_status cus_copy_3d_async(const cus_copy_3d_desc *desc, cus_stream *stream);
 
 /* --- textures ---------------------------------------------------------------- */
@@ -238,14 +254,16 @@ CUS_API cus_status cus_texture_create_pitch2d(cus_buffer *buf, CUarray_format fo
                                               unsigned int channels, size_t width, size_t height,
                                               const CUDA_TEXTURE_DESC *desc, cus_texture **out);
 
+/* Adds a reference; NULL-safe; returns tex. */
 CUS_API cus_texture *cus_texture_ref(cus_texture *tex);
-/* The last reference destroys it (cuTexObjectDestroy), then drops its resource. */
+/* Drops a reference; NULL-safe; returns NULL. The last reference destroys it (cuTexObjectDestroy), then drops its resource. */
 CUS_API cus_texture *cus_texture_unref(cus_texture *tex);
 CUS_DEFINE_AUTOPTR(cus_texture, cus_texture_unref)
 
 /* The handle to pass to a kernel (valid while the texture lives); 0 for NULL. */
 CUS_API CUtexObject cus_texture_handle(const cus_texture *tex);
-CUS_API cus_context *cus_texture_context(const cus_texture *tex); /* borrowed */
+/* The texture's context, borrowed; NULL for NULL. No driver call. */
+CUS_API cus_context *cus_texture_context(const cus_texture *tex);
 /* The driver's resource descriptor of the texture (cuTexObjectGetResourceDesc). */
 CUS_API cus_status cus_texture_resource_desc(cus_texture *tex, CUDA_RESOURCE_DESC *out);
 
@@ -254,10 +272,12 @@ CUS_API cus_status cus_texture_resource_desc(cus_texture *tex, CUDA_RESOURCE_DES
 /* A surface over an array made with CUDA_ARRAY3D_SURFACE_LDST (else
  * CUS_ERROR_INVALID_ARGUMENT, before any driver call): cuSurfObjectCreate. */
 CUS_API cus_status cus_surface_create(cus_array *array, cus_surface **out);
+/* Adds a reference; NULL-safe; returns surf. */
 CUS_API cus_surface *cus_surface_ref(cus_surface *surf);
-/* The last reference destroys it (cuSurfObjectDestroy), then drops its array. */
+/* Drops a reference; NULL-safe; returns NULL. The last reference destroys it (cuSurfObjectDestroy), then drops its array. */
 CUS_API cus_surface *cus_surface_unref(cus_surface *surf);
 CUS_DEFINE_AUTOPTR(cus_surface, cus_surface_unref)
+/* The handle to pass to a kernel (valid while the surface lives); 0 for NULL. */
 CUS_API CUsurfObject cus_surface_handle(const cus_surface *surf);
 
 #ifdef __cplusplus

@@ -66,12 +66,14 @@
 extern "C" {
 #endif
 
+/* A reference-counted CUDA context: owned, primary or foreign (above). */
 typedef struct cus_context cus_context;
 
+/* What the last reference to a context does (cus_context_get_kind). */
 typedef enum cus_context_kind {
-    CUS_CONTEXT_OWNED,
-    CUS_CONTEXT_PRIMARY,
-    CUS_CONTEXT_FOREIGN,
+    CUS_CONTEXT_OWNED,   /* cus_context_create: destroyed (cuCtxDestroy) */
+    CUS_CONTEXT_PRIMARY, /* cus_context_retain_primary: cuDevicePrimaryCtxRelease */
+    CUS_CONTEXT_FOREIGN, /* cus_context_wrap: someone else's, never destroyed */
 } cus_context_kind;
 
 /* cuscope's own flag for cus_context_create(): leave the new context off the
@@ -101,40 +103,56 @@ CUS_API cus_context *cus_context_ref(cus_context *ctx);
 CUS_API cus_context *cus_context_unref(cus_context *ctx);
 CUS_DEFINE_AUTOPTR(cus_context, cus_context_unref)
 
-/* Plain accessors: no driver call, never fail. A NULL ctx gives a NULL
- * handle, device 0 and CUS_CONTEXT_FOREIGN (the kind that is never
- * destroyed). */
+/* The driver's CUcontext; NULL for a NULL ctx. A plain accessor: no driver
+ * call, never fails. */
 CUS_API CUcontext cus_context_handle(const cus_context *ctx);
+/* The context's device; device 0 for a NULL ctx. No driver call. */
 CUS_API cus_device cus_context_device(const cus_context *ctx);
+/* The context's kind; CUS_CONTEXT_FOREIGN (the kind that is never destroyed)
+ * for a NULL ctx. No driver call. */
 CUS_API cus_context_kind cus_context_get_kind(const cus_context *ctx);
 
-/* CUS_SUCCESS, or the sticky status that poisoned ctx. */
 /* Names ctx's driver context for profilers (Nsight Systems), through NVTX, when the
  * environment variable CUSCOPE_NVTX is set (read once, with secure_getenv);
  * otherwise does nothing. name is copied by the tool. Errors:
  * CUS_ERROR_INVALID_ARGUMENT for NULL. Thread-safe; makes no driver call. */
 CUS_API cus_status cus_context_set_name(cus_context *ctx, const char *name);
 
-CUS_API cus_status cus_context_poisoned(const cus_context *ctx);
-/* (The poison belongs to the cus_context object: two cus_context_retain_primary
+/* CUS_SUCCESS, or the sticky status that poisoned ctx. No driver call. (The
+ * poison belongs to the cus_context object: two cus_context_retain_primary
  * calls for one device give two objects, and a sticky error met through one
  * poisons that one; the other meets the driver's error at its next call.) */
+CUS_API cus_status cus_context_poisoned(const cus_context *ctx);
 
-/* The following make ctx current for the one driver call (free when ctx is
- * already on top of the calling thread's mirror) and restore the thread's
- * stack afterwards (cus_context_api_version needs no current context). */
+/* --- calls in ctx: each makes ctx current for its call, then restores ----- */
+
+/* Waits until all work queued in ctx has finished (cuCtxSynchronize), and
+ * runs the releases deferred out of host functions. Like every call below,
+ * makes ctx current for its driver call (free when ctx is already on top of
+ * the calling thread's mirror) and restores the thread's stack afterwards. */
 CUS_API cus_status cus_context_synchronize(cus_context *ctx);
+/* The context's API version (cuCtxGetApiVersion). Needs no current
+ * context: makes no switch. */
 CUS_API cus_status cus_context_api_version(cus_context *ctx, unsigned int *version);
+/* The CU_CTX_* flags ctx was created with (cuCtxGetFlags). */
 CUS_API cus_status cus_context_flags(cus_context *ctx, unsigned int *flags);
+/* A limit of ctx (cuCtxGetLimit: CU_LIMIT_STACK_SIZE, _MALLOC_HEAP_SIZE, ...). */
 CUS_API cus_status cus_context_get_limit(cus_context *ctx, CUlimit limit, size_t *value);
+/* Sets a limit of ctx (cuCtxSetLimit). */
 CUS_API cus_status cus_context_set_limit(cus_context *ctx, CUlimit limit, size_t value);
+/* ctx's preferred cache configuration (cuCtxGetCacheConfig). */
 CUS_API cus_status cus_context_get_cache_config(cus_context *ctx, CUfunc_cache *config);
+/* Sets ctx's preferred cache configuration (cuCtxSetCacheConfig): a hint. */
 CUS_API cus_status cus_context_set_cache_config(cus_context *ctx, CUfunc_cache config);
-/* Shared-memory bank configuration: deprecated by the driver; an optional
- * entry point, CUS_ERROR_NOT_SUPPORTED where the driver dropped it. */
+/* The shared-memory bank configuration (cuCtxGetSharedMemConfig):
+ * deprecated by the driver; an optional entry point, CUS_ERROR_NOT_SUPPORTED
+ * where the driver dropped it. */
 CUS_API cus_status cus_context_get_shared_mem_config(cus_context *ctx, CUsharedconfig *config);
+/* Sets the shared-memory bank configuration (cuCtxSetSharedMemConfig):
+ * deprecated, CUS_ERROR_NOT_SUPPORTED where the driver dropped it. */
 CUS_API cus_status cus_context_set_shared_mem_config(cus_context *ctx, CUsharedconfig config);
-/* Stream priorities: numerically, greatest <= least (e.g. -5 and 0). */
+/* Stream priorities (cuCtxGetStreamPriorityRange): numerically, greatest <=
+ * least (e.g. -5 and 0). One of the two pointers may be NULL. */
 CUS_API cus_status cus_context_stream_priority_range(cus_context *ctx, int *least, int *greatest);
 
 /* --- the per-thread stack ------------------------------------------------ */
@@ -183,13 +201,21 @@ CUS_API unsigned int cus_context_stack_depth(void);
  * A guard is exited on the thread that entered it. Entering a guard for the
  * context already on top succeeds even when that context is poisoned (it
  * makes no call); the calls inside fail fast. */
+
+/* A guard (above): what cus_context_guard_enter returns. */
 typedef struct cus_context_guard {
     cus_context *ctx;      /* the context pushed, NULL if none was needed */
     unsigned int depth;    /* mirror depth before the push */
     cus_status status;     /* CUS_SUCCESS, or why the guard could not enter */
 } cus_context_guard;
 
+/* Enters a guard for ctx: pushes it unless it is already on top. Check the
+ * returned guard's status, and exit it (cus_context_guard_exit) on every
+ * path. The scope macros below do both. */
 CUS_API cus_context_guard cus_context_guard_enter(cus_context *ctx);
+/* Exits a guard: pops the context it pushed; nothing for a guard that pushed
+ * nothing or failed to enter, or a NULL guard. Errors (a scope that left
+ * another context on top, see above) go to the destroy handler. */
 CUS_API void cus_context_guard_exit(cus_context_guard *guard);
 
 /* The cleanup the scope macros use: a guard that pushed nothing (the fast
@@ -197,7 +223,12 @@ CUS_API void cus_context_guard_exit(cus_context_guard *guard);
 CUS_DEFINE_GUARD(cus_context_guard, cus_context_guard_exit, g_->ctx)
 
 #ifdef CUS_HAVE_CLEANUP
+/* Declares the guard `name` for ctx, exited at the end of the enclosing
+ * block; check name.status (declaration style, above). */
 #define cus_context_scope(name, ctx) CUS_GUARD(cus_context_guard, name, cus_context_guard_enter(ctx))
+/* Runs the block that follows with ctx current, only if the push succeeded;
+ * status_var (a cus_status) receives the guard's status (block style,
+ * above). */
 #define cus_with_context(ctx, status_var)                                      \
     CUS_WITH_GUARD(cus_context_guard, status_var, cus_context_guard_enter(ctx))
 #endif

@@ -17,6 +17,7 @@
 extern "C" {
 #endif
 
+/* A device: a plain value, passed by value. */
 typedef struct cus_device {
     CUdevice handle; /* the driver's ordinal */
 } cus_device;
@@ -31,10 +32,12 @@ CUS_API cus_status cus_device_get(int ordinal, cus_device *out);
 /* The device's name, NUL-terminated, truncated to len - 1 bytes. */
 CUS_API cus_status cus_device_name(cus_device dev, char *name, size_t len);
 
-/* The device's UUID, raw and as text in nvidia-smi's form
- * ("GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx", 41 bytes with the NUL). */
+/* The device's UUID, raw (cuDeviceGetUuid). */
 CUS_API cus_status cus_device_uuid(cus_device dev, CUuuid *uuid);
+/* The bytes of a UUID as text, NUL included (cus_device_uuid_string). */
 #define CUS_DEVICE_UUID_STRING_LEN 41
+/* The device's UUID as text in nvidia-smi's form
+ * ("GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx", 41 bytes with the NUL). */
 CUS_API cus_status cus_device_uuid_string(cus_device dev, char out[CUS_DEVICE_UUID_STRING_LEN]);
 
 /* Total device memory in bytes. */

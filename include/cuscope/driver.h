@@ -87,7 +87,7 @@ CUS_API cus_status cus_driver_install(cus_driver_resolver resolver);
 CUS_API cus_status cus_driver_set_library(const char *path);
 
 /* The escape hatch: any driver entry point, by its base name and an explicit
- * ABI version (the _v<N> of cudaTypedefs.h's PFN_<name>_v<N>), from the
+ * ABI version (the `_v<N>` of cudaTypedefs.h's `PFN_<name>_v<N>`), from the
  * source cuscope loaded its own table from: libcuda, or an installed
  * resolver (so that the fake driver serves it in tests, and a tracer sees it).
  * Loads the driver first if needed. *fn receives the function, with legacy

@@ -23,7 +23,10 @@ extern "C" {
  * INTERPROCESS, which needs DISABLE_TIMING). *out receives a new reference. */
 CUS_API cus_status cus_event_create(cus_context *ctx, unsigned int flags, cus_event **out);
 
+/* Adds a reference; NULL-safe; returns event. */
 CUS_API cus_event *cus_event_ref(cus_event *event);
+/* Drops a reference; NULL-safe; returns NULL. The last one destroys the event
+ * (cuEventDestroy, with its context current) and drops its context. */
 CUS_API cus_event *cus_event_unref(cus_event *event);
 CUS_DEFINE_AUTOPTR(cus_event, cus_event_unref)
 
@@ -33,8 +36,10 @@ CUS_DEFINE_AUTOPTR(cus_event, cus_event_unref)
  * CUS_ERROR_INVALID_ARGUMENT for NULL. Thread-safe; makes no driver call. */
 CUS_API cus_status cus_event_set_name(cus_event *event, const char *name);
 
+/* The driver's CUevent; NULL for NULL. No driver call. */
 CUS_API CUevent cus_event_handle(const cus_event *event);
-CUS_API cus_context *cus_event_context(const cus_event *event); /* borrowed */
+/* The event's context, borrowed; NULL for NULL. No driver call. */
+CUS_API cus_context *cus_event_context(const cus_event *event);
 
 /* Records the event on a stream of the same context (else
  * CUS_ERROR_CONTEXT_MISMATCH, without a driver call). */

@@ -38,26 +38,31 @@
 extern "C" {
 #endif
 
+/* The most devices a fake can have (cus_fake_config.device_count). */
 #define CUS_FAKE_MAX_DEVICES 16
+/* The most attribute overrides per device (cus_fake_device_config). */
 #define CUS_FAKE_MAX_ATTRIBUTE_OVERRIDES 16
 
+/* One device attribute's value, overriding the fake's default. */
 typedef struct cus_fake_attribute {
-    CUdevice_attribute attribute;
-    int value;
+    CUdevice_attribute attribute; /* CU_DEVICE_ATTRIBUTE_* */
+    int value;                    /* what cuDeviceGetAttribute answers */
 } cus_fake_attribute;
 
 /* One fake device. Zero fields take the defaults shown. */
 typedef struct cus_fake_device_config {
-    const char *name;             /* "cuscope fake GPU <ordinal>" */
-    int cc_major, cc_minor;       /* 9.0 */
+    const char *name;             /* `"cuscope fake GPU <ordinal>"` */
+    int cc_major, cc_minor;       /* the compute capability: 9.0 */
     size_t total_memory;          /* 80 GiB */
     int multiprocessor_count;     /* 132 */
     /* Any other attribute; the fake answers plausible Hopper values for the
      * rest and 0 for attributes it does not know. */
     cus_fake_attribute overrides[CUS_FAKE_MAX_ATTRIBUTE_OVERRIDES];
-    int override_count;
+    int override_count;           /* the entries of overrides in use */
 } cus_fake_device_config;
 
+/* The fake's configuration (cus_fake_install). Zero fields take the
+ * defaults said. */
 typedef struct cus_fake_config {
     /* Number of devices; 0 means the default of 1. Use no_devices for none. */
     int device_count;
@@ -106,8 +111,9 @@ CUS_API cus_status cus_fake_set_attribute(int ordinal, CUdevice_attribute attr, 
 
 /* --- handle tracking ------------------------------------------------------ */
 
+/* The kinds of driver handle the fake counts (cus_fake_live_handles). */
 typedef enum cus_fake_handle_kind {
-    CUS_FAKE_HANDLE_ANY = 0,
+    CUS_FAKE_HANDLE_ANY = 0,          /* every kind below */
     CUS_FAKE_HANDLE_CONTEXT,          /* cuCtxCreate contexts */
     CUS_FAKE_HANDLE_PRIMARY_CONTEXT,  /* primary contexts with a retain count > 0 */
     CUS_FAKE_HANDLE_STREAM,           /* cuStreamCreate* streams (not the default streams) */
@@ -196,9 +202,10 @@ CUS_API const char *cus_fake_last_misuse(void);
  * the fake's lifetime, as with the real driver). */
 CUS_API int cus_fake_primary_retain_count(int ordinal);
 
-/* The calling thread's emulated driver stack: depth, and the entry at index i
- * (0 = bottom), NULL out of range. */
+/* The depth of the calling thread's emulated driver stack. */
 CUS_API int cus_fake_thread_stack_depth(void);
+/* The entry at index i (0 = bottom) of the calling thread's emulated driver
+ * stack; NULL out of range. */
 CUS_API CUcontext cus_fake_thread_stack_at(int i);
 
 /* --- streams, events and host functions ------------------------------------
@@ -243,6 +250,7 @@ CUS_API CUcontext cus_fake_thread_stack_at(int i);
  * host function executed (on any stream) between the executions of the two
  * records; negative when the end record executed first. */
 
+/* How cuStreamQuery and cuEventQuery make progress (cus_fake_set_query_mode). */
 typedef enum cus_fake_query_mode {
     /* The default: a query that answers CUDA_ERROR_NOT_READY then runs one
      * operation of the stream it looks at (with what that operation waits
@@ -347,7 +355,7 @@ CUS_API size_t cus_fake_device_bytes_in_use(int ordinal);
  * fatbins (compressed ones where the fake was built with liblz4 and
  * libzstd), and parse them: kernel names, parameter layouts
  * (cuFuncGetParamInfo answers the offsets and sizes the real driver does),
- * __device__ and __constant__ globals with their initial values (device
+ * `__device__` and `__constant__` globals with their initial values (device
  * memory that cuModuleGetGlobal returns: bounds-checked like allocations, but
  * not counted as CUS_FAKE_HANDLE_DEVICE_MEMORY nor in the bytes in use, and
  * gone with their module), .maxntid, .reqntid and static shared memory.
@@ -416,14 +424,16 @@ CUS_API size_t cus_fake_device_bytes_in_use(int ordinal);
  * CUDA_ERROR_INVALID_VALUE. */
 #define CUS_FAKE_MAX_LAUNCH_ARG_BYTES 4096
 
+/* A launch as the fake saw it: what a host implementation of a kernel
+ * receives (cus_fake_kernel_fn), and what the launch log keeps. */
 typedef struct cus_fake_launch {
     const char *function;     /* the kernel's name; valid until the next install */
-    CUfunction handle;
-    CUcontext context;
+    CUfunction handle;        /* the kernel launched */
+    CUcontext context;        /* the context it was launched in */
     CUstream stream;          /* as passed (NULL, CU_STREAM_LEGACY, ...) */
     unsigned int grid[3], block[3], cluster[3]; /* cluster: zeros unless cuLaunchKernelEx set it */
-    unsigned int shared_bytes;
-    bool cooperative;
+    unsigned int shared_bytes; /* dynamic shared memory per block */
+    bool cooperative;         /* a cooperative launch */
     bool extended;            /* launched with cuLaunchKernelEx */
     /* A launch on a capturing stream: recorded into the graph as a kernel
      * node, not queued (its replays are recorded again, with graph_exec). */
@@ -467,8 +477,9 @@ CUS_API cus_status cus_fake_register_kernel(const char *name, cus_fake_kernel_fn
  * kernel to compute its results asserts 0, or installs with strict_kernels. */
 CUS_API unsigned long cus_fake_kernels_without_twin(const char **last);
 
-/* --- texture fetches for host twins ------------------------------------------
- * What a kernel's tex2D<float4>(tex, x, y) returns, for a twin to call (the
+/* --- texture fetches for host twins ------------------------------------------ */
+
+/* What a kernel's `tex2D<float4>(tex, x, y)` returns, for a twin to call (the
  * one fake function a twin may call while it runs): the texture's own
  * coordinates (normalized to [0, 1) with CU_TRSF_NORMALIZED_COORDINATES, else
  * texels), address modes (wrap and mirror with normalized coordinates only,
@@ -481,7 +492,7 @@ CUS_API unsigned long cus_fake_kernels_without_twin(const char **last);
  * (alpha as 1). An unknown or destroyed texture, or one over freed memory,
  * is a misuse and reads zeros; false then. */
 CUS_API bool cus_fake_tex2d(CUtexObject tex, float x, float y, float out[4]);
-/* Its first channel: tex2D<float>(tex, x, y). */
+/* Its first channel: `tex2D<float>(tex, x, y)`. */
 CUS_API float cus_fake_tex2d_float(CUtexObject tex, float x, float y);
 
 /* --- stream capture and graphs ---------------------------------------------
@@ -653,6 +664,7 @@ CUS_API size_t cus_fake_active_captures(void);
  * another process had exported it. CUS_ERROR_INVALID_ARGUMENT for NULL or
  * bytes that are no fake handle. Touches no state: thread-safe. */
 CUS_API cus_status cus_fake_ipc_mem_handle_as_foreign(CUipcMemHandle *handle);
+/* The same for an event's handle. */
 CUS_API cus_status cus_fake_ipc_event_handle_as_foreign(CUipcEventHandle *handle);
 
 /* --- faults ---------------------------------------------------------------

@@ -41,33 +41,44 @@
 extern "C" {
 #endif
 
+/* Adds a reference (to the function's module); NULL-safe; returns fn. */
 CUS_API cus_function *cus_function_ref(cus_function *fn);
+/* Drops a reference; NULL-safe; returns NULL. The module is unloaded when
+ * its last reference, and its functions' last, is gone. */
 CUS_API cus_function *cus_function_unref(cus_function *fn);
 CUS_DEFINE_AUTOPTR(cus_function, cus_function_unref)
 
+/* The driver's CUfunction; NULL for NULL. */
 CUS_API CUfunction cus_function_handle(const cus_function *fn);
-CUS_API const char *cus_function_name(const cus_function *fn); /* valid with the function */
-CUS_API cus_module *cus_function_module(const cus_function *fn); /* borrowed */
+/* The kernel's name, valid with the function. */
+CUS_API const char *cus_function_name(const cus_function *fn);
+/* The function's module, borrowed. */
+CUS_API cus_module *cus_function_module(const cus_function *fn);
 
-/* Whether the parameter layout is known; when it is, the number of
- * parameters, and parameter i's offset and size in bytes
- * (CUS_ERROR_OUT_OF_RANGE past the last, CUS_ERROR_NOT_SUPPORTED when the
- * layout is unknown). */
+/* Whether the parameter layout is known (the driver has cuFuncGetParamInfo):
+ * then launches are checked against it. */
 CUS_API bool cus_function_layout_known(const cus_function *fn);
+/* The number of parameters when the layout is known; 0 for NULL. */
 CUS_API unsigned int cus_function_param_count(const cus_function *fn);
+/* Parameter i's offset and size in bytes (either pointer may be NULL).
+ * CUS_ERROR_OUT_OF_RANGE past the last, CUS_ERROR_NOT_SUPPORTED when the
+ * layout is unknown. */
 CUS_API cus_status cus_function_param_info(const cus_function *fn, unsigned int i,
                                            size_t *offset, size_t *size);
 
-/* cuFuncGetAttribute / cuFuncSetAttribute (CU_FUNC_ATTRIBUTE_NUM_REGS,
+/* An attribute of the kernel (cuFuncGetAttribute: CU_FUNC_ATTRIBUTE_NUM_REGS,
  * MAX_THREADS_PER_BLOCK, SHARED_SIZE_BYTES, ...). */
 CUS_API cus_status cus_function_attribute(cus_function *fn, CUfunction_attribute attr, int *value);
+/* Sets an attribute of the kernel (cuFuncSetAttribute). */
 CUS_API cus_status cus_function_set_attribute(cus_function *fn, CUfunction_attribute attr,
                                               int value);
 /* Allows launches with up to bytes of dynamic shared memory (above 48 KiB this
  * is required): CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES. */
 CUS_API cus_status cus_function_set_max_dynamic_shared(cus_function *fn, size_t bytes);
+/* The kernel's preferred cache configuration (cuFuncSetCacheConfig): a hint. */
 CUS_API cus_status cus_function_set_cache_config(cus_function *fn, CUfunc_cache config);
-/* Deprecated by the driver; CUS_ERROR_NOT_SUPPORTED where it is gone. */
+/* The kernel's shared-memory bank configuration (cuFuncSetSharedMemConfig).
+ * Deprecated by the driver; CUS_ERROR_NOT_SUPPORTED where it is gone. */
 CUS_API cus_status cus_function_set_shared_mem_config(cus_function *fn, CUsharedconfig config);
 
 /* The block size that maximises occupancy (cuOccupancyMaxPotentialBlockSize)

@@ -87,15 +87,19 @@
 extern "C" {
 #endif
 
+/* A reference-counted captured graph that keeps what its work uses alive. */
 typedef struct cus_graph cus_graph;
+/* A reference-counted executable graph, holding its graph. */
 typedef struct cus_graph_exec cus_graph_exec;
 
 /* --- capture --------------------------------------------------------------- */
 
+/* An open (or failed) stream capture: what cus_capture_begin returns and
+ * cus_capture_scope declares. */
 typedef struct cus_capture_guard {
     cus_stream *stream; /* a reference while open */
     cus_status status;  /* of the begin: CUS_SUCCESS when the capture is open */
-    bool open;
+    bool open;          /* until cus_capture_end or cus_capture_abandon */
 } cus_capture_guard;
 
 /* Begins capture on stream (cuStreamBeginCapture); check .status. */
@@ -115,6 +119,8 @@ CUS_API void cus_capture_abandon(cus_capture_guard *guard);
 CUS_DEFINE_GUARD(cus_capture_guard, cus_capture_abandon, g_->open)
 
 #ifdef CUS_HAVE_CLEANUP
+/* Declares the guard `name`, a capture begun on stream in mode, abandoned at
+ * the end of the enclosing block unless ended (the top of this file). */
 #define cus_capture_scope(name, stream, mode)                                  \
     CUS_GUARD(cus_capture_guard, name, cus_capture_begin((stream), (mode)))
 #endif
@@ -124,12 +130,17 @@ CUS_API cus_status cus_stream_is_capturing(cus_stream *stream, bool *capturing);
 
 /* --- graphs ---------------------------------------------------------------- */
 
+/* Adds a reference; NULL-safe; returns graph. */
 CUS_API cus_graph *cus_graph_ref(cus_graph *graph);
+/* Drops a reference; NULL-safe; returns NULL. The last one destroys the
+ * graph (cuGraphDestroy) and releases what it kept alive. */
 CUS_API cus_graph *cus_graph_unref(cus_graph *graph);
 CUS_DEFINE_AUTOPTR(cus_graph, cus_graph_unref)
 
+/* The driver's CUgraph; NULL for NULL. No driver call. */
 CUS_API CUgraph cus_graph_handle(const cus_graph *graph);
-CUS_API cus_context *cus_graph_context(const cus_graph *graph); /* borrowed */
+/* The graph's context, borrowed. No driver call. */
+CUS_API cus_context *cus_graph_context(const cus_graph *graph);
 /* The number of nodes (cuGraphGetNodes). */
 CUS_API cus_status cus_graph_node_count(cus_graph *graph, size_t *count);
 /* The number of cuscope objects the graph keeps alive. */
@@ -141,9 +152,14 @@ CUS_API size_t cus_graph_kept_objects(const cus_graph *graph);
  * a new reference; it holds a reference to graph. */
 CUS_API cus_status cus_graph_instantiate(cus_graph *graph, unsigned long long flags,
                                          cus_graph_exec **out);
+/* Adds a reference; NULL-safe; returns exec. */
 CUS_API cus_graph_exec *cus_graph_exec_ref(cus_graph_exec *exec);
+/* Drops a reference; NULL-safe; returns NULL. The last one waits for the
+ * replays that may still run (above), destroys the executable graph
+ * (cuGraphExecDestroy) and drops its graphs and streams. */
 CUS_API cus_graph_exec *cus_graph_exec_unref(cus_graph_exec *exec);
 CUS_DEFINE_AUTOPTR(cus_graph_exec, cus_graph_exec_unref)
+/* The driver's CUgraphExec; NULL for NULL. No driver call. */
 CUS_API CUgraphExec cus_graph_exec_handle(const cus_graph_exec *exec);
 
 /* Replays the graph on stream (NULL: the legacy default stream), whose

@@ -49,10 +49,12 @@
 extern "C" {
 #endif
 
+/* Grid or block dimensions, as CUDA's dim3 (unused dimensions are 1). */
 typedef struct cus_dim3 {
-    unsigned int x, y, z;
+    unsigned int x, y, z; /* the extents along each axis */
 } cus_dim3;
 
+/* A cus_dim3 value: cus_launch(fn, CUS_DIM3(8, 8, 1), ...). */
 #define CUS_DIM3(x, y, z) ((cus_dim3){(x), (y), (z)})
 
 /* A 1-D grid that covers n elements with blocks of `block` threads (at
@@ -74,23 +76,32 @@ CUS_API cus_status cus_function_launch(cus_function *fn, cus_dim3 grid, cus_dim3
                                        unsigned int shared_bytes, cus_stream *stream,
                                        unsigned int nargs, void **args, const size_t *sizes);
 
+/* What cus_launch_ex and cus_function_launch_ex launch with. */
 typedef struct cus_launch_config {
-    cus_dim3 grid, block;
-    unsigned int shared_bytes;
+    cus_dim3 grid, block;      /* the grid of blocks, and each block's threads */
+    unsigned int shared_bytes; /* dynamic shared memory per block */
     cus_stream *stream;   /* NULL: the legacy default stream */
     cus_dim3 cluster;     /* thread-block cluster dimensions; zeros: none */
     bool cooperative;     /* cuLaunchCooperativeKernel semantics */
 } cus_launch_config;
 
-/* CUS_ERROR_NOT_SUPPORTED without cuLaunchKernelEx. */
+/* cus_function_launch with a cus_launch_config: over cuLaunchKernelEx, with
+ * thread-block clusters and cooperative launch. CUS_ERROR_NOT_SUPPORTED
+ * without cuLaunchKernelEx. */
 CUS_API cus_status cus_function_launch_ex(cus_function *fn, const cus_launch_config *config,
                                           unsigned int nargs, void **args, const size_t *sizes);
 
 #ifndef __cplusplus
+/* Launches fn, as fn<<<grid, block, shared_bytes, stream>>>(args...): the
+ * arguments after shared_bytes are the stream, then the kernel's arguments,
+ * checked against its parameters (the top of this file). Returns the
+ * cus_status of the launch. */
 #define cus_launch(fn, grid, block, shared_bytes, ...)                         \
     cus_launch_site_((fn), CUS_DIM_(grid), CUS_DIM_(block), (shared_bytes),    \
                      CUS_PACK_(__VA_ARGS__))
 
+/* Launches fn with a launch configuration: cus_launch_ex(fn, &config,
+ * args...), over cuLaunchKernelEx (cus_function_launch_ex). */
 #define cus_launch_ex(fn, ...) cus_launch_ex_site_((fn), CUS_PACK_(__VA_ARGS__))
 #else
 /* C++ (11 and later): the same macros, through the function templates at the

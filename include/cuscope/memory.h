@@ -41,19 +41,21 @@
 extern "C" {
 #endif
 
+/* Reference-counted device-accessible memory (above). */
 typedef struct cus_buffer cus_buffer;
+/* Reference-counted page-locked host memory (above). */
 typedef struct cus_host_buffer cus_host_buffer;
 
+/* What a buffer is, and how its last release frees it (cus_buffer_get_kind). */
 typedef enum cus_buffer_kind {
-    CUS_BUFFER_DEVICE,
-    CUS_BUFFER_STREAM_ORDERED,
-    CUS_BUFFER_MANAGED,
+    CUS_BUFFER_DEVICE,         /* cus_buffer_alloc: cuMemFree */
+    CUS_BUFFER_STREAM_ORDERED, /* cus_buffer_alloc_async: cuMemFreeAsync on its stream */
+    CUS_BUFFER_MANAGED,        /* cus_buffer_alloc_managed: cuMemFree */
     /* cus_buffer_ipc_import (cuscope/ipc.h): another process's memory,
      * closed (cuIpcCloseMemHandle) at the last release, never freed. */
     CUS_BUFFER_IMPORTED,
-    /* Kinds that cuscope does not free. */
-    CUS_BUFFER_VIEW,    /* a range of a reservation (cuscope/vmm.h): holds it */
-    CUS_BUFFER_FOREIGN, /* cus_buffer_wrap: memory cuscope did not allocate */
+    CUS_BUFFER_VIEW,    /* not freed: a range of a reservation (cuscope/vmm.h): holds it */
+    CUS_BUFFER_FOREIGN, /* not freed: cus_buffer_wrap, memory cuscope did not allocate */
 } cus_buffer_kind;
 
 /* bytes of device memory on ctx. bytes == 0 is CUS_ERROR_INVALID_ARGUMENT. */
@@ -62,6 +64,7 @@ CUS_API cus_status cus_buffer_alloc(cus_context *ctx, size_t bytes, cus_buffer *
 /* count elements of elem_size bytes, the product overflow-checked. */
 CUS_API cus_status cus_buffer_alloc_array(cus_context *ctx, size_t count, size_t elem_size,
                                           cus_buffer **out);
+/* count elements of type: cus_buffer_alloc_array with sizeof(type). */
 #define cus_buffer_alloc_n(ctx, type, count, out)                              \
     cus_buffer_alloc_array((ctx), (count), sizeof(type), (out))
 
@@ -87,76 +90,109 @@ CUS_API cus_status cus_buffer_alloc_managed(cus_context *ctx, size_t bytes, unsi
 CUS_API cus_status cus_buffer_wrap(cus_context *ctx, CUdeviceptr ptr, size_t bytes,
                                    cus_buffer **out);
 
+/* Adds a reference; NULL-safe; returns buf. */
 CUS_API cus_buffer *cus_buffer_ref(cus_buffer *buf);
+/* Drops a reference; NULL-safe; returns NULL. The last one frees the memory
+ * as its kind says (cus_buffer_kind) and drops what the buffer holds. */
 CUS_API cus_buffer *cus_buffer_unref(cus_buffer *buf);
 CUS_DEFINE_AUTOPTR(cus_buffer, cus_buffer_unref)
 
-/* Accessors; no driver call. NULL gives 0 / NULL. */
+/* The buffer's device address; 0 for NULL. No driver call. */
 CUS_API CUdeviceptr cus_buffer_ptr(const cus_buffer *buf);
+/* The buffer's size in bytes, which copies are checked against; 0 for NULL.
+ * No driver call. */
 CUS_API size_t cus_buffer_size(const cus_buffer *buf);
+/* The buffer's kind. No driver call. */
 CUS_API cus_buffer_kind cus_buffer_get_kind(const cus_buffer *buf);
-CUS_API cus_context *cus_buffer_context(const cus_buffer *buf); /* borrowed */
+/* The buffer's context, borrowed; NULL for NULL. No driver call. */
+CUS_API cus_context *cus_buffer_context(const cus_buffer *buf);
 /* The host address of a managed buffer; NULL for the other kinds. */
 CUS_API void *cus_buffer_host_ptr(const cus_buffer *buf);
 
-/* Managed memory: prefetch to a device (CU_DEVICE_CPU for the host) on a
- * stream, and usage advice. CUS_ERROR_INVALID_ARGUMENT for other kinds;
+/* Managed memory: prefetches it to a device (CU_DEVICE_CPU for the host) on
+ * a stream (cuMemPrefetchAsync). CUS_ERROR_INVALID_ARGUMENT for other kinds;
  * CUS_ERROR_NOT_SUPPORTED where the driver lacks the entry point. */
 CUS_API cus_status cus_buffer_prefetch(cus_buffer *buf, CUdevice device, cus_stream *stream);
+/* Managed memory: usage advice for a device (cuMemAdvise).
+ * CUS_ERROR_INVALID_ARGUMENT for other kinds; CUS_ERROR_NOT_SUPPORTED where
+ * the driver lacks the entry point. */
 CUS_API cus_status cus_buffer_advise(cus_buffer *buf, CUmem_advise advice, CUdevice device);
 
-/* Page-locked host memory of bytes with CU_MEMHOSTALLOC_* flags. */
+/* Page-locked host memory of bytes with CU_MEMHOSTALLOC_* flags
+ * (cuMemHostAlloc). *out receives a new reference. */
 CUS_API cus_status cus_host_buffer_alloc(cus_context *ctx, size_t bytes, unsigned int flags,
                                          cus_host_buffer **out);
 /* Page-locks [ptr, ptr + bytes), which the caller keeps alive until the last
- * reference is dropped (then it is unregistered). CU_MEMHOSTREGISTER_* flags. */
+ * reference is dropped (then it is unregistered). CU_MEMHOSTREGISTER_* flags.
+ * *out receives a new reference. */
 CUS_API cus_status cus_host_buffer_register(cus_context *ctx, void *ptr, size_t bytes,
                                             unsigned int flags, cus_host_buffer **out);
+/* Adds a reference; NULL-safe; returns buf. */
 CUS_API cus_host_buffer *cus_host_buffer_ref(cus_host_buffer *buf);
+/* Drops a reference; NULL-safe; returns NULL. The last one frees the memory
+ * (cuMemFreeHost) or unregisters it (cuMemHostUnregister). */
 CUS_API cus_host_buffer *cus_host_buffer_unref(cus_host_buffer *buf);
 CUS_DEFINE_AUTOPTR(cus_host_buffer, cus_host_buffer_unref)
+/* The host address of the memory; NULL for NULL. No driver call. */
 CUS_API void *cus_host_buffer_data(const cus_host_buffer *buf);
+/* Its size in bytes; 0 for NULL. No driver call. */
 CUS_API size_t cus_host_buffer_size(const cus_host_buffer *buf);
+/* Whether it is registered memory (cus_host_buffer_register) rather than
+ * allocated. No driver call. */
 CUS_API bool cus_host_buffer_is_registered(const cus_host_buffer *buf);
 
-/* --- copies ----------------------------------------------------------------
- * Synchronous forms return when the copy is done. _async forms queue it on
- * stream (not NULL: CUS_ERROR_INVALID_ARGUMENT; use cus_stream_legacy for the
- * default stream), whose context must be the device buffer's (else
- * CUS_ERROR_CONTEXT_MISMATCH; for cus_copy_device_async, the destination's:
- * between contexts it is a peer copy); for them the host memory should be a
- * cus_host_buffer, or the driver copies synchronously. */
+/* --- copies: bounds-checked first; _async forms queue on a stream --------- */
+
+/* Copies bytes from host memory src into dst at dst_offset, and returns when
+ * the copy is done. */
 CUS_API cus_status cus_copy_to_device(cus_buffer *dst, size_t dst_offset, const void *src,
                                       size_t bytes);
+/* Copies bytes of src from src_offset into host memory dst, and returns when
+ * the copy is done. */
 CUS_API cus_status cus_copy_to_host(void *dst, cus_buffer *src, size_t src_offset, size_t bytes);
-/* Between two buffers; between two contexts it is a peer copy. */
+/* Between two buffers, synchronously; between two contexts it is a peer copy. */
 CUS_API cus_status cus_copy_device(cus_buffer *dst, size_t dst_offset, cus_buffer *src,
                                    size_t src_offset, size_t bytes);
+/* cus_copy_to_device queued on stream (not NULL: CUS_ERROR_INVALID_ARGUMENT;
+ * use cus_stream_legacy for the default stream), whose context must be dst's
+ * (else CUS_ERROR_CONTEXT_MISMATCH). src should be a cus_host_buffer's
+ * memory, or the driver copies synchronously. */
 CUS_API cus_status cus_copy_to_device_async(cus_buffer *dst, size_t dst_offset, const void *src,
                                             size_t bytes, cus_stream *stream);
+/* cus_copy_to_host queued on stream (not NULL), whose context must be src's
+ * (else CUS_ERROR_CONTEXT_MISMATCH). dst should be a cus_host_buffer's
+ * memory, or the driver copies synchronously. */
 CUS_API cus_status cus_copy_to_host_async(void *dst, cus_buffer *src, size_t src_offset,
                                           size_t bytes, cus_stream *stream);
+/* cus_copy_device queued on stream (not NULL), whose context must be the
+ * destination's (else CUS_ERROR_CONTEXT_MISMATCH): between contexts it is a
+ * peer copy. */
 CUS_API cus_status cus_copy_device_async(cus_buffer *dst, size_t dst_offset, cus_buffer *src,
                                          size_t src_offset, size_t bytes, cus_stream *stream);
 
-/* Fills count 8-, 16- or 32-bit elements starting at byte offset (which must
- * be aligned to the element size). */
+/* Fills count 8-bit elements starting at byte offset, synchronously. */
 CUS_API cus_status cus_buffer_fill_u8(cus_buffer *buf, size_t offset, uint8_t value, size_t count);
+/* Fills count 16-bit elements starting at byte offset (2-byte aligned). */
 CUS_API cus_status cus_buffer_fill_u16(cus_buffer *buf, size_t offset, uint16_t value,
                                        size_t count);
+/* Fills count 32-bit elements starting at byte offset (4-byte aligned). */
 CUS_API cus_status cus_buffer_fill_u32(cus_buffer *buf, size_t offset, uint32_t value,
                                        size_t count);
+/* cus_buffer_fill_u8 queued on stream, whose context must be buf's (else
+ * CUS_ERROR_CONTEXT_MISMATCH). */
 CUS_API cus_status cus_buffer_fill_u8_async(cus_buffer *buf, size_t offset, uint8_t value,
                                             size_t count, cus_stream *stream);
+/* cus_buffer_fill_u16 queued on stream, of buf's context. */
 CUS_API cus_status cus_buffer_fill_u16_async(cus_buffer *buf, size_t offset, uint16_t value,
                                              size_t count, cus_stream *stream);
+/* cus_buffer_fill_u32 queued on stream, of buf's context. */
 CUS_API cus_status cus_buffer_fill_u32_async(cus_buffer *buf, size_t offset, uint32_t value,
                                              size_t count, cus_stream *stream);
 
 /* Free and total memory of ctx's device. */
 CUS_API cus_status cus_memory_info(cus_context *ctx, size_t *free_bytes, size_t *total_bytes);
 
-/* Peer access between the devices of two contexts. */
+/* Whether ctx's device can access peer's memory (cuDeviceCanAccessPeer). */
 CUS_API cus_status cus_context_can_access_peer(cus_context *ctx, cus_context *peer, bool *can);
 /* Lets ctx access peer's memory; already enabled is not an error. */
 CUS_API cus_status cus_context_enable_peer_access(cus_context *ctx, cus_context *peer);

@@ -36,11 +36,14 @@
 extern "C" {
 #endif
 
+/* A reference-counted module loaded into one context (above). */
 typedef struct cus_module cus_module;
+/* A kernel of a module; its references are the module's (above). */
 typedef struct cus_function cus_function;
 
+/* The kinds of image cus_module_load_data takes (cus_module_image_format). */
 typedef enum cus_image_format {
-    CUS_IMAGE_UNKNOWN = 0,
+    CUS_IMAGE_UNKNOWN = 0,    /* none of the others */
     CUS_IMAGE_PTX,            /* text starting with PTX directives or comments */
     CUS_IMAGE_CUBIN,          /* ELF */
     CUS_IMAGE_FATBIN,         /* magic 0xBA55ED50 */
@@ -50,12 +53,13 @@ typedef enum cus_image_format {
 /* The format of an image from its first bytes; size is the number of bytes
  * that may be read (at most 16 are). Thread-safe, needs no driver. */
 CUS_API cus_image_format cus_module_image_format(const void *image, size_t size);
+/* The format's name ("PTX", "cubin", ...), a static string. */
 CUS_API const char *cus_image_format_name(cus_image_format format);
 
 /* JIT options (they matter for PTX). Zero-initialise for the defaults. */
 typedef struct cus_jit_options {
     int optimization_level; /* 0..4; -1 or 0 with `set_level` false: the driver's default (4) */
-    bool set_level;
+    bool set_level;             /* pass optimization_level (then 0..4) to the JIT */
     unsigned int max_registers; /* 0: no limit */
     bool line_info;             /* -lineinfo */
     bool debug_info;            /* -G */
@@ -83,12 +87,19 @@ CUS_API cus_status cus_module_load_data(cus_context *ctx, const void *image, siz
 CUS_API cus_status cus_module_load_file(cus_context *ctx, const char *path,
                                         const cus_jit_options *jit, cus_module **out);
 
+/* Adds a reference; NULL-safe; returns mod. */
 CUS_API cus_module *cus_module_ref(cus_module *mod);
+/* Drops a reference; NULL-safe; returns NULL. The module is unloaded
+ * (cuModuleUnload, its context current) when its last reference, and its
+ * functions' last, is gone. */
 CUS_API cus_module *cus_module_unref(cus_module *mod);
 CUS_DEFINE_AUTOPTR(cus_module, cus_module_unref)
 
+/* The driver's CUmodule; NULL for NULL. No driver call. */
 CUS_API CUmodule cus_module_handle(const cus_module *mod);
-CUS_API cus_context *cus_module_context(const cus_module *mod); /* borrowed */
+/* The module's context, borrowed. No driver call. */
+CUS_API cus_context *cus_module_context(const cus_module *mod);
+/* The format of the image it was loaded from. No driver call. */
 CUS_API cus_image_format cus_module_format(const cus_module *mod);
 /* The JIT's info log of the load ("" when it wrote none); valid as long as
  * the module. Kept up to 16 KiB for PTX, and up to 4 KiB for a cubin or
@@ -106,24 +117,29 @@ CUS_API const char *cus_module_info_log(const cus_module *mod);
 CUS_API cus_status cus_module_get_function(cus_module *mod, const char *name,
                                            cus_function **out);
 
-/* A __device__ or __constant__ variable: its device address and size (either
+/* A `__device__` or `__constant__` variable: its device address and size (either
  * pointer may be NULL). An unknown name is CUDA_ERROR_NOT_FOUND. The first
  * lookup of a name calls cuModuleGetGlobal; later ones make no driver call. */
 CUS_API cus_status cus_module_get_global(cus_module *mod, const char *name, CUdeviceptr *ptr,
                                          size_t *bytes);
-/* Synchronous copies to and from a global, bounds-checked against its size
- * (CUS_ERROR_OUT_OF_RANGE before any copy; the global's first lookup is the
- * only driver call an out-of-range copy can make). */
+/* Copies bytes of src into the global name at offset, synchronously,
+ * bounds-checked against its size (CUS_ERROR_OUT_OF_RANGE before any copy;
+ * the global's first lookup is the only driver call an out-of-range copy can
+ * make). */
 CUS_API cus_status cus_module_copy_to_global(cus_module *mod, const char *name, size_t offset,
                                              const void *src, size_t bytes);
+/* Copies bytes of the global name from offset into dst, synchronously,
+ * bounds-checked as cus_module_copy_to_global. */
 CUS_API cus_status cus_module_copy_from_global(void *dst, cus_module *mod, const char *name,
                                                size_t offset, size_t bytes);
 
-/* The number of kernels in the module, and their names: names[i] for i <
- * min(capacity, count) receives a string valid as long as the module. Needs
+/* The number of kernels in the module (cuModuleGetFunctionCount, drivers
+ * from 12.4, else CUS_ERROR_NOT_SUPPORTED). */
+CUS_API cus_status cus_module_function_count(cus_module *mod, unsigned int *count);
+/* The kernels' names: *count receives their number, and names[i] for i <
+ * min(capacity, count) a string valid as long as the module. Needs
  * cuModuleGetFunctionCount, cuModuleEnumerateFunctions and cuFuncGetName
  * (drivers from 12.4), else CUS_ERROR_NOT_SUPPORTED. */
-CUS_API cus_status cus_module_function_count(cus_module *mod, unsigned int *count);
 CUS_API cus_status cus_module_function_names(cus_module *mod, const char **names,
                                              unsigned int capacity, unsigned int *count);
 

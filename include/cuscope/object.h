@@ -24,6 +24,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+/* Marks cuscope's public functions: exported from the library when it is
+ * built, nothing for its users. */
 #if defined(CUSCOPE_COMPILATION)
 #define CUS_API __attribute__((visibility("default")))
 #else
@@ -56,9 +58,11 @@
 #define cus_autoptr(T) __attribute__((cleanup(T##_autoptr_cleanup_))) T *
 #endif
 
-/* Unique identifiers for the macros' hidden variables. */
 #define CUS_CONCAT_(a, b) a##b
+/* a and b pasted into one token, after their expansion. */
 #define CUS_CONCAT(a, b) CUS_CONCAT_(a, b)
+/* A unique identifier starting with prefix, for the macros' hidden
+ * variables (`__COUNTER__`, or `__LINE__` where the compiler lacks it). */
 #ifdef __COUNTER__
 #define CUS_UNIQUE(prefix) CUS_CONCAT(prefix, __COUNTER__)
 #else
@@ -71,9 +75,11 @@
  * which runs exit(&g) at scope exit when the expression is_open (over g_, a
  * T *) holds. The use-site forms, for a definer's T and an expression that
  * enters one (returns a T):
- *   CUS_GUARD(T, name, enter);        name lives to the end of the block
- *   CUS_WITH_GUARD(T, st, enter) { }  the block runs only if st == 0; st
- *                                      receives the status; break leaves it. */
+ *
+ *     CUS_GUARD(T, name, enter);        name lives to the end of the block
+ *     CUS_WITH_GUARD(T, st, enter) { }  the block runs only if st == 0; st
+ *                                       receives the status; break leaves it
+ */
 #define CUS_DEFINE_GUARD(T, exit, is_open)                                     \
     static inline void T##_cleanup_(T *g_)                                     \
     {                                                                          \
@@ -81,9 +87,13 @@
             exit(g_);                                                          \
     }
 #ifdef CUS_HAVE_CLEANUP
-/* The cleanup attribute follows the declarator so that it binds to the guard
- * alone (the kernel's scoped_guard does the same). */
+/* Declares the guard `name` of type T, entered by the expression enter and
+ * exited at the end of the block. The cleanup attribute follows the
+ * declarator so that it binds to the guard alone (the kernel's scoped_guard
+ * does the same). */
 #define CUS_GUARD(T, name, enter) T name __attribute__((cleanup(T##_cleanup_))) = (enter)
+/* Runs the block that follows inside a guard of type T entered by enter,
+ * only if it entered; status_var receives the enter's status. */
 #define CUS_WITH_GUARD(T, status_var, enter)                                   \
     CUS_WITH_GUARD_(T, status_var, enter, CUS_UNIQUE(cus_guard_), CUS_UNIQUE(cus_guard_done_))
 #define CUS_WITH_GUARD_(T, status_var, enter, g, done)                         \
@@ -92,9 +102,6 @@
          !done && g.status == 0; done = &g)
 #endif
 
-/* Takes the pointer out of *pp (leaving NULL there) and returns it: the typed
- * ownership transfer out of a cus_autoptr scope. The result must be used
- * (gcc warns otherwise: a discarded steal is a leak). Uses __typeof__. */
 static inline CUS_MUST_CHECK void *cus_steal_ptr_(void *pp)
 {
     /* Copied as bytes: *pp is a T *, not a void * (strict aliasing). */
@@ -103,6 +110,9 @@ static inline CUS_MUST_CHECK void *cus_steal_ptr_(void *pp)
     __builtin_memcpy(pp, &none, sizeof none);
     return v;
 }
+/* Takes the pointer out of *pp (leaving NULL there) and returns it: the typed
+ * ownership transfer out of a cus_autoptr scope. The result must be used
+ * (gcc warns otherwise: a discarded steal is a leak). Uses `__typeof__`. */
 #define cus_steal(pp) ((__typeof__(*(pp)))cus_steal_ptr_((pp)))
 
 /* Evaluates expr (a cus_status) once and returns it from the enclosing
@@ -130,18 +140,19 @@ CUS_API size_t cus_debug_live_objects(void);
  * the calls making them return CUS_ERROR_OUT_OF_HOST_MEMORY. Counts from this
  * call: the nth allocation made from now on, in any thread, fails (1: the
  * next); with `persistent`, every one after it fails too. nth 0 disarms and
- * resets the counters. Armed with ULONG_MAX it only counts.
- * cus_debug_host_allocs(): the allocations made since the last
- * cus_debug_fail_host_alloc() while armed; cus_debug_host_alloc_faults(): how
- * many of them were failed; cus_debug_host_alloc_absorbed(): how many times
- * cuscope absorbed such a failure by design and went on (a cache entry not
- * made, a fallback taken: the call succeeds). Every other failure returns
- * CUS_ERROR_OUT_OF_HOST_MEMORY from the call that allocated, or, in a
- * release, goes to the destroy handler. Thread-safe; arming is not ordered
+ * resets the counters. Armed with ULONG_MAX it only counts. Every failure
+ * returns CUS_ERROR_OUT_OF_HOST_MEMORY from the call that allocated, or, in
+ * a release, goes to the destroy handler, unless cuscope absorbs it by
+ * design (cus_debug_host_alloc_absorbed). Thread-safe; arming is not ordered
  * against allocations already under way in other threads. */
 CUS_API void cus_debug_fail_host_alloc(unsigned long nth, bool persistent);
+/* The allocations made since the last cus_debug_fail_host_alloc() while
+ * armed. Thread-safe. */
 CUS_API unsigned long cus_debug_host_allocs(void);
+/* How many of those allocations were failed. Thread-safe. */
 CUS_API unsigned long cus_debug_host_alloc_faults(void);
+/* How many times cuscope absorbed such a failure by design and went on (a
+ * cache entry not made, a fallback taken: the call succeeds). Thread-safe. */
 CUS_API unsigned long cus_debug_host_alloc_absorbed(void);
 
 /* Host functions (cuLaunchHostFunc callbacks) run on a thread the driver owns

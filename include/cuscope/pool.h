@@ -66,12 +66,14 @@
 extern "C" {
 #endif
 
+/* A reference-counted memory pool holding its context (above). */
 typedef struct cus_pool cus_pool;
 
+/* Where a pool comes from (cus_pool_get_kind, above). */
 typedef enum cus_pool_kind {
-    CUS_POOL_CREATED,
-    CUS_POOL_BORROWED,
-    CUS_POOL_IMPORTED,
+    CUS_POOL_CREATED,  /* cus_pool_create: cuMemPoolDestroy at the end */
+    CUS_POOL_BORROWED, /* cus_pool_default, cus_pool_current: the driver's */
+    CUS_POOL_IMPORTED, /* cus_pool_import: another process's, cuMemPoolDestroy */
 } cus_pool_kind;
 
 /* What cus_pool_create makes; a zeroed struct (or NULL) is the default: a
@@ -109,13 +111,19 @@ CUS_API cus_status cus_pool_current(cus_context *ctx, cus_pool **out);
  * allocate). */
 CUS_API cus_status cus_pool_set_current(cus_pool *pool);
 
+/* Adds a reference; NULL-safe; returns pool. */
 CUS_API cus_pool *cus_pool_ref(cus_pool *pool);
+/* Drops a reference; NULL-safe; returns NULL. The last one destroys a
+ * created or imported pool (cuMemPoolDestroy) and drops its context; its
+ * buffers hold it, so it goes after them. */
 CUS_API cus_pool *cus_pool_unref(cus_pool *pool);
 CUS_DEFINE_AUTOPTR(cus_pool, cus_pool_unref)
 
-/* Accessors; no driver call. NULL gives NULL / CUS_POOL_CREATED / 0. */
+/* The driver's CUmemoryPool; NULL for NULL. No driver call. */
 CUS_API CUmemoryPool cus_pool_handle(const cus_pool *pool);
-CUS_API cus_context *cus_pool_context(const cus_pool *pool); /* borrowed */
+/* The pool's context, borrowed; NULL for NULL. No driver call. */
+CUS_API cus_context *cus_pool_context(const cus_pool *pool);
+/* The pool's kind; CUS_POOL_CREATED for NULL. No driver call. */
 CUS_API cus_pool_kind cus_pool_get_kind(const cus_pool *pool);
 /* The handle types it was created with (CU_MEM_HANDLE_TYPE_NONE for a
  * default, current or imported pool). */
@@ -128,6 +136,7 @@ CUS_API CUmemAllocationHandleType cus_pool_handle_types(const cus_pool *pool);
  * everything not in use goes back at the next stream, event or context
  * synchronization). UINT64_MAX keeps it all. */
 CUS_API cus_status cus_pool_set_release_threshold(cus_pool *pool, uint64_t bytes);
+/* The pool's release threshold in bytes (CU_MEMPOOL_ATTR_RELEASE_THRESHOLD). */
 CUS_API cus_status cus_pool_get_release_threshold(cus_pool *pool, uint64_t *bytes);
 
 /* A reuse policy on or off: attr is CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES,
@@ -135,14 +144,16 @@ CUS_API cus_status cus_pool_get_release_threshold(cus_pool *pool, uint64_t *byte
  * CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES (all on by default);
  * another attribute is CUS_ERROR_INVALID_ARGUMENT. */
 CUS_API cus_status cus_pool_set_reuse(cus_pool *pool, CUmemPool_attribute attr, bool enabled);
+/* Whether a reuse policy is on (attr as for cus_pool_set_reuse; another is
+ * CUS_ERROR_INVALID_ARGUMENT). */
 CUS_API cus_status cus_pool_get_reuse(cus_pool *pool, CUmemPool_attribute attr, bool *enabled);
 
 /* The pool's memory, in bytes: reserved (backing memory the pool holds) and
  * used (handed out to allocations, freed or not yet), now and at their
  * high-water marks since the pool's creation or the last reset. */
 typedef struct cus_pool_usage {
-    uint64_t reserved_current, reserved_high;
-    uint64_t used_current, used_high;
+    uint64_t reserved_current, reserved_high; /* reserved: now, and its high-water mark */
+    uint64_t used_current, used_high;         /* used: now, and its high-water mark */
 } cus_pool_usage;
 /* Four attribute queries; *usage is written only when all four succeeded. */
 CUS_API cus_status cus_pool_get_usage(cus_pool *pool, cus_pool_usage *usage);
@@ -156,13 +167,16 @@ CUS_API cus_status cus_pool_reset_high_water(cus_pool *pool);
  * releases nothing of theirs). */
 CUS_API cus_status cus_pool_trim(cus_pool *pool, size_t min_bytes_to_keep);
 
-/* --- access from devices (cuMemPoolSetAccess, cuMemPoolGetAccess) ----------
- * flags: CU_MEM_ACCESS_FLAGS_PROT_NONE, _READ or _READWRITE. The pool's own
+/* --- access from devices (cuMemPoolSetAccess, cuMemPoolGetAccess) ---------- */
+
+/* Sets dev's access to the pool's memory (cuMemPoolSetAccess), flags:
+ * CU_MEM_ACCESS_FLAGS_PROT_NONE, _READ or _READWRITE. The pool's own
  * device always has read-write access: asking for READWRITE there succeeds
  * and changes nothing, anything else is the driver's
  * CUDA_ERROR_INVALID_DEVICE. Another device needs peer access to the pool's
  * (cuDeviceCanAccessPeer), else the driver's error. */
 CUS_API cus_status cus_pool_set_access(cus_pool *pool, cus_device dev, CUmemAccess_flags flags);
+/* dev's access to the pool's memory (cuMemPoolGetAccess). */
 CUS_API cus_status cus_pool_get_access(cus_pool *pool, cus_device dev, CUmemAccess_flags *flags);
 
 /* --- allocation ------------------------------------------------------------- */

@@ -51,11 +51,16 @@ CUS_API cus_status cus_driver_mem_free(CUdeviceptr ptr);
  * cuMemRelease in the driver), the driver's (recorded). Thread-safe. */
 CUS_API cus_status cus_driver_mem_release(CUmemGenericAllocationHandle handle);
 
-/* The same for a cleanup: nothing for 0, a failure to the destroy-error
- * handler, the thread's last error untouched. Thread-safe. */
+/* cus_driver_mem_free for a cleanup: nothing for 0, a failure to the
+ * destroy-error handler, the thread's last error untouched. Thread-safe. */
 CUS_API void cus_raw_mem_free(CUdeviceptr ptr);
+/* cus_driver_mem_release for a cleanup: nothing for 0, a failure to the
+ * destroy-error handler, the thread's last error untouched. Thread-safe. */
 CUS_API void cus_raw_mem_release(CUmemGenericAllocationHandle handle);
 
+/* Defines the cleanup `name` for handles of type: release_expression runs
+ * with the handle in `raw` at scope exit, unless it is 0 (the top of this
+ * file). */
 #define CUS_DEFINE_RAW_CLEANUP(name, type, release_expression)                 \
     static inline void cus_raw_cleanup_##name##_(type *cus_raw_p_)             \
     {                                                                          \

@@ -17,6 +17,8 @@
 extern "C" {
 #endif
 
+/* What every fallible cuscope call returns: CUS_SUCCESS (0), a driver
+ * CUresult, or one of cuscope's own codes (cus_status_code). */
 typedef int cus_status;
 
 /* X(NAME, value, description): the single table of cuscope's own codes. */
@@ -47,8 +49,10 @@ typedef int cus_status;
       "this process is a fork() child of one that used the CUDA driver: CUDA cannot be used in " \
       "it (no driver call was made)")
 
+/* cuscope's codes: CUS_SUCCESS and the CUS_ERROR_<NAME> of CUS_STATUS_MAP
+ * (cus_status_string() gives each one's description). */
 enum cus_status_code {
-    CUS_SUCCESS = 0,
+    CUS_SUCCESS = 0, /* CUDA_SUCCESS */
 #define CUS_STATUS_ENUM_(name, value, desc) CUS_ERROR_##name = value,
     CUS_STATUS_MAP(CUS_STATUS_ENUM_)
 #undef CUS_STATUS_ENUM_
@@ -99,8 +103,10 @@ CUS_API void cus_clear_last_error(void);
  * destroy handler. The record passed is valid only during the call. The
  * default handler (fn == NULL) prints one line to stderr. The handler may be
  * called from any thread that drops a last reference; it must not call back
- * into cuscope. Setting it is thread-safe. */
+ * into cuscope. */
 typedef void (*cus_error_handler)(const cus_error *error, void *user_data);
+/* Sets the destroy handler, fn(error, user_data) (above); NULL restores the
+ * default, which prints one line to stderr. Thread-safe. */
 CUS_API void cus_set_destroy_error_handler(cus_error_handler fn, void *user_data);
 
 /* The number of errors delivered to the destroy handler since the process

@@ -34,13 +34,16 @@
 extern "C" {
 #endif
 
+/* A reference-counted stream holding its context (above). */
 typedef struct cus_stream cus_stream;
 
+/* Where a stream comes from (cus_stream_get_kind); only owned streams are
+ * destroyed by cuscope. */
 typedef enum cus_stream_kind {
-    CUS_STREAM_OWNED,
-    CUS_STREAM_LEGACY_DEFAULT,
-    CUS_STREAM_PER_THREAD_DEFAULT,
-    CUS_STREAM_FOREIGN,
+    CUS_STREAM_OWNED,              /* cus_stream_create: cuStreamDestroy at the end */
+    CUS_STREAM_LEGACY_DEFAULT,     /* cus_stream_legacy: CU_STREAM_LEGACY */
+    CUS_STREAM_PER_THREAD_DEFAULT, /* cus_stream_per_thread: CU_STREAM_PER_THREAD */
+    CUS_STREAM_FOREIGN,            /* cus_stream_wrap: someone else's */
 } cus_stream_kind;
 
 /* Creates a stream on ctx with CU_STREAM_* flags (CU_STREAM_NON_BLOCKING: no
@@ -53,28 +56,37 @@ typedef enum cus_stream_kind {
 CUS_API cus_status cus_stream_create(cus_context *ctx, unsigned int flags, int priority,
                                      cus_stream **out);
 
-/* ctx's legacy default stream (CU_STREAM_LEGACY) and per-thread default stream
- * (CU_STREAM_PER_THREAD). New references to objects that never destroy the
- * driver's stream. */
+/* ctx's legacy default stream (CU_STREAM_LEGACY). *out receives a new
+ * reference to an object that never destroys the driver's stream. */
 CUS_API cus_status cus_stream_legacy(cus_context *ctx, cus_stream **out);
+/* ctx's per-thread default stream (CU_STREAM_PER_THREAD: the calling
+ * thread's, wherever it is used). *out receives a new reference to an object
+ * that never destroys the driver's stream. */
 CUS_API cus_status cus_stream_per_thread(cus_context *ctx, cus_stream **out);
 
-/* Wraps a stream of ctx that someone else owns and keeps alive. */
+/* Wraps a stream of ctx that someone else owns and keeps alive. *out
+ * receives a new reference; the stream is never destroyed by cuscope. */
 CUS_API cus_status cus_stream_wrap(cus_context *ctx, CUstream handle, cus_stream **out);
 
+/* Adds a reference; NULL-safe; returns stream. */
 CUS_API cus_stream *cus_stream_ref(cus_stream *stream);
+/* Drops a reference; NULL-safe; returns NULL. The last one destroys an owned
+ * stream (cuStreamDestroy, with its context current) and drops the context. */
 CUS_API cus_stream *cus_stream_unref(cus_stream *stream);
 CUS_DEFINE_AUTOPTR(cus_stream, cus_stream_unref)
 
-/* Accessors: no driver call; NULL gives NULL. The context is borrowed. */
 /* Names the stream for profilers (Nsight Systems), through NVTX, when the
  * environment variable CUSCOPE_NVTX is set (read once, with secure_getenv);
  * otherwise does nothing. name is copied by the tool. Errors:
  * CUS_ERROR_INVALID_ARGUMENT for NULL. Thread-safe; makes no driver call. */
 CUS_API cus_status cus_stream_set_name(cus_stream *stream, const char *name);
 
+/* The driver's CUstream (CU_STREAM_LEGACY or CU_STREAM_PER_THREAD for the
+ * default streams); NULL for NULL. No driver call. */
 CUS_API CUstream cus_stream_handle(const cus_stream *stream);
+/* The stream's context, borrowed; NULL for NULL. No driver call. */
 CUS_API cus_context *cus_stream_context(const cus_stream *stream);
+/* The stream's kind. No driver call. */
 CUS_API cus_stream_kind cus_stream_get_kind(const cus_stream *stream);
 
 /* Waits until all work queued on the stream has finished. */
@@ -84,11 +96,15 @@ CUS_API cus_status cus_stream_synchronize(cus_stream *stream);
  * *done = true or false. Not-ready is a result, not an error. */
 CUS_API cus_status cus_stream_query(cus_stream *stream, bool *done);
 
-/* Later work on stream waits until event's last record has completed. The
- * event may belong to another context (cross-device ordering). */
+/* A reference-counted event (cuscope/event.h). */
 typedef struct cus_event cus_event;
+/* Later work on stream waits until event's last record has completed
+ * (cuStreamWaitEvent). The event may belong to another context (cross-device
+ * ordering). */
 CUS_API cus_status cus_stream_wait_event(cus_stream *stream, cus_event *event);
 
+/* A host function: runs on a driver thread, must not call CUDA or cuscope. */
+typedef void (*cus_host_fn)(void *user_data);
 /* Queues fn(user_data) on the stream (cuLaunchHostFunc). fn runs on a driver
  * thread, after the work before it and before the work after it; it must not
  * call CUDA or cuscope (see above). CUS_SUCCESS means fn will run (even when
@@ -104,10 +120,11 @@ CUS_API cus_status cus_stream_wait_event(cus_stream *stream, cus_event *event);
  * kept for the life of the process. To tell, each call asks the driver
  * whether the stream is capturing (cuStreamIsCapturing) unless a cuscope
  * capture already took the record. */
-typedef void (*cus_host_fn)(void *user_data);
 CUS_API cus_status cus_stream_launch_host_fn(cus_stream *stream, cus_host_fn fn, void *user_data);
 
+/* The stream's priority (cuStreamGetPriority). */
 CUS_API cus_status cus_stream_priority(cus_stream *stream, int *priority);
+/* The stream's CU_STREAM_* flags (cuStreamGetFlags). */
 CUS_API cus_status cus_stream_flags(cus_stream *stream, unsigned int *flags);
 
 #ifdef __cplusplus

@@ -10,9 +10,13 @@
 
 #include "object.h"
 
+/* The headers' major version: a new one breaks the ABI (a new soname). */
 #define CUSCOPE_VERSION_MAJOR 0
+/* The headers' minor version. */
 #define CUSCOPE_VERSION_MINOR 1
+/* The headers' patch version. */
 #define CUSCOPE_VERSION_PATCH 0
+/* The headers' version as text, "major.minor.patch". */
 #define CUSCOPE_VERSION_STRING "0.1.0"
 /* 10000 * major + 100 * minor + patch: 100 for 0.1.0. */
 #define CUSCOPE_VERSION                                                        \
@@ -30,9 +34,11 @@
 extern "C" {
 #endif
 
-/* The library's version in CUSCOPE_VERSION's form, and as a string (static).
- * Thread-safe; need no driver. */
+/* The library's version in CUSCOPE_VERSION's form. Thread-safe; needs no
+ * driver. */
 CUS_API unsigned int cus_version(void);
+/* The library's version as a static string ("0.1.0"). Thread-safe; needs no
+ * driver. */
 CUS_API const char *cus_version_string(void);
 
 #ifdef __cplusplus

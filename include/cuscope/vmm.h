@@ -70,8 +70,11 @@
 extern "C" {
 #endif
 
+/* A reference-counted physical allocation (cuMemCreate) holding its context. */
 typedef struct cus_physical cus_physical;
+/* A reference-counted range of virtual addresses, with its mappings. */
 typedef struct cus_reservation cus_reservation;
+/* A reference-counted buffer that grows in place (above). */
 typedef struct cus_growable cus_growable;
 
 /* --- physical allocations ------------------------------------------------- */
@@ -108,15 +111,20 @@ CUS_API cus_status cus_physical_export_fd(cus_physical *phys, int *fd);
 CUS_API cus_status cus_physical_import_fd(cus_context *ctx, int fd, size_t bytes,
                                           cus_physical **out);
 
+/* Adds a reference; NULL-safe; returns phys. */
 CUS_API cus_physical *cus_physical_ref(cus_physical *phys);
+/* Drops a reference; NULL-safe; returns NULL. The last one releases the
+ * allocation (cuMemRelease); a reservation that maps it holds it. */
 CUS_API cus_physical *cus_physical_unref(cus_physical *phys);
 CUS_DEFINE_AUTOPTR(cus_physical, cus_physical_unref)
 
-/* Accessors; no driver call. NULL gives 0 / NULL. The handle is valid while
- * the object lives. */
+/* The driver's handle, valid while the object lives; 0 for NULL. No driver
+ * call. */
 CUS_API CUmemGenericAllocationHandle cus_physical_handle(const cus_physical *phys);
+/* Its size in bytes; 0 for NULL. No driver call. */
 CUS_API size_t cus_physical_size(const cus_physical *phys);
-CUS_API cus_context *cus_physical_context(const cus_physical *phys); /* borrowed */
+/* Its context, borrowed; NULL for NULL. No driver call. */
+CUS_API cus_context *cus_physical_context(const cus_physical *phys);
 
 /* --- address reservations -------------------------------------------------- */
 
@@ -132,17 +140,22 @@ CUS_API cus_context *cus_physical_context(const cus_physical *phys); /* borrowed
 CUS_API cus_status cus_reservation_create(cus_context *ctx, size_t bytes, size_t alignment,
                                           CUdeviceptr fixed_addr, cus_reservation **out);
 
+/* Adds a reference; NULL-safe; returns res. */
 CUS_API cus_reservation *cus_reservation_ref(cus_reservation *res);
+/* Drops a reference; NULL-safe; returns NULL. The last one unmaps what is
+ * still mapped and frees the range (cuMemUnmap, cuMemAddressFree). */
 CUS_API cus_reservation *cus_reservation_unref(cus_reservation *res);
 CUS_DEFINE_AUTOPTR(cus_reservation, cus_reservation_unref)
 
-/* Accessors; no driver call. NULL gives 0 / NULL. */
+/* The range's first address; 0 for NULL. No driver call. */
 CUS_API CUdeviceptr cus_reservation_ptr(const cus_reservation *res);
+/* The range's size in bytes; 0 for NULL. No driver call. */
 CUS_API size_t cus_reservation_size(const cus_reservation *res);
-/* The minimum granularity the reservation's checks use. */
+/* The minimum granularity the reservation's checks use; 0 for NULL. */
 CUS_API size_t cus_reservation_granularity(const cus_reservation *res);
-CUS_API cus_context *cus_reservation_context(const cus_reservation *res); /* borrowed */
-/* Bytes mapped in it now. */
+/* Its context, borrowed; NULL for NULL. No driver call. */
+CUS_API cus_context *cus_reservation_context(const cus_reservation *res);
+/* Bytes mapped in it now; 0 for NULL. No driver call. */
 CUS_API size_t cus_reservation_mapped_bytes(cus_reservation *res);
 
 /* Maps bytes of phys, from phys_offset, at offset of res (cuMemMap). The
@@ -216,16 +229,23 @@ CUS_API cus_status cus_growable_grow(cus_growable *g, size_t new_size);
  * call. Thread-safe. */
 CUS_API cus_status cus_growable_buffer(cus_growable *g, cus_buffer **out);
 
+/* Adds a reference; NULL-safe; returns g. */
 CUS_API cus_growable *cus_growable_ref(cus_growable *g);
+/* Drops a reference; NULL-safe; returns NULL. The last one drops its
+ * reservation (which its views hold too). */
 CUS_API cus_growable *cus_growable_unref(cus_growable *g);
 CUS_DEFINE_AUTOPTR(cus_growable, cus_growable_unref)
 
-/* Accessors; no driver call. NULL gives 0 / NULL. */
-CUS_API CUdeviceptr cus_growable_ptr(const cus_growable *g); /* fixed for its life */
+/* Its device address, fixed for its life; 0 for NULL. No driver call. */
+CUS_API CUdeviceptr cus_growable_ptr(const cus_growable *g);
+/* Its size: the bytes grown to; 0 for NULL. No driver call. */
 CUS_API size_t cus_growable_size(const cus_growable *g);
-CUS_API size_t cus_growable_capacity(const cus_growable *g); /* mapped bytes */
+/* The bytes mapped behind it (at least its size); 0 for NULL. */
+CUS_API size_t cus_growable_capacity(const cus_growable *g);
+/* The most it may grow to (max_bytes, rounded up); 0 for NULL. */
 CUS_API size_t cus_growable_max(const cus_growable *g);
-CUS_API cus_reservation *cus_growable_reservation(const cus_growable *g); /* borrowed */
+/* Its reservation, borrowed; NULL for NULL. No driver call. */
+CUS_API cus_reservation *cus_growable_reservation(const cus_growable *g);
 
 #ifdef __cplusplus
 }
