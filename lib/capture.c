@@ -440,8 +440,12 @@ CUS_API cus_capture_guard cus_capture_begin(cus_stream *stream, CUstreamCaptureM
         return g;
     }
     /* Counted before the driver begins: work queued on any thread once the
-     * capture is open sees the count, and keeps what it uses. */
+     * capture is open sees the count, and keeps what it uses; and a release
+     * that saw no capture open and waits for its context finishes first (its
+     * cuCtxSynchronize would invalidate this capture: internal.h,
+     * cus_context_wait_hold_). */
     atomic_fetch_add_explicit(&cus_captures_active_, 1, memory_order_seq_cst);
+    cus_capture_begin_wait_();
     {
         CUS_SWITCH(sw, ctx);
         g.status = sw_status;

@@ -255,8 +255,11 @@ static void exec_destroy(cus_graph_exec *e)
          * answers, probes.c release-ctx-sync-*): the streams launched on are
          * waited for instead, when they are all there is to wait for; else
          * nothing is waited for, and the host-function records are orphaned
-         * below (device memory is safe: its release waits for the device). */
-        bool capturing = cus_captures_open_();
+         * below (device memory is safe: its release waits for the device).
+         * With none open, capture begins are held off until the wait is
+         * over: checking the count alone let another thread begin a capture
+         * before the cuCtxSynchronize, which invalidated it. */
+        bool capturing = !cus_context_wait_hold_();
         bool waited = capturing && wait_streams(e);
         for (int attempt = 0; attempt < 2 && !waited && !capturing; attempt++) {
             unsigned long errors = cus_destroy_error_count();
@@ -267,6 +270,8 @@ static void exec_destroy(cus_graph_exec *e)
                                               "trying once more)");
             waited = cus_destroy_error_count() == errors || poisoned(ctx);
         }
+        if (!capturing)
+            cus_context_wait_release_();
         if (!waited) {
             orphan_adopted(e->graph);
             for (size_t i = 0; i < e->nretired; i++)

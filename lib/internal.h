@@ -209,6 +209,22 @@ static inline bool cus_captures_open_(void)
     return atomic_load_explicit(&cus_captures_active_, memory_order_relaxed) != 0;
 }
 
+/* cuCtxSynchronize is refused while a capture is open in the context, in
+ * every interaction mode and from any thread, and it invalidates the capture
+ * (an H200's answers, test/probes/probes.c release-ctx-sync-*): relaxed mode
+ * does not help, and checking cus_captures_open_() first leaves a window in
+ * which another thread begins a capture. So a release that waits for its
+ * context holds off capture begins: cus_context_wait_hold_() is true when no
+ * cuscope capture is open (then none can begin until
+ * cus_context_wait_release_()), false when one is (nothing held: do not wait
+ * for the context). cus_capture_begin counts its capture and then waits
+ * (cus_capture_begin_wait_) for the holds in flight; each side announces
+ * itself before it looks at the other (sequentially consistent), so at least
+ * one of them sees the other. Defined in object.c. */
+CUS_HIDDEN bool cus_context_wait_hold_(void);
+CUS_HIDDEN void cus_context_wait_release_(void);
+CUS_HIDDEN void cus_capture_begin_wait_(void);
+
 /* Queues a destruction that must not run on a driver thread. */
 CUS_HIDDEN void cus_defer_destroy_(cus_refcount *r, void *obj, cus_destroy_fn_ destroy);
 /* Runs a destruction with the thread's last error saved and restored. */

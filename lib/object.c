@@ -9,6 +9,40 @@ _Thread_local bool cus_in_host_fn_ __attribute__((tls_model("initial-exec")));
 atomic_bool cus_deferred_pending_;
 atomic_int cus_captures_active_;
 
+/* Context-wide waits in flight that no capture may begin during (internal.h,
+ * cus_context_wait_hold_); the lock and condition only for a begin that
+ * must wait, and for the release of a hold that may have a begin waiting. */
+static atomic_int context_waits;
+static pthread_mutex_t context_waits_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t context_waits_done = PTHREAD_COND_INITIALIZER;
+
+bool cus_context_wait_hold_(void)
+{
+    atomic_fetch_add_explicit(&context_waits, 1, memory_order_seq_cst);
+    if (!atomic_load_explicit(&cus_captures_active_, memory_order_seq_cst))
+        return true;
+    cus_context_wait_release_();
+    return false;
+}
+
+void cus_context_wait_release_(void)
+{
+    pthread_mutex_lock(&context_waits_lock);
+    if (atomic_fetch_sub_explicit(&context_waits, 1, memory_order_seq_cst) == 1)
+        pthread_cond_broadcast(&context_waits_done);
+    pthread_mutex_unlock(&context_waits_lock);
+}
+
+void cus_capture_begin_wait_(void)
+{
+    if (CUS_LIKELY(!atomic_load_explicit(&context_waits, memory_order_seq_cst)))
+        return;
+    pthread_mutex_lock(&context_waits_lock);
+    while (atomic_load_explicit(&context_waits, memory_order_seq_cst))
+        pthread_cond_wait(&context_waits_done, &context_waits_lock);
+    pthread_mutex_unlock(&context_waits_lock);
+}
+
 /* The do-nothing capture operations, right while no capture can be open:
  * capture.c's constructor replaces them (internal.h, cus_capture_ops_). */
 static cus_status keep_none(cus_stream *stream, const cus_keep_item_ *items, unsigned int n,
@@ -124,12 +158,17 @@ CUS_API bool cus_in_host_fn(void)
     return cus_in_host_fn_;
 }
 
-/* fork.c's child hook (fork.c registers it): a parent thread may have held the lock at fork time. In a forked
+/* fork.c's child hook (fork.c registers it): a parent thread may have held a lock at fork time. In a forked
  * child the destructions deferred in the parent are dropped, not run: the
  * list may be mid-update, and its objects stay reachable from it. */
 void cus_object_atfork_child_(bool forked)
 {
     pthread_mutex_init(&deferred_lock, NULL);
-    if (forked)
+    pthread_mutex_init(&context_waits_lock, NULL);
+    pthread_cond_init(&context_waits_done, NULL);
+    if (forked) {
         atomic_store_explicit(&cus_deferred_pending_, false, memory_order_relaxed);
+        /* the waits of the parent's other threads: not in this process */
+        atomic_store_explicit(&context_waits, 0, memory_order_relaxed);
+    }
 }

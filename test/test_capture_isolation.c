@@ -20,6 +20,7 @@
  * the user holds. */
 #include <pthread.h>
 #include <string.h>
+#include <time.h>
 
 #include <cuscope/graph.h>
 #include <cuscope/memory.h>
@@ -198,6 +199,145 @@ static void test_a_release_racing_a_global_capture_begin(void **state)
     kept = cus_buffer_unref(kept);
     s = cus_stream_unref(s);
     c = cus_context_unref(c);
+    assert_no_misuse();
+    assert_ok(cus_fake_install(NULL));
+}
+
+/* ============================================================================
+ * a release's context-wide wait racing a capture's begin (the ordering forced)
+ * ========================================================================== */
+
+/* The flake of test_overlapping_captures_leave_no_graph_alive, about 1 run in
+ * 10 on a loaded machine: an executable graph's release saw no capture open
+ * and went on to cuCtxSynchronize (which relaxed mode does not make safe: an
+ * H200 refuses it while any capture of the context is open, from any thread
+ * and in every mode, probes.c release-ctx-sync-*); another thread began a
+ * THREAD_LOCAL capture in between, and the synchronize invalidated it. Here
+ * the release is held inside cuCtxSynchronize while another thread begins a
+ * capture: the begin must wait for the release's wait to be over. */
+
+static PFN_cuCtxSynchronize_v2000 real_ctx_sync;
+
+static CUresult gated_ctx_sync(void)
+{
+    gate_pass();
+    return real_ctx_sync();
+}
+
+static CUresult ctx_sync_resolver(const char *symbol, void **pfn, int version, cuuint64_t flags,
+                                  CUdriverProcAddressQueryResult *qs)
+{
+    CUresult r = cus_fake_get_proc_address(symbol, pfn, version, flags, qs);
+    if (r == CUDA_SUCCESS && *pfn && version < 13000 && strcmp(symbol, "cuCtxSynchronize") == 0) {
+        memcpy(&real_ctx_sync, pfn, sizeof *pfn);
+        PFN_cuCtxSynchronize_v2000 g = gated_ctx_sync;
+        memcpy(pfn, &g, sizeof g);
+    }
+    return r;
+}
+
+static void *exec_release_run(void *p)
+{
+    (void)cus_graph_exec_unref(p); /* launched, no capture open: cuCtxSynchronize, held */
+    return NULL;
+}
+
+typedef struct late_capturer {
+    cus_function *fn;
+    cus_stream *stream;
+    pthread_mutex_t lock;
+    pthread_cond_t cv;
+    bool begun, go;
+    cus_status begin, launch, end;
+    size_t nodes;
+} late_capturer;
+
+static void *late_capture_run(void *p)
+{
+    late_capturer *l = p;
+    cus_capture_guard cap = cus_capture_begin(l->stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
+    pthread_mutex_lock(&l->lock);
+    l->begun = true;
+    pthread_cond_broadcast(&l->cv);
+    while (!l->go) /* until the release is over: its wait has had its effect */
+        pthread_cond_wait(&l->cv, &l->lock);
+    pthread_mutex_unlock(&l->lock);
+    l->begin = cap.status;
+    l->launch = cap.status ? cap.status : cus_launch(l->fn, 1, 1, 0, l->stream, 3);
+    cus_graph *g = NULL;
+    l->end = cap.status ? cap.status : cus_capture_end(&cap, &g);
+    cus_capture_abandon(&cap);
+    if (g)
+        (void)cus_graph_node_count(g, &l->nodes);
+    g = cus_graph_unref(g);
+    return NULL;
+}
+
+static void test_a_context_wait_racing_a_capture_begin(void **state)
+{
+    (void)state;
+    assert_ok(cus_driver_install(ctx_sync_resolver));
+    cus_context *c = new_ctx();
+    fixture fx = open_fixture(c);
+    cus_stream *s1 = new_stream(c, CU_STREAM_NON_BLOCKING);
+    cus_stream *s2 = new_stream(c, CU_STREAM_NON_BLOCKING);
+    cus_graph_exec *e = NULL;
+    {
+        cus_capture_scope(cap, s1, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
+        assert_ok(cap.status);
+        assert_ok(cus_launch(fx.one, 1, 1, 0, s1, 3));
+        cus_autoptr(cus_graph) g = NULL;
+        assert_ok(cus_capture_end(&cap, &g));
+        assert_ok(cus_graph_instantiate(g, 0, &e));
+    }
+    assert_ok(cus_graph_exec_launch(e, s1)); /* a replay may still run: its release waits */
+    unsigned long syncs = cus_fake_calls_of("cuCtxSynchronize");
+    late_capturer l = {.fn = fx.one, .stream = s2};
+    pthread_mutex_init(&l.lock, NULL);
+    pthread_cond_init(&l.cv, NULL);
+    gate_arm();
+    pthread_t releaser, capturer_t;
+    assert_int_equal(pthread_create(&releaser, NULL, exec_release_run, e), 0);
+    gate_wait_inside(); /* past its check of the open captures, about to synchronize */
+    assert_int_equal(pthread_create(&capturer_t, NULL, late_capture_run, &l), 0);
+    /* The begin must not get through while the release waits for the
+     * context. With the fix it cannot, whatever the timing, and this waits
+     * out its bound; the bound only lets the defect show (a begin that gets
+     * through at once) without hanging: it orders nothing. */
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_nsec += 300 * 1000 * 1000;
+    if (until.tv_nsec >= 1000000000) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000;
+    }
+    pthread_mutex_lock(&l.lock);
+    while (!l.begun && pthread_cond_timedwait(&l.cv, &l.lock, &until) == 0)
+        ;
+    bool begun_during_wait = l.begun;
+    pthread_mutex_unlock(&l.lock);
+    gate_release(); /* the synchronize runs now */
+    assert_int_equal(pthread_join(releaser, NULL), 0);
+    pthread_mutex_lock(&l.lock);
+    l.go = true;
+    pthread_cond_broadcast(&l.cv);
+    pthread_mutex_unlock(&l.lock);
+    assert_int_equal(pthread_join(capturer_t, NULL), 0);
+    assert_ok(l.begin);
+    assert_ok(l.launch); /* before the fix: CUDA_ERROR_STREAM_CAPTURE_INVALIDATED */
+    assert_ok(l.end);
+    assert_int_equal(l.nodes, 1);
+    assert_false(begun_during_wait);
+    /* one synchronize, not refused (before the fix: refused, and tried again) */
+    assert_int_equal(cus_fake_calls_of("cuCtxSynchronize"), syncs + 1);
+    pthread_cond_destroy(&l.cv);
+    pthread_mutex_destroy(&l.lock);
+    assert_int_equal(cus_fake_live_handles(CUS_FAKE_HANDLE_GRAPH_EXEC), 0);
+    s2 = cus_stream_unref(s2);
+    s1 = cus_stream_unref(s1);
+    close_fixture(&fx);
+    c = cus_context_unref(c);
+    assert_int_equal(env_destroyed.count, 0);
     assert_no_misuse();
     assert_ok(cus_fake_install(NULL));
 }
@@ -528,6 +668,7 @@ int main(void)
         ENV_TEST(test_per_thread_stream_of_another_context_during_capture),
         ENV_TEST(test_a_failed_capture_query_fails_only_its_call),
         ENV_TEST(test_a_release_racing_a_global_capture_begin),
+        ENV_TEST(test_a_context_wait_racing_a_capture_begin),
         ENV_TEST(test_releases_during_a_global_capture_run_at_once),
         ENV_TEST(test_a_capture_holds_what_it_uses_and_nothing_else),
         ENV_TEST(test_overlapping_captures_leave_no_graph_alive),
