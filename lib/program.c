@@ -367,7 +367,12 @@ static cus_status compile_nvrtc(cus_program *p, const option_list *l,
     else
         st = compile_in(prog, p, l, o, out);
     if (prog) {
-        r = CUS_NVRTC(nvrtcDestroyProgram, &prog);
+        /* An injected failure (cus_debug_nvrtc_fail) is reported, but the
+         * program is still destroyed: a test of the report leaks nothing. */
+        r = cus_nvrtc_fault_(CUS_NVRTC_IDX_nvrtcDestroyProgram);
+        nvrtcResult destroyed = cus_nvrtc_.nvrtcDestroyProgram(&prog);
+        if (r == NVRTC_SUCCESS)
+            r = destroyed;
         if (r != NVRTC_SUCCESS) /* its memory is NVRTC's: nothing to undo here */
             cus_destroy_error_(cus_nvrtc_status_(r), "cus_program_compile",
                                "nvrtcDestroyProgram",
