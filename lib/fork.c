@@ -44,7 +44,7 @@ static atomic_bool handler_registered;
  * the (unspecified) order of the library's constructors. Registration runs
  * in constructors, before any thread of the library's can fork; the count is
  * published with release so that a racing handler sees whole entries only. */
-#define CHILD_HOOKS_MAX 8
+#define CHILD_HOOKS_MAX 16
 static cus_fork_child_hook_ child_hooks[CHILD_HOOKS_MAX];
 static atomic_uint child_hook_count;
 

@@ -1136,6 +1136,59 @@ static int nc_cus_raw_mem_release(void)
 {
     return (cus_raw_mem_release(0), 0);
 }
+/* program.h */
+static int nc_cus_program_create(void)
+{
+    return cus_program_create(NULL, NULL, NULL, 0, NULL);
+}
+static int nc_cus_program_ref(void)
+{
+    return cus_program_ref(NULL) == NULL ? 0 : -1;
+}
+static int nc_cus_program_unref(void)
+{
+    return cus_program_unref(NULL) == NULL ? 0 : -1;
+}
+static int nc_cus_program_compile(void)
+{
+    return cus_program_compile(NULL, NULL);
+}
+static int nc_cus_program_log(void)
+{
+    return cus_program_log(NULL)[0] == '\0' ? 0 : -1;
+}
+static int nc_cus_program_name(void)
+{
+    return cus_program_name(NULL) == NULL ? 0 : -1;
+}
+static int nc_cus_program_from_cache(void)
+{
+    return cus_program_from_cache(NULL) ? -1 : 0;
+}
+static int nc_cus_program_code(void)
+{
+    return cus_program_code(NULL, CUS_PROGRAM_PTX, NULL, NULL);
+}
+static int nc_cus_program_lowered_name(void)
+{
+    return cus_program_lowered_name(NULL, NULL, NULL);
+}
+static int nc_cus_program_load(void)
+{
+    return cus_program_load(NULL, NULL, NULL, NULL);
+}
+static int nc_cus_program_get_function(void)
+{
+    return cus_program_get_function(NULL, NULL, NULL, NULL);
+}
+static int nc_cus_program_cache_get_stats(void)
+{
+    return (cus_program_cache_get_stats(NULL), 0);
+}
+static int nc_cus_nvrtc_version(void)
+{
+    return cus_nvrtc_version(NULL, NULL);
+}
 
 static const null_entry null_entries[] = {
     {"context.h", "cus_context_create", nc_cus_context_create, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
@@ -1408,6 +1461,25 @@ static const null_entry null_entries[] = {
     {"raw.h", "cus_driver_mem_release", nc_cus_driver_mem_release, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
     {"raw.h", "cus_raw_mem_free", nc_cus_raw_mem_free, 0, 0, "ignores 0"},
     {"raw.h", "cus_raw_mem_release", nc_cus_raw_mem_release, 0, 0, "ignores 0"},
+    {"program.h", "cus_program_create", nc_cus_program_create, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"program.h", "cus_program_ref", nc_cus_program_ref, 0, 0, "returns NULL"},
+    {"program.h", "cus_program_unref", nc_cus_program_unref, 0, 0, "returns NULL"},
+    {"program.h", "cus_program_compile", nc_cus_program_compile, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"program.h", "cus_program_log", nc_cus_program_log, 0, 0, "returns \"\""},
+    {"program.h", "cus_program_name", nc_cus_program_name, 0, 0, "returns NULL"},
+    {"program.h", "cus_program_from_cache", nc_cus_program_from_cache, 0, 0, "returns false"},
+    {"program.h", "cus_program_code", nc_cus_program_code, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"program.h", "cus_program_lowered_name", nc_cus_program_lowered_name, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"program.h", "cus_program_load", nc_cus_program_load, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"program.h", "cus_program_get_function", nc_cus_program_get_function, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"program.h", "cus_program_cache_get_stats", nc_cus_program_cache_get_stats, 0, 0, "ignores NULL"},
+    {"program.h", "cus_program_cache_clear", NULL, 0, E_SKIP, "no pointer parameter"},
+    {"program.h", "cus_program_cache_set_enabled", NULL, 0, E_SKIP, "no pointer parameter"},
+    {"program.h", "cus_nvrtc_set_library", NULL, 0, E_SKIP, "documented: NULL is the default (test_program.c covers it)"},
+    {"program.h", "cus_nvrtc_version", nc_cus_nvrtc_version, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"program.h", "cus_nvrtc_library", NULL, 0, E_SKIP, "no pointer parameter"},
+    {"program.h", "cus_debug_nvrtc_fail", NULL, 0, E_SKIP, "documented: NULL disarms (test_program.c covers it)"},
+    {"program.h", "cus_debug_nvrtc_faults", NULL, 0, E_SKIP, "no pointer parameter"},
 };
 
 #if defined(__GNUC__)

@@ -1,0 +1,47 @@
+/* Opening a CUDA toolkit library at run time (toolkit_lib.h). */
+#define _GNU_SOURCE /* secure_getenv */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "toolkit_lib.h"
+
+/* Appends "name (why)" to the list of what was tried. */
+static void note_tried(char *tried, size_t size, const char *name, const char *why)
+{
+    size_t used = strlen(tried);
+    if (used + 1 < size)
+        snprintf(tried + used, size - used, "%s%s (%s)", used ? ", " : "", name,
+                 why ? why : "unknown reason");
+}
+
+void *cus_toolkit_lib_open_(const char *override, const char *env, const char *const *sonames,
+                            char *tried, size_t tried_size)
+{
+    if (tried_size)
+        tried[0] = '\0';
+    const char *path = override;
+    if (!path && env) {
+        path = secure_getenv(env);
+        if (path && !*path)
+            path = NULL;
+    }
+    if (path) {
+        void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+        if (h)
+            snprintf(tried, tried_size, "%s", path);
+        else
+            note_tried(tried, tried_size, path, dlerror());
+        return h;
+    }
+    for (const char *const *name = sonames; *name; name++) {
+        void *h = dlopen(*name, RTLD_NOW | RTLD_LOCAL);
+        if (h) {
+            snprintf(tried, tried_size, "%s", *name);
+            return h;
+        }
+        note_tried(tried, tried_size, *name, dlerror());
+    }
+    return NULL;
+}

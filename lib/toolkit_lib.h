@@ -1,0 +1,25 @@
+/* Opening a CUDA toolkit library (libnvrtc, libnvJitLink) at run time: the
+ * one place that chooses which file, so that each such library is found the
+ * same way. Nothing here is API. */
+#ifndef CUSCOPE_LIB_TOOLKIT_LIB_H
+#define CUSCOPE_LIB_TOOLKIT_LIB_H
+
+#include <stddef.h>
+
+#include "internal.h"
+
+/* dlopen()s the library: `override` when set (a setter's path), else the
+ * environment variable `env` when set and not empty (read with
+ * secure_getenv: a setuid or setgid program ignores it, so whoever runs it
+ * cannot make it load a library of their choosing), else each name of
+ * `sonames` (NULL-terminated; newest first) in turn. On success *handle is
+ * the library (RTLD_NOW | RTLD_LOCAL; never to be dlclose()d by callers that
+ * keep pointers into it) and `tried` names the file that was loaded; on
+ * failure *handle is NULL and `tried` says what was tried and why each
+ * failed (dlerror), for the caller's message. Thread-safe (dlopen is);
+ * records no error. */
+CUS_HIDDEN void *cus_toolkit_lib_open_(const char *override, const char *env,
+                                       const char *const *sonames, char *tried,
+                                       size_t tried_size);
+
+#endif
