@@ -14,6 +14,7 @@
 #include "pool.h"
 #include "module.h"
 #include "function.h"
+#include "library.h"
 #include "launch.h"
 #include "graph.h"
 #include "ipc.h"

@@ -189,7 +189,8 @@ enum { FAKE_UNCOUNTED = 1, FAKE_BEFORE_INIT = 2, FAKE_CAPTURE_UNSAFE = 4 };
     FAKE_ENTRIES_12040_(X)                                                            \
     FAKE_ENTRIES_12050_(X)                                                            \
     FAKE_ENTRIES_12080_(X)                                                            \
-    FAKE_ENTRIES_13000_(X)
+    FAKE_ENTRIES_13000_(X)                                                            \
+    FAKE_ENTRIES_LIBRARY_(X)
 
 /* Memory pools (fake_pool.c). */
 #define FAKE_ENTRIES_POOLS_(X)                                                 \
@@ -275,6 +276,29 @@ enum { FAKE_UNCOUNTED = 1, FAKE_BEFORE_INIT = 2, FAKE_CAPTURE_UNSAFE = 4 };
     X(cuCtxSynchronize, 13000, cuCtxSynchronize_v2, FAKE_CAPTURE_UNSAFE)
 #else
 #define FAKE_ENTRIES_13000_(X)
+#endif
+
+/* Libraries and kernels (fake_library.c): 12.0, cuKernelGetName 12.3, the
+ * enumeration and cuKernelGetParamInfo 12.4. */
+#if CUDA_VERSION >= 12040
+#define FAKE_HAVE_LIBRARY_ENTRIES 1
+#define FAKE_ENTRIES_LIBRARY_(X)                                               \
+    X(cuLibraryLoadData, 12000, cuLibraryLoadData, 0)                          \
+    X(cuLibraryLoadFromFile, 12000, cuLibraryLoadFromFile, 0)                  \
+    X(cuLibraryUnload, 12000, cuLibraryUnload, FAKE_CAPTURE_UNSAFE)            \
+    X(cuLibraryGetKernel, 12000, cuLibraryGetKernel, 0)                        \
+    X(cuLibraryGetKernelCount, 12040, cuLibraryGetKernelCount, 0)              \
+    X(cuLibraryEnumerateKernels, 12040, cuLibraryEnumerateKernels, 0)          \
+    X(cuLibraryGetGlobal, 12000, cuLibraryGetGlobal, 0)                        \
+    X(cuLibraryGetManaged, 12000, cuLibraryGetManaged, 0)                      \
+    X(cuLibraryGetUnifiedFunction, 12000, cuLibraryGetUnifiedFunction, 0)      \
+    X(cuKernelGetFunction, 12000, cuKernelGetFunction, 0)                      \
+    X(cuKernelGetAttribute, 12000, cuKernelGetAttribute, 0)                    \
+    X(cuKernelSetAttribute, 12000, cuKernelSetAttribute, 0)                    \
+    X(cuKernelGetName, 12030, cuKernelGetName, 0)                              \
+    X(cuKernelGetParamInfo, 12040, cuKernelGetParamInfo, 0)
+#else
+#define FAKE_ENTRIES_LIBRARY_(X)
 #endif
 
 typedef enum fake_entry_id {

@@ -304,6 +304,7 @@ typedef CUresult (*rules_call_fn)(const rules_args *a, rules_out *o);
     RULES_ROWS_12020_(R)                                                                   \
     RULES_ROWS_12030_(R)                                                                   \
     RULES_ROWS_12040_(R)                                                                   \
+    RULES_ROWS_LIBRARY_(R)                                                                 \
     RULES_ROWS_12050_(R)                                                                   \
     RULES_ROWS_12080_(R)                                                                   \
     RULES_ROWS_13000_(R)                                                                   \
@@ -371,6 +372,29 @@ typedef CUresult (*rules_call_fn)(const rules_args *a, rules_out *o);
     R(cuFuncGetParamInfo, 12040, H_FUNCTION, 0, NULL)
 #else
 #define RULES_ROWS_12040_(R)
+#endif
+/* Libraries and kernels: a library belongs to no context, so its rows are
+ * process-wide (H_NONE) but for the two calls that act in the current
+ * context. Each call loads its own library of the fixture's PTX and unloads
+ * it (rows.c). */
+#if CUDA_VERSION >= 12040
+#define RULES_ROWS_LIBRARY_(R)                                                             \
+    R(cuLibraryLoadData, 12000, H_NONE, 0, NULL)                                           \
+    R(cuLibraryLoadFromFile, 12000, H_NONE, 0, NULL)                                       \
+    R(cuLibraryUnload, 12000, H_NONE, 0, NULL)                                             \
+    R(cuLibraryGetKernel, 12000, H_NONE, 0, NULL)                                          \
+    R(cuLibraryGetKernelCount, 12040, H_NONE, 0, NULL)                                     \
+    R(cuLibraryEnumerateKernels, 12040, H_NONE, 0, NULL)                                   \
+    R(cuLibraryGetGlobal, 12000, H_CURRENT, 0, NULL)                                       \
+    R(cuLibraryGetManaged, 12000, H_NONE, 0, "the fixture's PTX has no managed variable")  \
+    R(cuLibraryGetUnifiedFunction, 12000, H_NONE, 0, "the fixture's PTX has none")         \
+    R(cuKernelGetFunction, 12000, H_CURRENT, 0, NULL)                                      \
+    R(cuKernelGetAttribute, 12000, H_NONE, 0, NULL)                                        \
+    R(cuKernelSetAttribute, 12000, H_NONE, 0, NULL)                                        \
+    R(cuKernelGetName, 12030, H_NONE, 0, NULL)                                             \
+    R(cuKernelGetParamInfo, 12040, H_NONE, 0, NULL)
+#else
+#define RULES_ROWS_LIBRARY_(R)
 #endif
 #if CUDA_VERSION >= 12050
 #define RULES_ROWS_12050_(R) R(cuStreamGetCtx, 12050, H_STREAM, 0, NULL)
