@@ -12,7 +12,9 @@
  * environment variable `env` when set and not empty (read with
  * secure_getenv: a setuid or setgid program ignores it, so whoever runs it
  * cannot make it load a library of their choosing), else each name of
- * `sonames` (NULL-terminated; newest first) in turn. On success *handle is
+ * `sonames` (NULL-terminated; newest first) in turn, on the loader's path,
+ * then in the toolkit's lib64 directory under $CUDA_HOME, $CUDA_PATH (both
+ * with secure_getenv) and /usr/local/cuda. On success *handle is
  * the library (RTLD_NOW | RTLD_LOCAL; never to be dlclose()d by callers that
  * keep pointers into it) and `tried` names the file that was loaded; on
  * failure *handle is NULL and `tried` says what was tried and why each

@@ -8,7 +8,8 @@
  * to load.
  *
  * NVRTC is loaded at run time, at the first compile: libnvrtc.so.13, else
- * libnvrtc.so.12, or the file that the environment variable
+ * libnvrtc.so.12 (on the loader's path, else in the lib64 directory of
+ * $CUDA_HOME, $CUDA_PATH or /usr/local/cuda), or the file that the environment variable
  * CUSCOPE_LIBNVRTC names (read with secure_getenv: ignored in setuid and
  * setgid programs), or the path cus_nvrtc_set_library sets. A program linked
  * against cuscope starts without it; a compile then fails with
