@@ -20,5 +20,6 @@
 #include "array.h"
 #include "vmm.h"
 #include "raw.h"
+#include "link.h"
 
 #endif
