@@ -137,6 +137,7 @@ typedef enum cus_fake_handle_kind {
      * last cuMemRelease (cuMemRetainAllocationHandle counts too) */
     CUS_FAKE_HANDLE_PHYSICAL_MEMORY,
     CUS_FAKE_HANDLE_VA_RESERVATION,   /* cuMemAddressReserve ranges, until cuMemAddressFree */
+    CUS_FAKE_HANDLE_LINK_STATE,       /* cuLinkCreate link states, until cuLinkDestroy */
     CUS_FAKE_HANDLE_KIND_COUNT_
 } cus_fake_handle_kind;
 
