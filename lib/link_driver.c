@@ -4,7 +4,8 @@
  * count on the others finding it through the state). The driver writes its
  * logs into the buffers given to cuLinkCreate during every later call, so
  * they live with the linker. The cubin cuLinkComplete returns is the link
- * state's: it is copied out, and the state destroyed at once. */
+ * state's: it is copied out; the state is destroyed with the linker (a
+ * failure there goes to the destroy handler, which only a release may use). */
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -112,13 +113,6 @@ static CUresult destroy_call(void *state)
     return cus_drv_.cuLinkDestroy_((CUlinkState)state);
 }
 
-static void drv_destroy_named(cus_linker *l, const char *function)
-{
-    void *state = l->handle;
-    l->handle = NULL;
-    cus_destroy_in_context_(l->ctx, function, "cuLinkDestroy", destroy_call, state,
-                            "a link state");
-}
 
 static cus_status drv_complete(cus_linker *l, const char *function)
 {
@@ -142,13 +136,15 @@ static cus_status drv_complete(cus_linker *l, const char *function)
         return cus_fail_(CUS_ERROR_OUT_OF_HOST_MEMORY, function, NULL, "copying the info log");
     l->cubin = cus_steal(&cubin);
     l->cubin_size = size;
-    drv_destroy_named(l, function);
     return CUS_SUCCESS;
 }
 
 static void drv_destroy(cus_linker *l)
 {
-    drv_destroy_named(l, "cus_linker_unref");
+    void *state = l->handle;
+    l->handle = NULL;
+    cus_destroy_in_context_(l->ctx, "cus_linker_unref", "cuLinkDestroy", destroy_call, state,
+                            "a link state");
 }
 
 const cus_link_ops_ cus_link_driver_ops_ = {

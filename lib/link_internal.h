@@ -9,7 +9,7 @@
 
 typedef enum cus_link_state_ {
     CUS_LINK_OPEN_ = 0, /* taking inputs */
-    CUS_LINK_COMPLETE_, /* cubin made, the backend's state freed */
+    CUS_LINK_COMPLETE_, /* cubin made */
     CUS_LINK_FAILED_,   /* an add or the completion failed */
 } cus_link_state_;
 
@@ -32,9 +32,9 @@ struct cus_linker {
 
 /* A backend. Each call runs under the linker's lock, records its failure
  * naming `function`, and (add, complete) leaves the backend's error log in
- * l->error_log. complete sets l->cubin, l->cubin_size and l->info_log and
- * frees the backend's state; destroy frees it if it is still there (a
- * failure goes to the destroy handler). */
+ * l->error_log. complete sets l->cubin, l->cubin_size and l->info_log;
+ * destroy frees the backend's state (a failure goes to the destroy
+ * handler). */
 typedef struct cus_link_ops_ {
     cus_link_backend backend;
     cus_status (*create)(cus_linker *l, const cus_link_options *o, const char *function);

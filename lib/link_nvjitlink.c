@@ -381,8 +381,7 @@ static cus_status nj_complete(cus_linker *l, const char *function)
                          "copying the info log (%zu bytes)", info_size);
     l->cubin = cus_steal(&cubin);
     l->cubin_size = size;
-    free_handle(l, function);
-    return CUS_SUCCESS;
+    return CUS_SUCCESS; /* the handle goes with the linker: only a release reports to the handler */
 }
 
 static void nj_destroy(cus_linker *l)

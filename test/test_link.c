@@ -205,9 +205,9 @@ static void test_driver_backend_links_ptx_on_the_fake(void **state)
     assert_ok(link_all(c, &o, in, 2, &l));
     assert_stack_unchanged(before);
     assert_int_equal(cus_linker_backend(l), CUS_LINK_BACKEND_DRIVER);
-    /* the link state is gone once the cubin is copied out */
-    assert_int_equal(cus_fake_live_handles(CUS_FAKE_HANDLE_LINK_STATE), 0);
-    assert_int_equal(cus_fake_calls_of("cuLinkDestroy"), 1);
+    /* the link state goes with the linker */
+    assert_int_equal(cus_fake_live_handles(CUS_FAKE_HANDLE_LINK_STATE), 1);
+    assert_int_equal(cus_fake_calls_of("cuLinkDestroy"), 0);
     assert_non_null(strstr(cus_linker_info_log(l), "link_scale"));
     cus_autoptr(cus_module) m = NULL;
     assert_ok(cus_linker_load(l, NULL, &m));
@@ -342,11 +342,11 @@ static void test_nvjitlink_calls_fail_in_turn(void **state)
     assert_status(cus_link_nvjitlink_version(NULL, NULL), CUDA_ERROR_UNKNOWN);
     /* destroy: the handler gets it; the link itself succeeded */
     unsigned long reports = env_destroyed.count;
-    cus_debug_fail_nvjitlink("nvJitLinkDestroy", 1);
     assert_ok(link_all(c, &o, in, 2, &l));
+    cus_debug_fail_nvjitlink("nvJitLinkDestroy", 1);
+    l = cus_linker_unref(l);
     assert_int_equal(env_destroyed.count, reports + 1);
     assert_string_equal(env_destroyed.last_driver_call, "nvJitLinkDestroy");
-    l = cus_linker_unref(l);
     cus_debug_fail_nvjitlink(NULL, 0);
 #endif
 }
@@ -374,12 +374,12 @@ static void test_cu_link_calls_fail_in_turn(void **state)
     /* cuLinkDestroy: the handler gets it, the link succeeded */
     unsigned long reports = env_destroyed.count;
     cus_linker *l = NULL;
-    assert_ok(cus_fake_fail_entry("cuLinkDestroy", 1, FAULT, false));
     assert_ok(link_all(c, &o, in, 2, &l));
+    assert_ok(cus_fake_fail_entry("cuLinkDestroy", 1, FAULT, false));
+    l = cus_linker_unref(l);
     cus_fake_clear_faults();
     assert_int_equal(env_destroyed.count, reports + 1);
     assert_string_equal(env_destroyed.last_driver_call, "cuLinkDestroy");
-    l = cus_linker_unref(l);
     /* the state whose destroy failed lives on, until its context goes */
     assert_int_equal(cus_fake_live_handles(CUS_FAKE_HANDLE_LINK_STATE), 1);
 #endif

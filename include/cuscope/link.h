@@ -127,7 +127,7 @@ CUS_API cus_status cus_linker_add_file(cus_linker *linker, cus_link_input type, 
 /* Links what was added into one cubin: *cubin (may be NULL) receives it and
  * *size (may be NULL) its length. The cubin is the linker's, borrowed: valid
  * as long as the linker, copy it to keep it longer (it is copied out of the
- * backend, whose state is freed at once). A second call returns the same
+ * backend's state, which the linker frees with itself). A second call returns the same
  * cubin. The info log is kept (cus_linker_info_log). Errors: the backend's
  * status (an unresolved symbol: CUDA_ERROR_UNKNOWN), with its error log in the
  * message; CUS_ERROR_INVALID_ARGUMENT for NULL or a failed linker;
