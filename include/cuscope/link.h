@@ -135,7 +135,9 @@ CUS_API cus_status cus_linker_add_file(cus_linker *linker, cus_link_input type, 
 CUS_API cus_status cus_linker_complete(cus_linker *linker, const void **cubin, size_t *size);
 
 /* Completes the link if it is not yet, and loads the cubin into the linker's
- * context (cus_module_load_data with jit, which may be NULL). *out receives a
+ * context (cus_module_load_data with jit, which may be NULL). The cubin is
+ * an ordinary image: a context-independent library (cuLibraryLoadData) can
+ * load it too, from cus_linker_complete's bytes. *out receives a
  * new reference. Errors: those of cus_linker_complete and
  * cus_module_load_data; CUS_ERROR_INVALID_ARGUMENT for a linker made without
  * a context. Thread-safe. */
