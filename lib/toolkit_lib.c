@@ -66,3 +66,11 @@ void *cus_toolkit_lib_open_(const char *override, const char *env, const char *c
                "not there either");
     return NULL;
 }
+
+const char *cus_toolkit_lib_resolve_(void *handle, const char *const *names, void **fns, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!(fns[i] = dlsym(handle, names[i])))
+            return names[i];
+    return NULL;
+}

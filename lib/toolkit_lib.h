@@ -24,4 +24,9 @@ CUS_HIDDEN void *cus_toolkit_lib_open_(const char *override, const char *env,
                                        const char *const *sonames, char *tried,
                                        size_t tried_size);
 
+/* dlsym()s names[i] into fns[i] for i < n; returns the first name missing
+ * (fns then partly written: unusable), or NULL on success. */
+CUS_HIDDEN const char *cus_toolkit_lib_resolve_(void *handle, const char *const *names,
+                                                void **fns, size_t n);
+
 #endif

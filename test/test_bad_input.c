@@ -1250,6 +1250,63 @@ static int nc_cus_buffer_wrap(void)
 {
     return cus_buffer_wrap(NULL, 1, 1, NULL);
 }
+/* link.h */
+static int nc_cus_linker_create(void)
+{
+    return cus_linker_create(NULL, NULL, NULL);
+}
+static int nc_cus_linker_ref(void)
+{
+    return (cus_linker_ref(NULL), 0);
+}
+static int nc_cus_linker_unref(void)
+{
+    return (cus_linker_unref(NULL), 0);
+}
+static int nc_cus_linker_add_data(void)
+{
+    return cus_linker_add_data(NULL, CUS_LINK_INPUT_PTX, NULL, 1, NULL);
+}
+static int nc_cus_linker_add_file(void)
+{
+    return cus_linker_add_file(NULL, CUS_LINK_INPUT_PTX, NULL);
+}
+static int nc_cus_linker_complete(void)
+{
+    return cus_linker_complete(NULL, NULL, NULL);
+}
+static int nc_cus_linker_load(void)
+{
+    return cus_linker_load(NULL, NULL, NULL);
+}
+static int nc_cus_linker_error_log(void)
+{
+    return (int)strlen(cus_linker_error_log(NULL));
+}
+static int nc_cus_linker_info_log(void)
+{
+    return (int)strlen(cus_linker_info_log(NULL));
+}
+static int nc_cus_linker_backend(void)
+{
+    return (int)cus_linker_backend(NULL);
+}
+static int nc_cus_linker_context(void)
+{
+    return (cus_linker_context(NULL), 0);
+}
+static int nc_cus_link_set_nvjitlink_library(void)
+{
+    return cus_link_set_nvjitlink_library(NULL);
+}
+static int nc_cus_link_nvjitlink_version(void)
+{
+    return cus_link_nvjitlink_version(NULL, NULL);
+}
+static int nc_cus_debug_fail_nvjitlink(void)
+{
+    return (cus_debug_fail_nvjitlink(NULL, 0), 0);
+}
 static int nc_cus_driver_mem_free(void)
 {
     return cus_driver_mem_free(0);
@@ -1613,6 +1670,20 @@ static const null_entry null_entries[] = {
     {"vmm.h", "cus_growable_max", nc_cus_growable_max, 0, 0, "returns 0"},
     {"vmm.h", "cus_growable_reservation", nc_cus_growable_reservation, 0, 0, "returns NULL"},
     {"memory.h", "cus_buffer_wrap", nc_cus_buffer_wrap, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"link.h", "cus_linker_create", nc_cus_linker_create, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"link.h", "cus_linker_ref", nc_cus_linker_ref, 0, 0, "returns NULL"},
+    {"link.h", "cus_linker_unref", nc_cus_linker_unref, 0, 0, "returns NULL"},
+    {"link.h", "cus_linker_add_data", nc_cus_linker_add_data, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"link.h", "cus_linker_add_file", nc_cus_linker_add_file, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"link.h", "cus_linker_complete", nc_cus_linker_complete, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"link.h", "cus_linker_load", nc_cus_linker_load, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"link.h", "cus_linker_error_log", nc_cus_linker_error_log, 0, 0, "returns \"\""},
+    {"link.h", "cus_linker_info_log", nc_cus_linker_info_log, 0, 0, "returns \"\""},
+    {"link.h", "cus_linker_backend", nc_cus_linker_backend, 0, 0, "returns CUS_LINK_BACKEND_AUTO"},
+    {"link.h", "cus_linker_context", nc_cus_linker_context, 0, 0, "returns NULL"},
+    {"link.h", "cus_link_set_nvjitlink_library", nc_cus_link_set_nvjitlink_library, 0, 0, "NULL: back to CUSCOPE_LIBNVJITLINK, then the soname"},
+    {"link.h", "cus_link_nvjitlink_version", nc_cus_link_nvjitlink_version, 0, E_SKIP, "both may be NULL; the outcome depends on nvJitLink being installed (test_link.c)"},
+    {"link.h", "cus_debug_fail_nvjitlink", nc_cus_debug_fail_nvjitlink, 0, 0, "NULL disarms"},
     {"raw.h", "cus_driver_mem_free", nc_cus_driver_mem_free, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
     {"raw.h", "cus_driver_mem_release", nc_cus_driver_mem_release, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
     {"raw.h", "cus_raw_mem_free", nc_cus_raw_mem_free, 0, 0, "ignores 0"},

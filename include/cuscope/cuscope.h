@@ -22,5 +22,6 @@
 #include "vmm.h"
 #include "raw.h"
 #include "program.h"
+#include "link.h"
 
 #endif

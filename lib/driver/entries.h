@@ -107,6 +107,11 @@
     X(cuModuleEnumerateFunctions, cuModuleEnumerateFunctions, 12040, OPTIONAL) \
     X(cuFuncGetName, cuFuncGetName, 12030, OPTIONAL)                           \
     X(cuFuncGetParamInfo, cuFuncGetParamInfo, 12040, OPTIONAL)                 \
+    X(cuLinkCreate, cuLinkCreate, 6050, OPTIONAL)                              \
+    X(cuLinkAddData, cuLinkAddData, 6050, OPTIONAL)                            \
+    X(cuLinkAddFile, cuLinkAddFile, 6050, OPTIONAL)                            \
+    X(cuLinkComplete, cuLinkComplete, 5050, OPTIONAL)                          \
+    X(cuLinkDestroy, cuLinkDestroy, 5050, OPTIONAL)                            \
     X(cuFuncGetAttribute, cuFuncGetAttribute, 2020, REQUIRED)                  \
     X(cuFuncSetAttribute, cuFuncSetAttribute, 9000, REQUIRED)                  \
     X(cuFuncSetCacheConfig, cuFuncSetCacheConfig, 3000, REQUIRED)              \

@@ -184,6 +184,7 @@ enum { FAKE_UNCOUNTED = 1, FAKE_BEFORE_INIT = 2, FAKE_CAPTURE_UNSAFE = 4 };
     X(cuSurfObjectCreate, 5000, cuSurfObjectCreate, 0)                               \
     X(cuSurfObjectDestroy, 5000, cuSurfObjectDestroy, 0)                             \
     FAKE_ENTRIES_VMM_(X)                                                              \
+    FAKE_ENTRIES_LINK_(X)                                                             \
     FAKE_ENTRIES_12020_(X)                                                            \
     FAKE_ENTRIES_12030_(X)                                                            \
     FAKE_ENTRIES_12040_(X)                                                            \
@@ -224,6 +225,14 @@ enum { FAKE_UNCOUNTED = 1, FAKE_BEFORE_INIT = 2, FAKE_CAPTURE_UNSAFE = 4 };
     X(cuMemExportToShareableHandle, 10020, cuMemExportToShareableHandle, 0)    \
     X(cuMemImportFromShareableHandle, 10020, cuMemImportFromShareableHandle, 0) \
     X(cuMemRetainAllocationHandle, 11000, cuMemRetainAllocationHandle, 0)
+
+/* JIT linking (fake_link.c). */
+#define FAKE_ENTRIES_LINK_(X)                                                  \
+    X(cuLinkCreate, 6050, cuLinkCreate, 0)                                     \
+    X(cuLinkAddData, 6050, cuLinkAddData, 0)                                   \
+    X(cuLinkAddFile, 6050, cuLinkAddFile, 0)                                   \
+    X(cuLinkComplete, 5050, cuLinkComplete, 0)                                 \
+    X(cuLinkDestroy, 5050, cuLinkDestroy, 0)
 
 /* Newer variants with a changed signature, listed so that a caller asking at
  * a newer version gets the signature it expects; only with headers that

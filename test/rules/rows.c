@@ -1139,6 +1139,81 @@ CALL_OUT(cuCtxGetDevice, 13000, CUdevice, &out, a->ctx)
 CALL_ON(cuCtxSynchronize, 13000, a->ctx)
 #endif
 
+/* --- JIT linking: each call but cuLinkCreate makes its state in A -------------------------- */
+
+CALL(cuLinkCreate, 6050)
+{
+    CUlinkState s = NULL;
+    CUresult r = drv.cuLinkCreate_6050(0, NULL, NULL, &s);
+    if (r == CUDA_SUCCESS)
+        (void)drv.cuLinkDestroy_5050(s);
+    return r;
+}
+
+/* A link state made with A pushed, the thread's stack as it was after. */
+static CUresult link_state_in_a(const rules_args *a, CUlinkState *s)
+{
+    CUresult r = drv.cuCtxPushCurrent_4000(a->ctx);
+    if (r != CUDA_SUCCESS)
+        return r;
+    r = drv.cuLinkCreate_6050(0, NULL, NULL, s);
+    CUcontext popped;
+    (void)drv.cuCtxPopCurrent_4000(&popped);
+    return r;
+}
+
+static CUresult link_add_ptx(const rules_args *a, CUlinkState s)
+{
+    return drv.cuLinkAddData_6050(s, CU_JIT_INPUT_PTX, (void *)(uintptr_t)a->ptx,
+                                  strlen(a->ptx) + 1, "rules.ptx", 0, NULL, NULL);
+}
+
+CALL(cuLinkAddData, 6050)
+{
+    CUlinkState s = NULL;
+    CUresult r = link_state_in_a(a, &s);
+    if (r != CUDA_SUCCESS)
+        return r;
+    r = link_add_ptx(a, s);
+    (void)drv.cuLinkDestroy_5050(s);
+    return r;
+}
+
+CALL(cuLinkAddFile, 6050)
+{
+    CUlinkState s = NULL;
+    CUresult r = link_state_in_a(a, &s);
+    if (r != CUDA_SUCCESS)
+        return r;
+    r = drv.cuLinkAddFile_6050(s, CU_JIT_INPUT_PTX, a->ptx_path, 0, NULL, NULL);
+    (void)drv.cuLinkDestroy_5050(s);
+    return r;
+}
+
+CALL(cuLinkComplete, 5050)
+{
+    CUlinkState s = NULL;
+    CUresult r = link_state_in_a(a, &s);
+    if (r != CUDA_SUCCESS)
+        return r;
+    void *cubin;
+    size_t size;
+    r = link_add_ptx(a, s);
+    if (r == CUDA_SUCCESS)
+        r = drv.cuLinkComplete_5050(s, &cubin, &size);
+    (void)drv.cuLinkDestroy_5050(s);
+    return r;
+}
+
+CALL(cuLinkDestroy, 5050)
+{
+    CUlinkState s = NULL;
+    CUresult r = link_state_in_a(a, &s);
+    if (r != CUDA_SUCCESS)
+        return r;
+    return drv.cuLinkDestroy_5050(s);
+}
+
 /* --- the table ----------------------------------------------------------------------------------- */
 
 const rules_row rules_rows[] = {

@@ -308,7 +308,8 @@ typedef CUresult (*rules_call_fn)(const rules_args *a, rules_out *o);
     RULES_ROWS_12050_(R)                                                                   \
     RULES_ROWS_12080_(R)                                                                   \
     RULES_ROWS_13000_(R)                                                                   \
-    RULES_ROWS_VMM_(R)
+    RULES_ROWS_VMM_(R)                                                                     \
+    RULES_ROWS_LINK_(R)
 
 /* Memory pools: the pool calls make their own pool (created, or the device's
  * default one) and release it, so they take the device's columns;
@@ -334,6 +335,19 @@ typedef CUresult (*rules_call_fn)(const rules_args *a, rules_out *o);
 
 /* The newer variants and entry points, with the headers that declare them (as
  * FAKE_ENTRIES has them). */
+/* JIT linking: no fixture handle. cuLinkCreate links for the current
+ * context (H_CURRENT's columns); the other calls make their own link state in
+ * A (A pushed around cuLinkCreate, then popped: the column's state is back
+ * for the call), so their cells compare the call with the state's context
+ * current, not, or another; where A cannot be pushed (destroyed) or makes no
+ * state (poisoned), the cell is that failure (rows.c). */
+#define RULES_ROWS_LINK_(R)                                                                \
+    R(cuLinkCreate, 6050, H_CURRENT, 0, NULL)                                              \
+    R(cuLinkAddData, 6050, H_CURRENT, 0, NULL)                                             \
+    R(cuLinkAddFile, 6050, H_CURRENT, 0, NULL)                                             \
+    R(cuLinkComplete, 5050, H_CURRENT, 0, NULL)                                            \
+    R(cuLinkDestroy, 5050, H_CURRENT, 0, NULL)
+
 /* Virtual memory management: no fixture handle; each call makes what it
  * needs and frees it (rows.c), so that the cells compare the context rules
  * of the call alone. */
