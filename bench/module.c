@@ -362,6 +362,8 @@ int main(int argc, char **argv)
     snprintf(basis, sizeof basis, "over single calls (%s, reading included)", bench_clock_name());
     bench_report_section(rep, "first lookup of a name (the load and unload around it untimed)",
                          "ns per lookup", basis, "median", "p99");
+    bench_report_note(rep, "first lookups: in brackets, the per-round ratio of whole blocks, "
+                           "which include the untimed loads and unloads");
     rows_calls(rep, "raw_first_function", &first[0], NULL);
     rows_calls(rep, "cus_first_function", &first[1], &first[0]);
     if (libraries) {
