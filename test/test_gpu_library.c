@@ -149,6 +149,8 @@ static void test_saxpy_as_module_and_library(void **state)
         cus_status st = cus_library_load_data(forms[f].data, forms[f].size, NULL, NULL, &lib);
         if (st == CUS_ERROR_NOT_SUPPORTED) {
             printf("the driver has no libraries (12.0+): %s\n", cus_last_error_message());
+            fn = cus_function_unref(fn); /* skip() jumps past the autoptrs */
+            m = cus_module_unref(m);
             skip();
         }
         if (st || cus_library_get_kernel(lib, "saxpy", &k))
