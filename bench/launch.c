@@ -10,6 +10,10 @@
  *                with sizes (checked) and without (sizes = NULL, unchecked),
  *                against a raw launch over the same array: the difference
  *                between the two is the argument check's cost.
+ *                And the library kernel: kernels/empty.cu loaded as a
+ *                library too (cuscope/library.h), cus_launch of its
+ *                cus_kernel against cuLaunchKernel of its CUkernel (cast to
+ *                CUfunction, as the driver allows), 0 arguments.
  *   single:      the same launches, each timed on its own with the cheap
  *                clock (median and p99 over single calls).
  *   slow path:   another context on top, so the launch pushes the
@@ -55,6 +59,8 @@ typedef struct launch_arg {
     cus_stream *stream;
     CUstream hs;
     CUcontext ha; /* the functions' context */
+    cus_kernel *k0; /* empty as a library kernel; NULL without libraries */
+    CUfunction hk0; /* its CUkernel, cast */
     /* empty16's arguments, and a prebuilt array over them for the
      * cus_function_launch rows */
     char c0, c8;
@@ -192,6 +198,23 @@ static BENCH_NOINLINE int loop_cus_fl16_unchecked(void *p, int iters, uint64_t *
     BENCH_LOOP(iters, ticks,
                bad |= cus_function_launch(c->fn16, CUS_DIM3(1, 1, 1), CUS_DIM3(1, 1, 1), 0,
                                           c->stream, 16, c->args16, NULL));
+    return bad;
+}
+
+/* A library's kernel: the CUkernel cast to CUfunction on the raw side. */
+static BENCH_NOINLINE int loop_raw_kernel0(void *p, int iters, uint64_t *ticks)
+{
+    launch_arg *c = p;
+    int bad = 0;
+    BENCH_LOOP(iters, ticks, bad |= (int)RAW_LAUNCH(c, c->hk0, NULL));
+    return bad;
+}
+
+static BENCH_NOINLINE int loop_cus_kernel0(void *p, int iters, uint64_t *ticks)
+{
+    launch_arg *c = p;
+    int bad = 0;
+    BENCH_LOOP(iters, ticks, bad |= cus_launch(c->k0, 1, 1, 0, c->stream));
     return bad;
 }
 
@@ -371,6 +394,18 @@ int main(int argc, char **argv)
     c.hs = cus_stream_handle(stream);
     c.ha = cus_context_handle(a);
     prebuild16(&c);
+    /* The same image as a library, where the driver has libraries (12.0+). */
+    cus_autoptr(cus_library) lib = NULL;
+    cus_autoptr(cus_kernel) k0 = NULL;
+    if (cus_driver_has("cuLibraryLoadData")) {
+        if (cus_library_load_data(cusk_empty.fatbin, cusk_empty.fatbin_size, NULL, NULL, &lib) &&
+            cus_library_load_data(cusk_empty.ptx, cusk_empty.ptx_size + 1, NULL, NULL, &lib))
+            return bench_fail(&env, "loading kernels/empty.cu as a library");
+        if (cus_library_get_kernel(lib, "empty", &k0))
+            return bench_fail(&env, "cus_library_get_kernel");
+        c.k0 = k0;
+        c.hk0 = (CUfunction)cus_kernel_handle(k0);
+    }
 
     const int blocks = opt.blocks ? opt.blocks : opt.quick ? 4 : 200;
     const int iters = opt.iters ? opt.iters : opt.quick ? 50 : 1000;
@@ -405,8 +440,13 @@ int main(int argc, char **argv)
          .arg = &c},
         {.label = "cus_function_launch, 16, sizes=NULL (unchecked)",
          .body = loop_cus_fl16_unchecked, .arg = &c},
+        /* the library kernel rows: last, so that they go only where the
+         * driver has libraries */
+        {.label = "raw cuLaunchKernel of a CUkernel, 0 args", .body = loop_raw_kernel0, .arg = &c},
+        {.label = "cus_launch of a library kernel, 0 args", .body = loop_cus_kernel0, .arg = &c},
     };
-    enum { NSUB = sizeof sub / sizeof sub[0] };
+    /* without libraries, the two library kernel rows are left out */
+    const int NSUB = (int)(sizeof sub / sizeof sub[0]) - (c.k0 ? 0 : 2);
     bench_run run1 = {.blocks = blocks, .iters = iters, .between = sync_stream, .between_arg = &c};
     if (bench_run_variants(&run1, sub, NSUB))
         return 1;
@@ -425,6 +465,12 @@ int main(int argc, char **argv)
     rows_blocks(rep, "raw_16_prebuilt", &sub[6], NULL);
     rows_blocks(rep, "cus_function_launch_16_checked", &sub[7], &sub[6]);
     rows_blocks(rep, "cus_function_launch_16_unchecked", &sub[8], &sub[6]);
+    if (c.k0) {
+        rows_blocks(rep, "raw_kernel_0", &sub[9], NULL);
+        rows_blocks(rep, "cus_kernel_0", &sub[10], &sub[9]);
+    } else {
+        bench_report_note(rep, "library kernel rows left out: the driver has no libraries (12.0+)");
+    }
     {
         double ck = bench_stats_of(sub[7].block_ns, blocks).median;
         double un = bench_stats_of(sub[8].block_ns, blocks).median;
@@ -507,7 +553,9 @@ int main(int argc, char **argv)
         {.label = "cus_function_max_active_blocks, context not current",
          .body = loop_cus_occupancy, .arg = &c},
     };
-    bad = bench_run_variants(&run_occ, occ_sw, 2);
+    /* a run of its own: a run's between_ns is its last bench_run_variants' */
+    bench_run run_occ_sw = {.blocks = blocks, .iters = iters};
+    bad = bench_run_variants(&run_occ_sw, occ_sw, 2);
     cus_context_pop(NULL);
     if (bad)
         return 1;
@@ -519,7 +567,7 @@ int main(int argc, char **argv)
     rows_blocks(rep, "raw_occupancy_switched", &occ_sw[0], NULL);
     rows_blocks(rep, "cus_occupancy_switched", &occ_sw[1], &occ_sw[0]);
     bench_run_free(&run_occ, occ, 2);
-    bench_run_free(&run_occ, occ_sw, 2);
+    bench_run_free(&run_occ_sw, occ_sw, 2);
 
     /* 4. round trip */
     bench_variant rt[] = {

@@ -543,6 +543,23 @@ CUS_API cus_status cus_program_load(const cus_program *program, cus_context *ctx
                     program->name);
 }
 
+CUS_API cus_status cus_program_load_library(const cus_program *program,
+                                            const cus_jit_options *jit, cus_library **out)
+{
+    CUS_API_ENTER();
+    CUS_CHECK_ARG(program && out);
+    const cus_rtc_output_ *o = output_of(program);
+    CHECK_COMPILED(program, o);
+    if (o->cubin)
+        return cus_library_load_data(o->cubin, o->cubin_size, jit, NULL, out);
+    if (o->ptx)
+        return cus_library_load_data(o->ptx, o->ptx_size, jit, NULL, out);
+    return CUS_FAIL(CUS_ERROR_INVALID_ARGUMENT, NULL,
+                    "invalid argument: \"%s\" was compiled to LTO-IR only, which must be linked "
+                    "(with nvJitLink) before it can be loaded",
+                    program->name);
+}
+
 CUS_API cus_status cus_program_get_function(const cus_program *program, cus_module *module,
                                             const char *name, cus_function **out)
 {

@@ -1364,6 +1364,10 @@ static int nc_cus_program_load(void)
 {
     return cus_program_load(NULL, NULL, NULL, NULL);
 }
+static int nc_cus_program_load_library(void)
+{
+    return cus_program_load_library(NULL, NULL, NULL);
+}
 static int nc_cus_program_get_function(void)
 {
     return cus_program_get_function(NULL, NULL, NULL, NULL);
@@ -1698,6 +1702,7 @@ static const null_entry null_entries[] = {
     {"program.h", "cus_program_code", nc_cus_program_code, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
     {"program.h", "cus_program_lowered_name", nc_cus_program_lowered_name, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
     {"program.h", "cus_program_load", nc_cus_program_load, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"program.h", "cus_program_load_library", nc_cus_program_load_library, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
     {"program.h", "cus_program_get_function", nc_cus_program_get_function, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
     {"program.h", "cus_program_cache_get_stats", nc_cus_program_cache_get_stats, 0, 0, "ignores NULL"},
     {"program.h", "cus_program_cache_clear", NULL, 0, E_SKIP, "no pointer parameter"},

@@ -203,6 +203,75 @@ static void test_compile_load_launch_on_fake(void **state)
     c = cus_context_unref(c);
 }
 
+/* cus_program_load_library: the PTX (the cubin when there is one) as a
+ * library, whose kernel runs on the fake; the bad inputs leave *out alone. */
+static void test_load_library(void **state)
+{
+    (void)state;
+    cus_library *lib = SENTINEL_PTR(lib);
+    cus_program *p = NULL;
+    assert_ok(cus_program_create(scale_src, NULL, NULL, 0, &p));
+    assert_status(cus_program_load_library(p, NULL, &lib), CUS_ERROR_INVALID_ARGUMENT);
+    assert_contains(cus_last_error_message(), "has not been compiled");
+    assert_status(cus_program_load_library(NULL, NULL, &lib), CUS_ERROR_INVALID_ARGUMENT);
+    assert_status(cus_program_load_library(p, NULL, NULL), CUS_ERROR_INVALID_ARGUMENT);
+    assert_ptr_equal(lib, SENTINEL_PTR(lib));
+    p = cus_program_unref(p);
+
+    cus_program_options o = {.arch = 90, .no_cache = true};
+    p = compiled(scale_src, &o);
+    lib = NULL;
+    assert_ok(cus_init());
+    unsigned long calls = cus_fake_call_count();
+    assert_ok(cus_program_load_library(p, NULL, &lib)); /* no context current */
+    assert_calls_since(calls, "cuLibraryLoadData");
+    assert_int_equal(cus_library_format(lib), CUS_IMAGE_PTX);
+    p = cus_program_unref(p); /* the library does not need it */
+    cus_kernel *k = NULL;
+    assert_ok(cus_library_get_kernel(lib, "scale", &k));
+    lib = cus_library_unref(lib); /* the kernel keeps it */
+    assert_ok(cus_fake_register_kernel("scale", scale_on_host, NULL));
+    cus_context *c = new_ctx();
+    cus_stream *s = new_stream(c, 0);
+    float x[8];
+    for (int i = 0; i < 8; i++)
+        x[i] = (float)i;
+    cus_buffer *b = NULL;
+    assert_ok(cus_buffer_alloc(c, sizeof x, &b));
+    assert_ok(cus_copy_to_device(b, 0, x, sizeof x));
+    assert_ok(cus_launch(k, 1, 8, 0, s, b, 3.0f, 8u));
+    assert_ok(cus_stream_synchronize(s));
+    assert_ok(cus_copy_to_host(x, b, 0, sizeof x));
+    for (int i = 0; i < 8; i++)
+        assert_true(x[i] == 3.0f * (float)i);
+    b = cus_buffer_unref(b);
+    s = cus_stream_unref(s);
+    k = cus_kernel_unref(k);
+    c = cus_context_unref(c);
+
+    /* a cubin is loaded as such; LTO-IR alone is refused */
+    o.target = CUS_PROGRAM_CUBIN;
+    p = compiled(scale_src, &o);
+    assert_ok(cus_program_load_library(p, NULL, &lib));
+    assert_int_equal(cus_library_format(lib), CUS_IMAGE_CUBIN);
+    lib = cus_library_unref(lib);
+    p = cus_program_unref(p);
+    o.target = CUS_PROGRAM_LTOIR;
+    p = compiled(scale_src, &o);
+    lib = SENTINEL_PTR(lib);
+    assert_status(cus_program_load_library(p, NULL, &lib), CUS_ERROR_INVALID_ARGUMENT);
+    assert_contains(cus_last_error_message(), "LTO-IR");
+    assert_ptr_equal(lib, SENTINEL_PTR(lib));
+    p = cus_program_unref(p);
+
+    /* the driver's failure is the load's */
+    p = compiled(scale_src, &(cus_program_options){.arch = 90, .no_cache = true});
+    assert_ok(cus_fake_fail_entry("cuLibraryLoadData", 1, CUDA_ERROR_OUT_OF_MEMORY, false));
+    assert_status(cus_program_load_library(p, NULL, &lib), CUDA_ERROR_OUT_OF_MEMORY);
+    assert_ptr_equal(lib, SENTINEL_PTR(lib));
+    p = cus_program_unref(p);
+}
+
 static void test_default_arch_device_0(void **state)
 {
     (void)state;
@@ -691,6 +760,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         ENV_TEST(test_compile_load_launch_on_fake),
         ENV_TEST(test_default_arch_device_0),
+        ENV_TEST(test_load_library),
         ENV_TEST(test_cubin_and_ltoir),
         ENV_TEST(test_name_expressions),
         ENV_TEST(test_compile_error_log_in_message),

@@ -40,7 +40,7 @@ int main(void)
     static const scenario *const lists[] = {context_scenarios, stream_scenarios,
                                                 module_scenarios, graph_scenarios,
                                                 multi_scenarios, pool_scenarios,
-                                                vmm_scenarios};
+                                                vmm_scenarios, library_scenarios};
     for (size_t l = 0; l < sizeof lists / sizeof lists[0]; l++) {
         for (const scenario *s = lists[l]; s->name && n < 128; s++, n++) {
             int devices = lists[l] == multi_scenarios ? multi_fake_devices(s) : 0;

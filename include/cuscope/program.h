@@ -53,6 +53,7 @@
 
 #include "context.h"
 #include "function.h"
+#include "library.h"
 #include "module.h"
 #include "object.h"
 #include "status.h"
@@ -172,6 +173,18 @@ CUS_API cus_status cus_program_lowered_name(const cus_program *program, const ch
  *  only, which must be linked first), and cus_module_load_data's. */
 CUS_API cus_status cus_program_load(const cus_program *program, cus_context *ctx,
                                     const cus_jit_options *jit, cus_module **out);
+
+/** Loads the compiled output as a library (cus_library_load_data, no
+ *  context needed): the cubin when there is one, else the PTX; jit as there
+ *  (may be NULL), no library options. *out receives a new reference to the
+ *  library, which does not hold the program; look kernels up with
+ *  cus_library_get_kernel (by the lowered name for a name expression: see
+ *  cus_program_lowered_name). Errors: CUS_ERROR_INVALID_ARGUMENT (NULL, no
+ *  successful compile yet, or LTO-IR only, which must be linked first), and
+ *  cus_library_load_data's (CUS_ERROR_NOT_SUPPORTED before a 12.0 driver).
+ *  Thread-safe. */
+CUS_API cus_status cus_program_load_library(const cus_program *program,
+                                            const cus_jit_options *jit, cus_library **out);
 
 /* The kernel of module named by `name`: a name expression given to the
  *  program's compile (its lowered name is looked up), else the name as it

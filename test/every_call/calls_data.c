@@ -382,6 +382,112 @@ static cus_status c_library_get_global(world *w)
     EC_RETURN_OUT(cus_library_get_global(lib, w->ctx, "counter", &p, &n), p != 0 && n == 4);
 }
 
+/* A library of its own, and its kernel `add`, for the rows below. */
+static cus_status ec_library_kernel(cus_library **lib, cus_kernel **k)
+{
+    CUS_TRY(cus_library_load_data(every_call_ptx, every_call_ptx_size, NULL, NULL, lib));
+    return k ? cus_library_get_kernel(*lib, "add", k) : CUS_SUCCESS;
+}
+
+static cus_status c_library_load_file(world *w)
+{
+    (void)w;
+    char path[] = "/tmp/cuscope-every-call-lib-XXXXXX";
+    int fd = mkstemp(path);
+    if (fd < 0)
+        return CUS_ERROR_INVALID_ARGUMENT;
+    size_t n = every_call_ptx_size - 1;
+    bool written = write(fd, every_call_ptx, n) == (ssize_t)n;
+    if (close(fd) != 0)
+        written = false;
+    if (!written) {
+        unlink(path);
+        return CUS_ERROR_INVALID_ARGUMENT;
+    }
+    cus_autoptr(cus_library) lib = NULL;
+    cus_status st = cus_library_load_file(path, NULL, &lib);
+    unlink(path);
+    EC_RETURN_OUT(st, lib != NULL);
+}
+
+static cus_status c_library_kernel_count(world *w)
+{
+    (void)w;
+    cus_autoptr(cus_library) lib = NULL;
+    CUS_TRY(ec_library_kernel(&lib, NULL));
+    unsigned int n = 0;
+    EC_RETURN_OUT(cus_library_kernel_count(lib, &n), n == 2);
+}
+
+static cus_status c_library_kernel_names(world *w)
+{
+    (void)w;
+    cus_autoptr(cus_library) lib = NULL;
+    CUS_TRY(ec_library_kernel(&lib, NULL));
+    const char *names[4] = {NULL};
+    unsigned int n = 0;
+    EC_RETURN_OUT(cus_library_kernel_names(lib, names, 4, &n), n == 2 && names[0] && names[1]);
+}
+
+/* The fake's images have no __managed__ variable and no unified function
+ * (lib/fake/fake_library.c): the driver's CUDA_ERROR_NOT_FOUND is the
+ * answer of a call that worked; an injected fault (CUDA_ERROR_UNKNOWN) is
+ * still passed on. */
+static cus_status ec_not_found_is_an_answer(cus_status st)
+{
+    return st == CUDA_ERROR_NOT_FOUND && cus_last_status() == CUDA_ERROR_NOT_FOUND ? CUS_SUCCESS
+                                                                                  : st;
+}
+
+static cus_status c_library_get_managed(world *w)
+{
+    (void)w;
+    cus_autoptr(cus_library) lib = NULL;
+    CUS_TRY(ec_library_kernel(&lib, NULL));
+    CUdeviceptr p = 0;
+    size_t n = 0;
+    return ec_not_found_is_an_answer(cus_library_get_managed(lib, "counter", &p, &n));
+}
+
+static cus_status c_library_get_unified_function(world *w)
+{
+    (void)w;
+    cus_autoptr(cus_library) lib = NULL;
+    CUS_TRY(ec_library_kernel(&lib, NULL));
+    void *fp = NULL;
+    return ec_not_found_is_an_answer(cus_library_get_unified_function(lib, "add", &fp));
+}
+
+static cus_status c_kernel_param_info(world *w)
+{
+    (void)w;
+    cus_autoptr(cus_library) lib = NULL;
+    cus_autoptr(cus_kernel) k = NULL;
+    CUS_TRY(ec_library_kernel(&lib, &k));
+    size_t off = 0, size = 0;
+    EC_RETURN_OUT(cus_kernel_param_info(k, 1, &off, &size), off == 8 && size == 4);
+}
+
+static cus_status c_kernel_attribute(world *w)
+{
+    cus_autoptr(cus_library) lib = NULL;
+    cus_autoptr(cus_kernel) k = NULL;
+    CUS_TRY(ec_library_kernel(&lib, &k));
+    int v = 0;
+    EC_RETURN_OUT(cus_kernel_attribute(k, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
+                                       cus_context_device(w->ctx), &v),
+                  v > 0);
+}
+
+static cus_status c_kernel_set_attribute(world *w)
+{
+    cus_autoptr(cus_library) lib = NULL;
+    cus_autoptr(cus_kernel) k = NULL;
+    CUS_TRY(ec_library_kernel(&lib, &k));
+    return cus_kernel_set_attribute(k, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 1024,
+                                    cus_context_device(w->ctx));
+}
+
 /* --- module.h --------------------------------------------------------------------------------- */
 
 static cus_status c_module_load_data(world *w)
@@ -1268,6 +1374,27 @@ const every_call every_calls_data[] = {
     {"cus_library_get_global", c_library_get_global, EC_SKIP_REFUSALS,
      "the entry loads a library of its own first (no context, no refusal of a poisoned one); "
      "the poisoned refusal itself: test_library.c", NULL},
+    {"cus_library_load_file", c_library_load_file, EC_NOT_POISONED | EC_NO_OWN_SWITCH,
+     EC_LIBRARY_NOTE, NULL},
+    {"cus_library_kernel_count", c_library_kernel_count, EC_NOT_POISONED | EC_NO_OWN_SWITCH,
+     EC_LIBRARY_NOTE, NULL},
+    {"cus_library_kernel_names", c_library_kernel_names, EC_NOT_POISONED | EC_NO_OWN_SWITCH,
+     EC_LIBRARY_NOTE, NULL},
+    {"cus_library_get_managed", c_library_get_managed, EC_NOT_POISONED | EC_NO_OWN_SWITCH,
+     EC_LIBRARY_NOTE "; the fake's CUDA_ERROR_NOT_FOUND (no __managed__ variables) is the "
+     "answer", NULL},
+    {"cus_library_get_unified_function", c_library_get_unified_function,
+     EC_NOT_POISONED | EC_NO_OWN_SWITCH,
+     EC_LIBRARY_NOTE "; the fake's CUDA_ERROR_NOT_FOUND (no unified functions) is the answer",
+     NULL},
+    {"cus_kernel_param_info", c_kernel_param_info,
+     EC_NOT_POISONED | EC_SKIP_REFUSALS | EC_NO_OWN_SWITCH,
+     "reads the layout cached at the lookup: no driver call, allowed in a host function "
+     "(library.h); the entry's own load is what the host-function and fault modes see", NULL},
+    {"cus_kernel_attribute", c_kernel_attribute, EC_NOT_POISONED | EC_NO_OWN_SWITCH,
+     EC_LIBRARY_NOTE, NULL},
+    {"cus_kernel_set_attribute", c_kernel_set_attribute, EC_NOT_POISONED | EC_NO_OWN_SWITCH,
+     EC_LIBRARY_NOTE, NULL},
     {"cus_module_load_data", c_module_load_data, 0, NULL, NULL},
     {"cus_module_load_data (JIT options, size 0)", c_module_load_data_jit, 0, NULL, NULL},
     {"cus_module_load_file", c_module_load_file, 0, NULL, NULL},

@@ -60,6 +60,15 @@ static cus_status c_program_load(world *w)
     EC_RETURN_OUT(cus_program_load(p, w->ctx, NULL, &m), m != NULL);
 }
 
+static cus_status c_program_load_library(world *w)
+{
+    (void)w;
+    cus_autoptr(cus_program) p = NULL;
+    CUS_TRY(compile(&p));
+    cus_autoptr(cus_library) lib = NULL;
+    EC_RETURN_OUT(cus_program_load_library(p, NULL, &lib), lib != NULL);
+}
+
 static cus_status c_program_get_function(world *w)
 {
     cus_autoptr(cus_program) p = NULL;
@@ -86,6 +95,9 @@ const every_call every_calls_program[] = {
     {"cus_program_code", c_program_code, NO_DRIVER, NO_DRIVER_NOTE, NULL},
     {"cus_program_lowered_name", c_program_lowered_name, NO_DRIVER, NO_DRIVER_NOTE, NULL},
     {"cus_program_load", c_program_load, 0, NULL, NULL},
+    {"cus_program_load_library", c_program_load_library, EC_NOT_POISONED | EC_NO_OWN_SWITCH,
+     "a library belongs to no context: the call neither refuses a poisoned context nor switches",
+     NULL},
     {"cus_program_get_function", c_program_get_function, EC_NO_OWN_SWITCH,
      "EC_NO_OWN_SWITCH: cus_module_get_function's lookup takes no context (lib/module.c); the "
      "pops reported are the entry's load's and unload's",

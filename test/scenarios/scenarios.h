@@ -31,5 +31,8 @@ extern const scenario multi_scenarios[];
 int multi_fake_devices(const scenario *s);
 /* Virtual memory: reservations, mappings, the growable buffer. */
 extern const scenario vmm_scenarios[];
+/* Libraries (cuscope/library.h): a kernel launched on a stream (empty
+ * without nvcc; passes doing nothing before a 12.0 driver). */
+extern const scenario library_scenarios[];
 
 #endif
