@@ -3,6 +3,7 @@
 #include <stdint.h>
 
 #include "internal.h"
+#include "launch_internal.h"
 
 CUS_API const size_t cus_launch_no_args_[1] = {0};
 
@@ -120,8 +121,11 @@ __attribute__((noinline)) static cus_status launch_switched(cus_function *fn, cu
 {
     if (CUS_UNLIKELY(cus_is_forked_())) /* a child's tops are NULL: it comes here */
         return cus_refuse_call_(function);
-    return CUS_CALL_IN_AS(function, fn->ctx, "cuLaunchKernel",
-                          driver_launch(fn, grid, block, shared_bytes, hs, args));
+    cus_status st = CUS_CALL_IN_AS(function, fn->ctx, "cuLaunchKernel",
+                                   driver_launch(fn, grid, block, shared_bytes, hs, args));
+    if (CUS_UNLIKELY(st))
+        return cus_launch_diagnose_(fn, grid, block, shared_bytes, NULL, st, "cuLaunchKernel");
+    return CUS_SUCCESS;
 }
 
 /* Every launch, with each check in full. */
@@ -139,7 +143,9 @@ __attribute__((noinline)) static cus_status launch(cus_function *fn, cus_dim3 gr
         return launch_switched(fn, grid, block, shared_bytes, hs, args, function);
     CUresult r = driver_launch(fn, grid, block, shared_bytes, hs, args);
     if (CUS_UNLIKELY(r))
-        return cus_context_driver_fail_(fn->ctx, r, function, "cuLaunchKernel");
+        return cus_launch_diagnose_(fn, grid, block, shared_bytes, NULL,
+                                    cus_context_driver_fail_(fn->ctx, r, function, "cuLaunchKernel"),
+                                    "cuLaunchKernel");
     return CUS_SUCCESS;
 }
 
@@ -223,7 +229,9 @@ CUS_API cus_status cus_launch_site_(cus_function *fn, cus_dim3 grid, cus_dim3 bl
                       "cus_launch");
     CUresult r = driver_launch(fn, grid, block, shared_bytes, stream ? stream->handle : NULL, args);
     if (CUS_UNLIKELY(r))
-        return cus_context_driver_fail_(fn->ctx, r, "cus_launch", "cuLaunchKernel");
+        return cus_launch_diagnose_(fn, grid, block, shared_bytes, NULL,
+                                    cus_context_driver_fail_(fn->ctx, r, "cus_launch", "cuLaunchKernel"),
+                                    "cuLaunchKernel");
     return CUS_SUCCESS;
 }
 
@@ -240,7 +248,7 @@ static cus_status launch_ex(cus_function *fn, const cus_launch_config *config,
     if (!cus_drv_.cuLaunchKernelEx_)
         return cus_fail_(CUS_ERROR_NOT_SUPPORTED, function, "cuLaunchKernelEx",
                          "the driver has no cuLaunchKernelEx (needs 11.8)");
-    CUlaunchAttribute attrs[2];
+    CUlaunchAttribute attrs[CUS_LAUNCH_ATTRS_MAX_];
     unsigned int n = 0;
     if (config->cluster.x || config->cluster.y || config->cluster.z) {
         attrs[n].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
@@ -254,14 +262,19 @@ static cus_status launch_ex(cus_function *fn, const cus_launch_config *config,
         attrs[n].value.cooperative = 1;
         n++;
     }
+    CUS_TRY(cus_launch_attrs_(fn, config, attrs, &n, function));
     CUlaunchConfig lc = {
         .gridDimX = config->grid.x, .gridDimY = config->grid.y, .gridDimZ = config->grid.z,
         .blockDimX = config->block.x, .blockDimY = config->block.y, .blockDimZ = config->block.z,
         .sharedMemBytes = config->shared_bytes, .hStream = hs,
         .attrs = n ? attrs : NULL, .numAttrs = n,
     };
-    return CUS_CALL_IN_AS(function, fn->ctx, "cuLaunchKernelEx",
-                          cus_drv_.cuLaunchKernelEx_(&lc, fn->handle, args, NULL));
+    cus_status st = CUS_CALL_IN_AS(function, fn->ctx, "cuLaunchKernelEx",
+                                   cus_drv_.cuLaunchKernelEx_(&lc, fn->handle, args, NULL));
+    if (CUS_UNLIKELY(st))
+        return cus_launch_diagnose_(fn, config->grid, config->block, config->shared_bytes, config,
+                                    st, "cuLaunchKernelEx");
+    return CUS_SUCCESS;
 }
 
 CUS_API cus_status cus_function_launch_ex(cus_function *fn, const cus_launch_config *config,
