@@ -437,6 +437,81 @@ static void test_capture_keeps_what_attributes_use(void **state)
     c = cus_context_unref(c);
 }
 
+#ifdef CUS_TEST_HAVE_KERNELS
+/* --- the PDL pair of kernels/pdl.cu, on host twins -------------------------------------- */
+
+/* pdl_primary: out = 2 * in. */
+static CUresult pdl_primary_twin(const cus_fake_launch *l, void **args, void *user)
+{
+    (void)user;
+    const float *in = ptr_arg(args[0]);
+    float *out = ptr_arg(args[1]);
+    unsigned long long n;
+    memcpy(&n, args[2], sizeof n);
+    for (unsigned long long i = 0; i < thread_count(l) && i < n; i++)
+        out[i] = 2.0f * in[i];
+    return CUDA_SUCCESS;
+}
+
+/* pdl_secondary: out2 = out + 1 (its cudaGridDependencySynchronize() needs
+ * nothing here: the fake runs kernels one after another). */
+static CUresult pdl_secondary_twin(const cus_fake_launch *l, void **args, void *user)
+{
+    int *runs = user;
+    const float *out = ptr_arg(args[0]);
+    float *out2 = ptr_arg(args[1]);
+    unsigned long long n;
+    memcpy(&n, args[2], sizeof n);
+    for (unsigned long long i = 0; i < thread_count(l) && i < n; i++)
+        out2[i] = out[i] + 1.0f;
+    assert_true(l->attributes.programmatic_serialization);
+    ++*runs;
+    return CUDA_SUCCESS;
+}
+
+static void test_pdl_pair_on_twins(void **state)
+{
+    (void)state;
+    enum { n = 1000 };
+    int runs = 0;
+    assert_ok(cus_fake_register_kernel("pdl_primary", pdl_primary_twin, NULL));
+    assert_ok(cus_fake_register_kernel("pdl_secondary", pdl_secondary_twin, &runs));
+    cus_context *c = new_primary();
+    cus_module *m = NULL;
+    assert_ok(cus_module_load_data(c, cusk_pdl.fatbin, cusk_pdl.fatbin_size, NULL, &m));
+    cus_function *primary = get_fn(m, "pdl_primary"), *secondary = get_fn(m, "pdl_secondary");
+    cus_stream *s = new_stream(c, CU_STREAM_NON_BLOCKING);
+    cus_buffer *in = NULL, *out = NULL, *out2 = NULL;
+    assert_ok(cus_buffer_alloc(c, n * sizeof(float), &in));
+    assert_ok(cus_buffer_alloc(c, n * sizeof(float), &out));
+    assert_ok(cus_buffer_alloc(c, n * sizeof(float), &out2));
+    float h[n];
+    for (int i = 0; i < n; i++)
+        h[i] = (float)i;
+    assert_ok(cus_copy_to_device(in, 0, h, sizeof h));
+    cus_launch_config pdl = {.grid = {cus_grid_for(n, 256), 1, 1}, .block = {256, 1, 1},
+                             .stream = s, .programmatic_serialization = true};
+    assert_ok(cus_launch(primary, cus_grid_for(n, 256), 256, 0, s, in, out,
+                         (unsigned long long)n));
+    assert_ok(cus_launch_ex(secondary, &pdl, out, out2, (unsigned long long)n));
+    assert_ok(cus_stream_synchronize(s));
+    assert_ok(cus_copy_to_host(h, out2, 0, sizeof h));
+    for (int i = 0; i < n; i++)
+        if (h[i] != 2.0f * (float)i + 1.0f)
+            fail_msg("out2[%d] = %g", i, (double)h[i]);
+    assert_int_equal(runs, 1);
+    assert_int_equal(cus_fake_kernels_without_twin(NULL), 0);
+    in = cus_buffer_unref(in);
+    out = cus_buffer_unref(out);
+    out2 = cus_buffer_unref(out2);
+    s = cus_stream_unref(s);
+    primary = cus_function_unref(primary);
+    secondary = cus_function_unref(secondary);
+    m = cus_module_unref(m);
+    c = cus_context_unref(c);
+}
+#endif
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -450,6 +525,9 @@ int main(void)
         ENV_TEST(test_bad_attributes_are_refused_before_the_driver),
         ENV_TEST(test_attribute_reads_fail),
         ENV_TEST(test_capture_keeps_what_attributes_use),
+#ifdef CUS_TEST_HAVE_KERNELS
+        ENV_TEST(test_pdl_pair_on_twins),
+#endif
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
