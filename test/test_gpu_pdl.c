@@ -19,7 +19,7 @@
 #define N (1u << 20)
 #define ROUNDS 200
 
-static float host_in[N], host_out[N], host_out2[N];
+static float host_in[N], host_out2[N];
 
 static void test_pdl_pair(void **state)
 {
@@ -40,7 +40,7 @@ static void test_pdl_pair(void **state)
     cus_autoptr(cus_buffer) out = NULL;
     cus_autoptr(cus_buffer) out2 = NULL;
     assert_ok(cus_buffer_alloc(ctx, sizeof host_in, &in));
-    assert_ok(cus_buffer_alloc(ctx, sizeof host_out, &out));
+    assert_ok(cus_buffer_alloc(ctx, sizeof host_in, &out));
     assert_ok(cus_buffer_alloc(ctx, sizeof host_out2, &out2));
 
     unsigned int grid = cus_grid_for(N, 256);
