@@ -424,8 +424,6 @@ CUS_API size_t cus_fake_device_bytes_in_use(int ordinal);
  * CUDA_ERROR_INVALID_VALUE. */
 #define CUS_FAKE_MAX_LAUNCH_ARG_BYTES 4096
 
-/* A launch as the fake saw it: what a host implementation of a kernel
- * receives (cus_fake_kernel_fn), and what the launch log keeps. */
 /* The launch attributes a cuLaunchKernelEx was given
  * (cus_fake_launch.attributes); each zero when not given. The fake checks
  * each as the driver does (CUDA_ERROR_INVALID_VALUE for a value out of its
@@ -450,6 +448,8 @@ typedef struct cus_fake_launch_attributes {
     CUlaunchMemSyncDomainMap mem_sync_domain_map; /* its value */
 } cus_fake_launch_attributes;
 
+/* A launch as the fake saw it: what a host implementation of a kernel
+ * receives (cus_fake_kernel_fn), and what the launch log keeps. */
 typedef struct cus_fake_launch {
     const char *function;     /* the kernel's name; valid until the next install */
     CUfunction handle;        /* the kernel launched */

@@ -125,7 +125,7 @@ typedef struct cus_launch_config {
      * within the context's stream priority range
      * (cus_context_stream_priority_range: greatest <= priority <= least). */
     bool set_priority;
-    int priority;
+    int priority; /* the priority sent with set_priority */
     /* CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE: SPREAD or
      * LOAD_BALANCING; DEFAULT (0) sends nothing (the function's own). */
     CUclusterSchedulingPolicy cluster_policy;
@@ -141,12 +141,12 @@ typedef struct cus_launch_config {
     /* CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN: with set_mem_sync_domain, the
      * memory synchronization domain, DEFAULT or REMOTE. */
     bool set_mem_sync_domain;
-    CUlaunchMemSyncDomain mem_sync_domain;
+    CUlaunchMemSyncDomain mem_sync_domain; /* the domain sent with set_mem_sync_domain */
     /* CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP: with set_mem_sync_domain_map,
      * the domain ids the two logical domains map to, each below the
      * device's CU_DEVICE_ATTRIBUTE_MEM_SYNC_DOMAIN_COUNT. */
     bool set_mem_sync_domain_map;
-    CUlaunchMemSyncDomainMap mem_sync_domain_map;
+    CUlaunchMemSyncDomainMap mem_sync_domain_map; /* the map sent with set_mem_sync_domain_map */
 } cus_launch_config;
 
 /* cus_function_launch with a cus_launch_config: over cuLaunchKernelEx, with
