@@ -67,6 +67,11 @@ static bool cache_reserve_locked(cus_module *m)
     return true;
 }
 
+static CUresult func_param_info(void *h, size_t i, size_t *offset, size_t *size)
+{
+    return cus_drv_.cuFuncGetParamInfo_((CUfunction)h, i, offset, size);
+}
+
 /* Reads the layout with cuFuncGetParamInfo: as many parameters as the
  * module's image declares for the kernel (param_counts.c), or, where the
  * image could not be read, until the driver answers CUDA_ERROR_INVALID_VALUE
@@ -75,33 +80,16 @@ static cus_status read_layout(cus_function *f)
 {
     if (!cus_drv_.cuFuncGetParamInfo_)
         return CUS_SUCCESS; /* unknown: launches go unchecked */
-    int declared = cus_param_counts_find_(f->module->param_counts, f->name);
-    size_t cap = 0;
-    for (unsigned int i = 0; declared < 0 || i < (unsigned int)declared; i++) {
-        size_t off = 0, sz = 0;
-        CUresult r = cus_drv_.cuFuncGetParamInfo_(f->handle, i, &off, &sz);
-        if (r == CUDA_ERROR_INVALID_VALUE)
-            break; /* past the last; with `declared`, an image read wrong */
-        if (r)
-            return cus_context_driver_fail_(f->ctx, r, "cus_module_get_function",
-                                            "cuFuncGetParamInfo");
-        if (i == cap) {
-            size_t want = cap ? cap * 2 : 8;
-            size_t *o = cus_realloc_(f->param_offsets, want * sizeof *o);
-            if (o)
-                f->param_offsets = o;
-            size_t *s = o ? cus_realloc_(f->param_sizes, want * sizeof *s) : NULL;
-            if (s)
-                f->param_sizes = s;
-            if (!o || !s)
-                return cus_fail_(CUS_ERROR_OUT_OF_HOST_MEMORY, "cus_module_get_function", NULL,
-                                 "the parameter layout of %s", f->name);
-            cap = want;
-        }
-        f->param_offsets[i] = off;
-        f->param_sizes[i] = sz;
-        f->nparams = i + 1;
-    }
+    bool oom;
+    CUresult r = cus_param_layout_read_(cus_param_counts_find_(f->module->param_counts, f->name),
+                                        func_param_info, f->handle, &f->nparams,
+                                        &f->param_offsets, &f->param_sizes, &oom);
+    if (oom)
+        return cus_fail_(CUS_ERROR_OUT_OF_HOST_MEMORY, "cus_module_get_function", NULL,
+                         "the parameter layout of %s", f->name);
+    if (r)
+        return cus_context_driver_fail_(f->ctx, r, "cus_module_get_function",
+                                        "cuFuncGetParamInfo");
     f->layout_known = true;
     return CUS_SUCCESS;
 }

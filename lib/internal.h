@@ -598,6 +598,18 @@ CUS_HIDDEN cus_param_counts_ *cus_param_counts_read_(const void *image, size_t s
 CUS_HIDDEN int cus_param_counts_find_(const cus_param_counts_ *c, const char *name);
 CUS_HIDDEN void cus_param_counts_free_(cus_param_counts_ *c);
 
+/* cuFuncGetParamInfo or cuKernelGetParamInfo over an opaque handle. */
+typedef CUresult (*cus_param_info_fn_)(void *handle, size_t i, size_t *offset, size_t *size);
+/* Reads a kernel's layout: `declared` parameters (cus_param_counts_find_),
+ * or, when that is -1, until info answers CUDA_ERROR_INVALID_VALUE past the
+ * last, into *offsets and *sizes (grown with cus_realloc_; the caller frees
+ * them) and *nparams. Returns CUDA_SUCCESS, or the failing call's CUresult
+ * with *out_of_memory false, or CUDA_ERROR_OUT_OF_MEMORY with it true when
+ * a host allocation failed. */
+CUS_HIDDEN CUresult cus_param_layout_read_(int declared, cus_param_info_fn_ info, void *handle,
+                                           unsigned int *nparams, size_t **offsets,
+                                           size_t **sizes, bool *out_of_memory);
+
 /* Frees the module's function cache, its functions with it (function.c; for
  * module_destroy). */
 CUS_HIDDEN void cus_module_functions_free_(cus_module *m);

@@ -4,6 +4,7 @@
 
 #include "internal.h"
 #include "launch_internal.h"
+#include "library_internal.h"
 
 CUS_API const size_t cus_launch_no_args_[1] = {0};
 
@@ -235,6 +236,32 @@ CUS_API cus_status cus_launch_site_(cus_function *fn, cus_dim3 grid, cus_dim3 bl
     return CUS_SUCCESS;
 }
 
+/* The driver's form of a cuscope launch configuration; attrs holds its
+ * cluster and cooperative attributes (cus_launch_attrs_ appends the rest). */
+static void launch_config_fill(const cus_launch_config *config, CUstream hs,
+                               CUlaunchAttribute *attrs, CUlaunchConfig *lc)
+{
+    unsigned int n = 0;
+    if (config->cluster.x || config->cluster.y || config->cluster.z) {
+        attrs[n].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+        attrs[n].value.clusterDim.x = config->cluster.x ? config->cluster.x : 1;
+        attrs[n].value.clusterDim.y = config->cluster.y ? config->cluster.y : 1;
+        attrs[n].value.clusterDim.z = config->cluster.z ? config->cluster.z : 1;
+        n++;
+    }
+    if (config->cooperative) {
+        attrs[n].id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+        attrs[n].value.cooperative = 1;
+        n++;
+    }
+    *lc = (CUlaunchConfig){
+        .gridDimX = config->grid.x, .gridDimY = config->grid.y, .gridDimZ = config->grid.z,
+        .blockDimX = config->block.x, .blockDimY = config->block.y, .blockDimZ = config->block.z,
+        .sharedMemBytes = config->shared_bytes, .hStream = hs,
+        .attrs = n ? attrs : NULL, .numAttrs = n,
+    };
+}
+
 static cus_status launch_ex(cus_function *fn, const cus_launch_config *config,
                             unsigned int nargs, void **args, const size_t *sizes, bool immutable,
                             const char *function)
@@ -249,26 +276,10 @@ static cus_status launch_ex(cus_function *fn, const cus_launch_config *config,
         return cus_fail_(CUS_ERROR_NOT_SUPPORTED, function, "cuLaunchKernelEx",
                          "the driver has no cuLaunchKernelEx (needs 11.8)");
     CUlaunchAttribute attrs[CUS_LAUNCH_ATTRS_MAX_];
-    unsigned int n = 0;
-    if (config->cluster.x || config->cluster.y || config->cluster.z) {
-        attrs[n].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-        attrs[n].value.clusterDim.x = config->cluster.x ? config->cluster.x : 1;
-        attrs[n].value.clusterDim.y = config->cluster.y ? config->cluster.y : 1;
-        attrs[n].value.clusterDim.z = config->cluster.z ? config->cluster.z : 1;
-        n++;
-    }
-    if (config->cooperative) {
-        attrs[n].id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
-        attrs[n].value.cooperative = 1;
-        n++;
-    }
-    CUS_TRY(cus_launch_attrs_(fn, config, attrs, &n, function));
-    CUlaunchConfig lc = {
-        .gridDimX = config->grid.x, .gridDimY = config->grid.y, .gridDimZ = config->grid.z,
-        .blockDimX = config->block.x, .blockDimY = config->block.y, .blockDimZ = config->block.z,
-        .sharedMemBytes = config->shared_bytes, .hStream = hs,
-        .attrs = n ? attrs : NULL, .numAttrs = n,
-    };
+    CUlaunchConfig lc;
+    launch_config_fill(config, hs, attrs, &lc);
+    CUS_TRY(cus_launch_attrs_(fn->ctx, fn->name, config, attrs, &lc.numAttrs, function));
+    lc.attrs = lc.numAttrs ? attrs : NULL;
     cus_status st = CUS_CALL_IN_AS(function, fn->ctx, "cuLaunchKernelEx",
                                    cus_drv_.cuLaunchKernelEx_(&lc, fn->handle, args, NULL));
     if (CUS_UNLIKELY(st))
@@ -318,6 +329,15 @@ void cus_launch_note_kept_(void *obj, cus_keep_item_ (*item)(void *obj))
 
 cus_status cus_capture_launch_args_(cus_stream *stream, cus_module *mod, const char *function)
 {
+    if (!mod)
+        return cus_capture_launch_code_(stream, NULL, function);
+    cus_keep_item_ code = cus_capture_item_module_(mod);
+    return cus_capture_launch_code_(stream, &code, function);
+}
+
+cus_status cus_capture_launch_code_(cus_stream *stream, const cus_keep_item_ *code,
+                                    const char *function)
+{
     unsigned int n = cus_pending_buffer_count_;
     cus_pending_buffer_count_ = 0;
     if (!atomic_load_explicit(&cus_captures_active_, memory_order_relaxed))
@@ -328,11 +348,220 @@ cus_status cus_capture_launch_args_(cus_stream *stream, cus_module *mod, const c
     cuuint64_t id = stream ? atomic_load_explicit(&stream->capture_id, memory_order_acquire) : 0;
     cus_keep_item_ items[PENDING_MAX + 1];
     unsigned int count = 0;
-    if (mod && (!id || !cus_capture_kept_(id, &mod->refs, mod)))
-        items[count++] = cus_capture_item_module_(mod);
+    if (code && (!id || !cus_capture_kept_(id, code->refs, code->obj)))
+        items[count++] = *code;
     for (unsigned int i = 0; i < n; i++)
         if (!id || !cus_capture_kept_(id, (cus_refcount *)pending[i].obj, pending[i].obj))
             items[count++] = pending[i].item ? pending[i].item(pending[i].obj)
                                              : cus_capture_item_buffer_(pending[i].obj);
     return count ? cus_capture_ops.keep(stream, items, count, function) : CUS_SUCCESS;
+}
+
+/* --- library kernels (cuscope/library.h) ---------------------------------------
+ * The same checks and the same fast path as a function's, without a switch:
+ * the driver takes the context of a CUkernel launch from the stream, or with
+ * a NULL stream from the current context (cuLaunchKernel's documentation),
+ * so cuscope only finds which, for the poison check and the record. A
+ * capture keeps the kernel's library, as it keeps a function's module. */
+
+__attribute__((noinline, cold)) static cus_status kernel_check_fail(const cus_kernel *k,
+                                                                    unsigned int nargs,
+                                                                    const size_t *sizes,
+                                                                    const char *function)
+{
+    if (nargs != k->nparams)
+        return cus_fail_(CUS_ERROR_INVALID_ARGUMENT, function, NULL,
+                         "%s: %u argument%s given, the kernel takes %u", k->key.name, nargs,
+                         nargs == 1 ? "" : "s", k->nparams);
+    for (unsigned int i = 0; i < nargs; i++)
+        if (sizes[i] != k->param_sizes[i])
+            return cus_fail_(CUS_ERROR_INVALID_ARGUMENT, function, NULL,
+                             "%s: argument %u is %zu bytes, the kernel's parameter is %zu",
+                             k->key.name, i + 1, sizes[i], k->param_sizes[i]);
+    return CUS_SUCCESS;
+}
+
+/* sizes_ok's rules, on a kernel. */
+static inline bool kernel_sizes_ok(cus_kernel *k, unsigned int nargs, const size_t *sizes,
+                                   bool immutable)
+{
+    if (!sizes || !k->layout_known)
+        return true;
+    if (immutable && sizes == atomic_load_explicit(&k->checked_sizes, memory_order_relaxed) &&
+        nargs == k->nparams)
+        return true;
+    if (nargs != k->nparams)
+        return false;
+    for (unsigned int i = 0; i < nargs; i++)
+        if (sizes[i] != k->param_sizes[i])
+            return false;
+    if (immutable)
+        atomic_store_explicit(&k->checked_sizes, sizes, memory_order_relaxed);
+    return true;
+}
+
+/* The context a kernel launch runs in: NULL when the stream is NULL and no
+ * context is current. */
+static inline cus_context *kernel_context(const cus_stream *stream)
+{
+    return stream ? stream->ctx : cus_context_current();
+}
+
+/* kept_already's rule, for the kernel's library. */
+static inline bool kernel_kept_already(const cus_kernel *k, const cus_stream *stream)
+{
+    cuuint64_t id = stream ? atomic_load_explicit(&stream->capture_id, memory_order_acquire) : 0;
+    if (!id || !cus_capture_kept_(id, &k->library->refs, k->library))
+        return false;
+    unsigned int n = cus_pending_buffer_count_;
+    for (unsigned int i = 0; i < n; i++)
+        if (!cus_capture_kept_(id, (cus_refcount *)pending[i].obj, pending[i].obj))
+            return false;
+    cus_pending_buffer_count_ = 0;
+    return true;
+}
+
+static inline __attribute__((always_inline)) bool
+kernel_fast_path(const cus_kernel *k, const cus_stream *stream, unsigned int nargs, void **args,
+                 const size_t *sizes, cus_context **ctx)
+{
+    if (CUS_UNLIKELY(!k || cus_in_host_fn_))
+        return false;
+    if (CUS_UNLIKELY(cus_pending_buffer_count_ ||
+                     atomic_load_explicit(&cus_captures_active_, memory_order_relaxed)) &&
+        !kernel_kept_already(k, stream))
+        return false;
+    if (CUS_UNLIKELY(atomic_load_explicit(&cus_deferred_pending_, memory_order_relaxed) ||
+                     (nargs && !args) || cus_is_forked_()))
+        return false;
+    cus_context *c = kernel_context(stream);
+    if (CUS_UNLIKELY(!c || atomic_load_explicit(&c->poison, memory_order_relaxed)))
+        return false;
+    if (sizes && k->layout_known &&
+        CUS_UNLIKELY(sizes != atomic_load_explicit(&k->checked_sizes, memory_order_relaxed) ||
+                     nargs != k->nparams))
+        return false;
+    *ctx = c;
+    return true;
+}
+
+static inline __attribute__((always_inline)) CUresult
+kernel_driver_launch(const cus_kernel *k, cus_dim3 grid, cus_dim3 block, unsigned int shared_bytes,
+                     const cus_stream *stream, void **args)
+{
+    return cus_drv_.cuLaunchKernel_((CUfunction)(void *)k->handle, grid.x, grid.y, grid.z, block.x,
+                                    block.y, block.z, shared_bytes,
+                                    stream ? stream->handle : NULL, args, NULL);
+}
+
+/* Every check in full; the launch's context in *ctx. */
+static cus_status kernel_prologue(cus_kernel *k, cus_stream *stream, unsigned int nargs,
+                                  void **args, const size_t *sizes, bool immutable,
+                                  cus_context **ctx, const char *function)
+{
+    if (CUS_UNLIKELY(cus_in_host_fn_)) {
+        cus_pending_buffers_clear_();
+        if (cus_is_forked_())
+            return cus_refuse_call_(function);
+        return cus_fail_(CUS_ERROR_IN_HOST_FUNCTION, function, NULL,
+                         "host functions run on a driver thread and must not launch kernels");
+    }
+    if (CUS_UNLIKELY(cus_pending_buffer_count_ ||
+                     atomic_load_explicit(&cus_captures_active_, memory_order_relaxed))) {
+        cus_keep_item_ code;
+        if (k)
+            code = cus_capture_item_library_(k->library);
+        cus_status kept = cus_capture_launch_code_(stream, k ? &code : NULL, function);
+        if (CUS_UNLIKELY(kept))
+            return kept;
+    }
+    if (CUS_UNLIKELY(!k || (nargs && !args)))
+        return cus_fail_(CUS_ERROR_INVALID_ARGUMENT, function, NULL,
+                         k ? "arguments missing" : "no kernel");
+    if (CUS_UNLIKELY(cus_is_forked_()))
+        return cus_refuse_call_(function);
+    cus_context *c = kernel_context(stream);
+    if (CUS_UNLIKELY(!c))
+        return cus_fail_((cus_status)CUDA_ERROR_INVALID_CONTEXT, function, NULL,
+                         "%s: a library kernel launched on the NULL stream runs in the current "
+                         "context, and none is current (push one, or pass a stream)",
+                         k->key.name);
+    if (CUS_UNLIKELY(atomic_load_explicit(&c->poison, memory_order_relaxed)))
+        return cus_context_poisoned_fail_(c, function);
+    if (CUS_UNLIKELY(!kernel_sizes_ok(k, nargs, sizes, immutable)))
+        return kernel_check_fail(k, nargs, sizes, function);
+    cus_release_deferred_if_any_();
+    *ctx = c;
+    return CUS_SUCCESS;
+}
+
+__attribute__((noinline)) static cus_status kernel_launch(cus_kernel *k, cus_dim3 grid,
+                                                          cus_dim3 block,
+                                                          unsigned int shared_bytes,
+                                                          cus_stream *stream, unsigned int nargs,
+                                                          void **args, const size_t *sizes,
+                                                          bool immutable, const char *function)
+{
+    cus_context *c = NULL;
+    CUS_TRY(kernel_prologue(k, stream, nargs, args, sizes, immutable, &c, function));
+    CUresult r = kernel_driver_launch(k, grid, block, shared_bytes, stream, args);
+    if (CUS_UNLIKELY(r))
+        return cus_context_driver_fail_(c, r, function, "cuLaunchKernel");
+    return CUS_SUCCESS;
+}
+
+CUS_API cus_status cus_kernel_launch(cus_kernel *k, cus_dim3 grid, cus_dim3 block,
+                                     unsigned int shared_bytes, cus_stream *stream,
+                                     unsigned int nargs, void **args, const size_t *sizes)
+{
+    return kernel_launch(k, grid, block, shared_bytes, stream, nargs, args, sizes, false, __func__);
+}
+
+CUS_API cus_status cus_kernel_launch_site_(cus_kernel *k, cus_dim3 grid, cus_dim3 block,
+                                           unsigned int shared_bytes, cus_stream *stream,
+                                           unsigned int nargs, void **args, const size_t *sizes)
+{
+    cus_context *c = NULL;
+    if (CUS_UNLIKELY(!kernel_fast_path(k, stream, nargs, args, sizes, &c)))
+        return kernel_launch(k, grid, block, shared_bytes, stream, nargs, args, sizes, true,
+                             "cus_launch");
+    CUresult r = kernel_driver_launch(k, grid, block, shared_bytes, stream, args);
+    if (CUS_UNLIKELY(r))
+        return cus_context_driver_fail_(c, r, "cus_launch", "cuLaunchKernel");
+    return CUS_SUCCESS;
+}
+
+static cus_status kernel_launch_ex(cus_kernel *k, const cus_launch_config *config,
+                                   unsigned int nargs, void **args, const size_t *sizes,
+                                   bool immutable, const char *function)
+{
+    if (CUS_UNLIKELY(!config))
+        return cus_fail_(CUS_ERROR_INVALID_ARGUMENT, function, NULL, "no launch configuration");
+    cus_context *c = NULL;
+    CUS_TRY(kernel_prologue(k, config->stream, nargs, args, sizes, immutable, &c, function));
+    if (!cus_drv_.cuLaunchKernelEx_)
+        return cus_fail_(CUS_ERROR_NOT_SUPPORTED, function, "cuLaunchKernelEx",
+                         "the driver has no cuLaunchKernelEx (needs 11.8)");
+    CUlaunchAttribute attrs[CUS_LAUNCH_ATTRS_MAX_];
+    CUlaunchConfig lc;
+    launch_config_fill(config, config->stream ? config->stream->handle : NULL, attrs, &lc);
+    CUS_TRY(cus_launch_attrs_(c, k->key.name, config, attrs, &lc.numAttrs, function));
+    lc.attrs = lc.numAttrs ? attrs : NULL;
+    CUresult r = cus_drv_.cuLaunchKernelEx_(&lc, (CUfunction)(void *)k->handle, args, NULL);
+    if (r)
+        return cus_context_driver_fail_(c, r, function, "cuLaunchKernelEx");
+    return CUS_SUCCESS;
+}
+
+CUS_API cus_status cus_kernel_launch_ex(cus_kernel *k, const cus_launch_config *config,
+                                        unsigned int nargs, void **args, const size_t *sizes)
+{
+    return kernel_launch_ex(k, config, nargs, args, sizes, false, __func__);
+}
+
+CUS_API cus_status cus_kernel_launch_ex_site_(cus_kernel *k, const cus_launch_config *config,
+                                              unsigned int nargs, void **args,
+                                              const size_t *sizes)
+{
+    return kernel_launch_ex(k, config, nargs, args, sizes, true, "cus_launch_ex");
 }

@@ -7,9 +7,16 @@
 
 #include "launch_internal.h"
 
+/* The launch's context and its kernel's name, for the checks and messages. */
+typedef struct launch_of_ {
+    cus_context *ctx;
+    CUcontext ctx_handle;
+    const char *name;
+} launch_of_;
+
 #define BAD(function, ...) cus_fail_(CUS_ERROR_INVALID_ARGUMENT, (function), NULL, __VA_ARGS__)
 
-static cus_status check_event(const cus_function *fn, const cus_launch_config *c,
+static cus_status check_event(const launch_of_ *fn, const cus_launch_config *c,
                               const char *function)
 {
     const cus_event *ev = c->programmatic_event;
@@ -35,7 +42,7 @@ static cus_status check_event(const cus_function *fn, const cus_launch_config *c
     return CUS_SUCCESS;
 }
 
-static cus_status check_cluster(const cus_function *fn, const cus_launch_config *c,
+static cus_status check_cluster(const launch_of_ *fn, const cus_launch_config *c,
                                 const char *function)
 {
     if ((unsigned)c->cluster_policy > CU_CLUSTER_SCHEDULING_POLICY_LOAD_BALANCING)
@@ -69,7 +76,7 @@ static cus_status check_cluster(const cus_function *fn, const cus_launch_config 
 #endif
 }
 
-static cus_status check_window(const cus_function *fn, const cus_launch_access_policy *w,
+static cus_status check_window(const launch_of_ *fn, const cus_launch_access_policy *w,
                                size_t *bytes, const char *function)
 {
     if (!w->buffer) {
@@ -106,7 +113,7 @@ static cus_status check_window(const cus_function *fn, const cus_launch_access_p
     return CUS_SUCCESS;
 }
 
-static cus_status check_domains(const cus_function *fn, const cus_launch_config *c,
+static cus_status check_domains(const launch_of_ *fn, const cus_launch_config *c,
                                 const char *function)
 {
     if (c->set_mem_sync_domain && (unsigned)c->mem_sync_domain > CU_LAUNCH_MEM_SYNC_DOMAIN_REMOTE)
@@ -130,9 +137,11 @@ static cus_status check_domains(const cus_function *fn, const cus_launch_config 
     return CUS_SUCCESS;
 }
 
-cus_status cus_launch_attrs_(const cus_function *fn, const cus_launch_config *c,
+cus_status cus_launch_attrs_(cus_context *ctx, const char *name, const cus_launch_config *c,
                              CUlaunchAttribute *attrs, unsigned int *n, const char *function)
 {
+    const launch_of_ of = {ctx, ctx->handle, name};
+    const launch_of_ *fn = &of;
     /* Everything is checked before anything is kept or sent. */
     CUS_TRY(check_event(fn, c, function));
     if (c->set_priority) {

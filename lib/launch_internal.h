@@ -12,16 +12,17 @@
 
 /* Appends the launch attributes of config (cuscope/launch.h) to attrs, from
  * attrs[*n], and adds their count to *n; checks each against its rule
- * first, and fails (recorded, naming `function`) with
- * CUS_ERROR_INVALID_ARGUMENT, or CUS_ERROR_CONTEXT_MISMATCH for an event or
- * buffer of another context than fn's, before anything is kept or sent.
+ * first, and fails (recorded, naming `function` and the kernel's `name`)
+ * with CUS_ERROR_INVALID_ARGUMENT, or CUS_ERROR_CONTEXT_MISMATCH for an event
+ * or buffer of another context than ctx (the launch's), before anything is
+ * kept or sent.
  * Then keeps the window's buffer and the programmatic event alive with the
  * graph when config->stream is being captured. Makes no driver call unless
  * an attribute needs the context's priority range (cached) or the device's
  * domain count. */
-CUS_HIDDEN cus_status cus_launch_attrs_(const cus_function *fn, const cus_launch_config *config,
-                                        CUlaunchAttribute *attrs, unsigned int *n,
-                                        const char *function);
+CUS_HIDDEN cus_status cus_launch_attrs_(cus_context *ctx, const char *name,
+                                        const cus_launch_config *config, CUlaunchAttribute *attrs,
+                                        unsigned int *n, const char *function);
 
 /* A launch the driver refused: when st is a refusal of the configuration
  * (CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES,

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "module_image.h"
 
 /* The JIT's logs. The error log only feeds the failure message, which holds
  * less than the last-error record: a buffer of the record's size on the stack
@@ -19,9 +20,9 @@
  * noise next to the compilation; a cubin is never compiled, and a fatbin only
  * when none of its SASS runs on the device (its PTX then is), so theirs is a
  * smaller buffer on the stack and their loads allocate no log buffer. */
-#define JIT_ERROR_LOG_SIZE CUS_ERROR_MESSAGE_MAX_
-#define JIT_INFO_LOG_SIZE_PTX 16384
-#define JIT_INFO_LOG_SIZE_BINARY 4096
+#define JIT_ERROR_LOG_SIZE CUS_JIT_ERROR_LOG_SIZE_
+#define JIT_INFO_LOG_SIZE_PTX CUS_JIT_INFO_LOG_SIZE_PTX_
+#define JIT_INFO_LOG_SIZE_BINARY CUS_JIT_INFO_LOG_SIZE_BINARY_
 #define FATBIN_MAGIC 0xBA55ED50u
 #define FATBIN_WRAPPER_MAGIC 0x466243b1u
 
@@ -291,11 +292,7 @@ static char *dup_log(const char *log)
     return s;
 }
 
-typedef struct jit_opts {
-    CUjit_option keys[10];
-    void *values[10];
-    unsigned int n;
-} jit_opts;
+typedef cus_jit_opts_ jit_opts;
 
 static void jit_add(jit_opts *o, CUjit_option key, void *value)
 {
@@ -361,13 +358,7 @@ static cus_status module_load(cus_context *ctx, const void *image, size_t size,
     error_log[sizeof error_log - 1] = info_log[info_size - 1] = 0; /* a full log ends here */
     if (r) {
         cus_status st = cus_switch_check_(&sw, r, "cuModuleLoadDataEx"); /* latches a sticky r */
-        if (!error_log[0])
-            return cus_fail_(st, function, "cuModuleLoadDataEx",
-                             "loading a %s image (the JIT wrote no log)",
-                             cus_image_format_name(format));
-        cus_autofree char *log = dup_log(error_log);
-        return cus_fail_(st, function, "cuModuleLoadDataEx", "loading a %s image: %s",
-                         cus_image_format_name(format), log ? log : error_log);
+        return cus_jit_load_fail_(st, function, "cuModuleLoadDataEx", format, error_log);
     }
     /* An empty info log (the usual case) is stored as NULL, read as "". */
     if (log_length(info_log) && !(m->info_log = dup_log(info_log))) {
@@ -645,3 +636,39 @@ CUS_API cus_status cus_module_function_names(cus_module *mod, const char **names
 }
 
 CUS_DEFINE_CAPTURE_KEEP(module, cus_module)
+
+/* --- what library.c shares (module_image.h) ---------------------------------- */
+
+cus_status cus_image_check_(const void *image, size_t size, cus_image_format *format,
+                            const char *function)
+{
+    return check_image(image, size, format, function);
+}
+
+cus_status cus_jit_opts_build_(const char *function, cus_jit_opts_ *o, const cus_jit_options *jit,
+                               char *error_log, size_t error_size, char *info_log, size_t info_size)
+{
+    return jit_build(function, o, jit, error_log, error_size, info_log, info_size);
+}
+
+cus_status cus_jit_load_fail_(cus_status st, const char *function, const char *driver_call,
+                              cus_image_format format, const char *error_log)
+{
+    if (!error_log[0])
+        return cus_fail_(st, function, driver_call, "loading a %s image (the JIT wrote no log)",
+                         cus_image_format_name(format));
+    cus_autofree char *log = dup_log(error_log);
+    return cus_fail_(st, function, driver_call, "loading a %s image: %s",
+                     cus_image_format_name(format), log ? log : error_log);
+}
+
+bool cus_jit_info_keep_(const char *info_log, char **kept)
+{
+    *kept = NULL;
+    return !log_length(info_log) || (*kept = dup_log(info_log)) != NULL;
+}
+
+cus_status cus_file_read_(const char *path, unsigned char **data, size_t *size)
+{
+    return read_file(path, data, size);
+}

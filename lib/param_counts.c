@@ -80,3 +80,37 @@ CUS_HIDDEN void cus_param_counts_free_(cus_param_counts_ *c)
 {
     free(c);
 }
+
+CUS_HIDDEN CUresult cus_param_layout_read_(int declared, cus_param_info_fn_ info, void *handle,
+                                           unsigned int *nparams, size_t **offsets,
+                                           size_t **sizes, bool *out_of_memory)
+{
+    size_t cap = 0;
+    *out_of_memory = false;
+    for (unsigned int i = 0; declared < 0 || i < (unsigned int)declared; i++) {
+        size_t off = 0, sz = 0;
+        CUresult r = info(handle, i, &off, &sz);
+        if (r == CUDA_ERROR_INVALID_VALUE)
+            break; /* past the last; with `declared`, an image read wrong */
+        if (r)
+            return r;
+        if (i == cap) {
+            size_t want = cap ? cap * 2 : 8;
+            size_t *o = cus_realloc_(*offsets, want * sizeof *o);
+            if (o)
+                *offsets = o;
+            size_t *z = o ? cus_realloc_(*sizes, want * sizeof *z) : NULL;
+            if (z)
+                *sizes = z;
+            if (!o || !z) {
+                *out_of_memory = true;
+                return CUDA_ERROR_OUT_OF_MEMORY;
+            }
+            cap = want;
+        }
+        (*offsets)[i] = off;
+        (*sizes)[i] = sz;
+        *nparams = i + 1;
+    }
+    return CUDA_SUCCESS;
+}

@@ -12,7 +12,9 @@
  * environment variable `env` when set and not empty (read with
  * secure_getenv: a setuid or setgid program ignores it, so whoever runs it
  * cannot make it load a library of their choosing), else each name of
- * `sonames` (NULL-terminated; newest first) in turn. On success *handle is
+ * `sonames` (NULL-terminated; newest first) in turn, on the loader's path,
+ * then in the toolkit's lib64 directory under $CUDA_HOME, $CUDA_PATH (both
+ * with secure_getenv) and /usr/local/cuda. On success *handle is
  * the library (RTLD_NOW | RTLD_LOCAL; never to be dlclose()d by callers that
  * keep pointers into it) and `tried` names the file that was loaded; on
  * failure *handle is NULL and `tried` says what was tried and why each
@@ -21,5 +23,10 @@
 CUS_HIDDEN void *cus_toolkit_lib_open_(const char *override, const char *env,
                                        const char *const *sonames, char *tried,
                                        size_t tried_size);
+
+/* dlsym()s names[i] into fns[i] for i < n; returns the first name missing
+ * (fns then partly written: unusable), or NULL on success. */
+CUS_HIDDEN const char *cus_toolkit_lib_resolve_(void *handle, const char *const *names,
+                                                void **fns, size_t n);
 
 #endif

@@ -132,7 +132,7 @@ fi
 # --- the main job and the other examples ------------------------------------------------
 main_rc="not run"
 examples=""
-example_list="sum saxpy device-query nccl-allreduce"
+example_list="sum saxpy rtc-sum tutorial-rtc tutorial-library tutorial-link device-query nccl-allreduce"
 [ "$PARTS" = all ] || example_list=""
 for ex in $example_list; do
     exe="$BUILD/docs/examples/$ex"
@@ -183,7 +183,7 @@ elif [ "$built" = yes ] && [ -x "$sanitizer" ]; then
         sanitized+="${sanitized:+, }$t exit $rc ($(grep -o 'ERROR SUMMARY: [0-9]* error' "$LOGS/sanitizer-$t.txt" | tail -1))"
         [ "$rc" = 0 ] || status=1
     done
-    for ex in sum saxpy; do
+    for ex in sum saxpy rtc-sum tutorial-library; do
         exe="$BUILD/docs/examples/$ex"
         [ -x "$exe" ] || continue
         timeout -k 10 300 "$sanitizer" --tool memcheck --leak-check full \

@@ -604,6 +604,136 @@ static int nc_cus_module_function_count(void)
 {
     return cus_module_function_count(NULL, NULL);
 }
+static int nc_cus_library_load_data(void)
+{
+    return cus_library_load_data(NULL, 1, NULL, NULL, NULL);
+}
+
+static int nc_cus_library_load_file(void)
+{
+    return cus_library_load_file(NULL, NULL, NULL);
+}
+
+static int nc_cus_library_get_kernel(void)
+{
+    return cus_library_get_kernel(NULL, NULL, NULL);
+}
+
+static int nc_cus_library_kernel_count(void)
+{
+    return cus_library_kernel_count(NULL, NULL);
+}
+
+static int nc_cus_library_kernel_names(void)
+{
+    return cus_library_kernel_names(NULL, NULL, 1, NULL);
+}
+
+static int nc_cus_library_get_global(void)
+{
+    return cus_library_get_global(NULL, NULL, NULL, NULL, NULL);
+}
+
+static int nc_cus_library_get_managed(void)
+{
+    return cus_library_get_managed(NULL, NULL, NULL, NULL);
+}
+
+static int nc_cus_library_get_unified_function(void)
+{
+    return cus_library_get_unified_function(NULL, NULL, NULL);
+}
+
+static int nc_cus_kernel_param_info(void)
+{
+    return cus_kernel_param_info(NULL, 0, NULL, NULL);
+}
+
+static int nc_cus_kernel_attribute(void)
+{
+    return cus_kernel_attribute(NULL, CU_FUNC_ATTRIBUTE_NUM_REGS, (cus_device){0}, NULL);
+}
+
+static int nc_cus_kernel_set_attribute(void)
+{
+    return cus_kernel_set_attribute(NULL, CU_FUNC_ATTRIBUTE_NUM_REGS, 0, (cus_device){0});
+}
+
+static int nc_cus_kernel_function(void)
+{
+    return cus_kernel_function(NULL, NULL, NULL);
+}
+
+static int nc_cus_kernel_launch(void)
+{
+    return cus_kernel_launch(NULL, CUS_DIM3(1, 1, 1), CUS_DIM3(1, 1, 1), 0, NULL, 0, NULL, NULL);
+}
+
+static int nc_cus_kernel_launch_ex(void)
+{
+    return cus_kernel_launch_ex(NULL, NULL, 0, NULL, NULL);
+}
+
+static int nc_cus_library_ref(void)
+{
+    return cus_library_ref(NULL) == NULL ? 0 : -1;
+}
+
+static int nc_cus_library_unref(void)
+{
+    return cus_library_unref(NULL) == NULL ? 0 : -1;
+}
+
+static int nc_cus_library_handle(void)
+{
+    return cus_library_handle(NULL) == NULL ? 0 : -1;
+}
+
+static int nc_cus_library_format(void)
+{
+    return cus_library_format(NULL) == CUS_IMAGE_UNKNOWN ? 0 : -1;
+}
+
+static int nc_cus_library_info_log(void)
+{
+    return cus_library_info_log(NULL)[0] == 0 ? 0 : -1;
+}
+
+static int nc_cus_kernel_ref(void)
+{
+    return cus_kernel_ref(NULL) == NULL ? 0 : -1;
+}
+
+static int nc_cus_kernel_unref(void)
+{
+    return cus_kernel_unref(NULL) == NULL ? 0 : -1;
+}
+
+static int nc_cus_kernel_handle(void)
+{
+    return cus_kernel_handle(NULL) == NULL ? 0 : -1;
+}
+
+static int nc_cus_kernel_name(void)
+{
+    return cus_kernel_name(NULL)[0] == 0 ? 0 : -1;
+}
+
+static int nc_cus_kernel_library(void)
+{
+    return cus_kernel_library(NULL) == NULL ? 0 : -1;
+}
+
+static int nc_cus_kernel_layout_known(void)
+{
+    return !cus_kernel_layout_known(NULL) ? 0 : -1;
+}
+
+static int nc_cus_kernel_param_count(void)
+{
+    return cus_kernel_param_count(NULL) == 0 ? 0 : -1;
+}
+
 static int nc_cus_module_function_names(void)
 {
     return cus_module_function_names(NULL, NULL, 1, NULL);
@@ -1120,6 +1250,63 @@ static int nc_cus_buffer_wrap(void)
 {
     return cus_buffer_wrap(NULL, 1, 1, NULL);
 }
+/* link.h */
+static int nc_cus_linker_create(void)
+{
+    return cus_linker_create(NULL, NULL, NULL);
+}
+static int nc_cus_linker_ref(void)
+{
+    return (cus_linker_ref(NULL), 0);
+}
+static int nc_cus_linker_unref(void)
+{
+    return (cus_linker_unref(NULL), 0);
+}
+static int nc_cus_linker_add_data(void)
+{
+    return cus_linker_add_data(NULL, CUS_LINK_INPUT_PTX, NULL, 1, NULL);
+}
+static int nc_cus_linker_add_file(void)
+{
+    return cus_linker_add_file(NULL, CUS_LINK_INPUT_PTX, NULL);
+}
+static int nc_cus_linker_complete(void)
+{
+    return cus_linker_complete(NULL, NULL, NULL);
+}
+static int nc_cus_linker_load(void)
+{
+    return cus_linker_load(NULL, NULL, NULL);
+}
+static int nc_cus_linker_error_log(void)
+{
+    return (int)strlen(cus_linker_error_log(NULL));
+}
+static int nc_cus_linker_info_log(void)
+{
+    return (int)strlen(cus_linker_info_log(NULL));
+}
+static int nc_cus_linker_backend(void)
+{
+    return (int)cus_linker_backend(NULL);
+}
+static int nc_cus_linker_context(void)
+{
+    return (cus_linker_context(NULL), 0);
+}
+static int nc_cus_link_set_nvjitlink_library(void)
+{
+    return cus_link_set_nvjitlink_library(NULL);
+}
+static int nc_cus_link_nvjitlink_version(void)
+{
+    return cus_link_nvjitlink_version(NULL, NULL);
+}
+static int nc_cus_debug_fail_nvjitlink(void)
+{
+    return (cus_debug_fail_nvjitlink(NULL, 0), 0);
+}
 static int nc_cus_driver_mem_free(void)
 {
     return cus_driver_mem_free(0);
@@ -1355,6 +1542,32 @@ static const null_entry null_entries[] = {
     {"module.h", "cus_module_copy_from_global", nc_cus_module_copy_from_global, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
     {"module.h", "cus_module_function_count", nc_cus_module_function_count, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
     {"module.h", "cus_module_function_names", nc_cus_module_function_names, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"library.h", "cus_library_load_data", nc_cus_library_load_data, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"library.h", "cus_library_load_file", nc_cus_library_load_file, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"library.h", "cus_library_ref", nc_cus_library_ref, 0, 0, "returns NULL"},
+    {"library.h", "cus_library_unref", nc_cus_library_unref, 0, 0, "returns NULL"},
+    {"library.h", "cus_library_handle", nc_cus_library_handle, 0, 0, "returns NULL"},
+    {"library.h", "cus_library_format", nc_cus_library_format, 0, 0, "returns CUS_IMAGE_UNKNOWN"},
+    {"library.h", "cus_library_info_log", nc_cus_library_info_log, 0, 0, "returns \"\""},
+    {"library.h", "cus_library_get_kernel", nc_cus_library_get_kernel, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"library.h", "cus_library_kernel_count", nc_cus_library_kernel_count, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"library.h", "cus_library_kernel_names", nc_cus_library_kernel_names, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"library.h", "cus_library_get_global", nc_cus_library_get_global, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"library.h", "cus_library_get_managed", nc_cus_library_get_managed, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"library.h", "cus_library_get_unified_function", nc_cus_library_get_unified_function, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"library.h", "cus_kernel_ref", nc_cus_kernel_ref, 0, 0, "returns NULL"},
+    {"library.h", "cus_kernel_unref", nc_cus_kernel_unref, 0, 0, "returns NULL"},
+    {"library.h", "cus_kernel_handle", nc_cus_kernel_handle, 0, 0, "returns NULL"},
+    {"library.h", "cus_kernel_name", nc_cus_kernel_name, 0, 0, "returns \"\""},
+    {"library.h", "cus_kernel_library", nc_cus_kernel_library, 0, 0, "returns NULL"},
+    {"library.h", "cus_kernel_layout_known", nc_cus_kernel_layout_known, 0, 0, "returns false"},
+    {"library.h", "cus_kernel_param_count", nc_cus_kernel_param_count, 0, 0, "returns 0"},
+    {"library.h", "cus_kernel_param_info", nc_cus_kernel_param_info, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"library.h", "cus_kernel_attribute", nc_cus_kernel_attribute, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"library.h", "cus_kernel_set_attribute", nc_cus_kernel_set_attribute, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"library.h", "cus_kernel_function", nc_cus_kernel_function, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"launch.h", "cus_kernel_launch", nc_cus_kernel_launch, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"launch.h", "cus_kernel_launch_ex", nc_cus_kernel_launch_ex, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
     {"object.h", "cus_debug_live_objects", nc_cus_debug_live_objects, 0, 0, "returns 0"},
     {"object.h", "cus_release_deferred", nc_cus_release_deferred, 0, 0, "returns 0"},
     {"object.h", "cus_in_host_fn", nc_cus_in_host_fn, 0, 0, "returns false"},
@@ -1457,6 +1670,20 @@ static const null_entry null_entries[] = {
     {"vmm.h", "cus_growable_max", nc_cus_growable_max, 0, 0, "returns 0"},
     {"vmm.h", "cus_growable_reservation", nc_cus_growable_reservation, 0, 0, "returns NULL"},
     {"memory.h", "cus_buffer_wrap", nc_cus_buffer_wrap, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"link.h", "cus_linker_create", nc_cus_linker_create, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"link.h", "cus_linker_ref", nc_cus_linker_ref, 0, 0, "returns NULL"},
+    {"link.h", "cus_linker_unref", nc_cus_linker_unref, 0, 0, "returns NULL"},
+    {"link.h", "cus_linker_add_data", nc_cus_linker_add_data, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"link.h", "cus_linker_add_file", nc_cus_linker_add_file, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"link.h", "cus_linker_complete", nc_cus_linker_complete, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"link.h", "cus_linker_load", nc_cus_linker_load, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"link.h", "cus_linker_error_log", nc_cus_linker_error_log, 0, 0, "returns \"\""},
+    {"link.h", "cus_linker_info_log", nc_cus_linker_info_log, 0, 0, "returns \"\""},
+    {"link.h", "cus_linker_backend", nc_cus_linker_backend, 0, 0, "returns CUS_LINK_BACKEND_AUTO"},
+    {"link.h", "cus_linker_context", nc_cus_linker_context, 0, 0, "returns NULL"},
+    {"link.h", "cus_link_set_nvjitlink_library", nc_cus_link_set_nvjitlink_library, 0, 0, "NULL: back to CUSCOPE_LIBNVJITLINK, then the soname"},
+    {"link.h", "cus_link_nvjitlink_version", nc_cus_link_nvjitlink_version, 0, E_SKIP, "both may be NULL; the outcome depends on nvJitLink being installed (test_link.c)"},
+    {"link.h", "cus_debug_fail_nvjitlink", nc_cus_debug_fail_nvjitlink, 0, 0, "NULL disarms"},
     {"raw.h", "cus_driver_mem_free", nc_cus_driver_mem_free, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
     {"raw.h", "cus_driver_mem_release", nc_cus_driver_mem_release, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
     {"raw.h", "cus_raw_mem_free", nc_cus_raw_mem_free, 0, 0, "ignores 0"},

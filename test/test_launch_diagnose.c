@@ -8,6 +8,7 @@
 
 #include <cuscope/event.h>
 #include <cuscope/graph.h>
+#include <cuscope/library.h>
 
 /* The diagnosis's own reads. */
 static unsigned long diagnosis_reads(void)
@@ -437,6 +438,35 @@ static void test_capture_keeps_what_attributes_use(void **state)
     c = cus_context_unref(c);
 }
 
+/* A library kernel's extended launch takes the same attributes, checked
+ * the same way against the launch's context (the stream's). */
+static void test_kernel_launch_ex_attributes(void **state)
+{
+    (void)state;
+    cus_context *c = new_ctx();
+    cus_stream *s = new_stream(c, CU_STREAM_NON_BLOCKING);
+    cus_event *ev = new_event(c, CU_EVENT_DISABLE_TIMING);
+    cus_library *lib = NULL;
+    assert_ok(cus_library_load_data(ptx_src, 0, NULL, NULL, &lib));
+    cus_kernel *k = NULL;
+    assert_ok(cus_library_get_kernel(lib, "noargs", &k));
+    cus_launch_config cfg = {.grid = {1, 1, 1}, .block = {32, 1, 1}, .stream = s,
+                             .programmatic_serialization = true, .programmatic_event = ev};
+    assert_ok(cus_launch_ex(k, &cfg));
+    cus_fake_launch rec = last_launch();
+    assert_true(rec.attributes.programmatic_serialization);
+    assert_ptr_equal(rec.attributes.programmatic_event, cus_event_handle(ev));
+    cfg.access_policy = (cus_launch_access_policy){.hit_ratio = 0.5f};
+    assert_refused(cus_launch_ex(k, &cfg), CUS_ERROR_INVALID_ARGUMENT,
+                   "noargs: access_policy has a window but no buffer");
+    assert_ok(cus_stream_synchronize(s));
+    k = cus_kernel_unref(k);
+    lib = cus_library_unref(lib);
+    ev = cus_event_unref(ev);
+    s = cus_stream_unref(s);
+    c = cus_context_unref(c);
+}
+
 #ifdef CUS_TEST_HAVE_KERNELS
 /* --- the PDL pair of kernels/pdl.cu, on host twins -------------------------------------- */
 
@@ -525,6 +555,7 @@ int main(void)
         ENV_TEST(test_bad_attributes_are_refused_before_the_driver),
         ENV_TEST(test_attribute_reads_fail),
         ENV_TEST(test_capture_keeps_what_attributes_use),
+        ENV_TEST(test_kernel_launch_ex_attributes),
 #ifdef CUS_TEST_HAVE_KERNELS
         ENV_TEST(test_pdl_pair_on_twins),
 #endif

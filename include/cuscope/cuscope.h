@@ -14,6 +14,7 @@
 #include "pool.h"
 #include "module.h"
 #include "function.h"
+#include "library.h"
 #include "launch.h"
 #include "graph.h"
 #include "ipc.h"
@@ -21,5 +22,6 @@
 #include "vmm.h"
 #include "raw.h"
 #include "program.h"
+#include "link.h"
 
 #endif

@@ -143,6 +143,8 @@ typedef enum cus_fake_handle_kind {
      * last cuMemRelease (cuMemRetainAllocationHandle counts too) */
     CUS_FAKE_HANDLE_PHYSICAL_MEMORY,
     CUS_FAKE_HANDLE_VA_RESERVATION,   /* cuMemAddressReserve ranges, until cuMemAddressFree */
+    CUS_FAKE_HANDLE_LIBRARY,          /* cuLibraryLoadData, cuLibraryLoadFromFile libraries */
+    CUS_FAKE_HANDLE_LINK_STATE,       /* cuLinkCreate link states, until cuLinkDestroy */
     CUS_FAKE_HANDLE_KIND_COUNT_
 } cus_fake_handle_kind;
 
@@ -196,7 +198,46 @@ CUS_API const char *cus_fake_last_misuse(void);
  * nobody owns); the fake refuses it with CUDA_ERROR_INVALID_VALUE. What the
  * fake does not emulate is said where it applies (stream capture and graphs,
  * below; the launch argument limit; IPC, pools, VMM and arrays, with their
- * own sections). */
+ * own sections; JIT linking, next). */
+
+/* --- JIT linking (cuLinkCreate, cuLinkAddData, cuLinkAddFile, cuLinkComplete,
+ * cuLinkDestroy) -------------------------------------------------------------
+ * The fake has no ptxas and no nvlink: it links PTX, which its parser reads.
+ * Each PTX input is parsed when added (a syntax error answers the add with
+ * CUDA_ERROR_INVALID_PTX and ptxas' message in the error log, as the driver,
+ * which compiles it then); calls to functions that no input defines yet are
+ * allowed there. cuLinkComplete merges the inputs into one PTX module (the
+ * highest .version, .target the link's target, the bodies in order, so that
+ * an .extern .func meets the .visible .func another input defines) and
+ * parses it whole. Known differences from the real driver:
+ *   - the "cubin" cuLinkComplete returns is that PTX text (NUL-terminated,
+ *     its size counting the NUL), not an ELF: the fake's cuModuleLoadData
+ *     loads it; a real driver would JIT-compile it. It stays the state's
+ *     until cuLinkDestroy, as the driver's cubin;
+ *   - inputs other than PTX (cubin, fatbin, object, library, NVVM) are
+ *     refused with CUDA_ERROR_NOT_SUPPORTED and a misuse: link them with
+ *     nvJitLink (cuscope/link.h), which runs on the CPU;
+ *   - an unresolved function answers cuLinkComplete CUDA_ERROR_UNKNOWN with
+ *     "error   : Undefined reference to 'f'" in the error log: nvJitLink
+ *     13.0's answer; the driver's code is not yet checked on a GPU
+ *     (gpu-link prints it); two inputs defining one function answer
+ *     CUDA_ERROR_INVALID_PTX (the parser's duplicate), nvlink's is unchecked;
+ *   - a completion with no input answers CUDA_ERROR_INVALID_VALUE (unchecked);
+ *   - an input added after cuLinkComplete is CUDA_ERROR_INVALID_VALUE and a
+ *     misuse (unchecked);
+ *   - options: the log buffers and CU_JIT_TARGET are honoured (a target
+ *     outside 30..1000 is CUDA_ERROR_INVALID_VALUE, an unknown option too);
+ *     the rest (optimization, debug, line info, the per-input options) is
+ *     accepted and does nothing; CU_JIT_*_LOG_BUFFER_SIZE_BYTES are not
+ *     written back; an input whose .target is above the link's is not
+ *     refused;
+ *   - context rules: cuLinkCreate needs a current context; the other calls
+ *     find the context through the state and need none current (as the
+ *     events' calls; test/rules/expected.txt holds the fake's cells until
+ *     gpu-rules runs them on a GPU). A state dies with its context; a
+ *     destroyed one is misuse and CUDA_ERROR_INVALID_HANDLE (or
+ *     CUDA_ERROR_CONTEXT_IS_DESTROYED, destroyed with its context). Live
+ *     states are counted as CUS_FAKE_HANDLE_LINK_STATE. */
 
 /* The primary context's retain count on a device, and its handle (stable for
  * the fake's lifetime, as with the real driver). */

@@ -36,6 +36,11 @@
  * cus_launch_ex(fn, &config, args...) is the same over cuLaunchKernelEx
  * (drivers from 11.8), with thread-block clusters and cooperative launch.
  *
+ * Both take a library kernel (cus_kernel *, cuscope/library.h) in place of
+ * fn, with the same checks and fast path: it runs in the stream's context,
+ * or with a NULL stream in the thread's current one, and nothing is
+ * switched (see cus_kernel_launch).
+ *
  * Thread-safe; must not be called from a host function.
  */
 #ifndef CUSCOPE_LAUNCH_H
@@ -47,6 +52,7 @@
 
 #include "array.h"
 #include "function.h"
+#include "library.h"
 #include "memory.h"
 #include "object.h"
 #include "status.h"
@@ -158,18 +164,39 @@ typedef struct cus_launch_config {
 CUS_API cus_status cus_function_launch_ex(cus_function *fn, const cus_launch_config *config,
                                           unsigned int nargs, void **args, const size_t *sizes);
 
+/* cus_function_launch for a library kernel (cuscope/library.h): the same
+ * checks against the kernel's layout, no context switch. The launch runs in
+ * the stream's context, or with a NULL stream in the thread's current one
+ * (none current: CUDA_ERROR_INVALID_CONTEXT, before the driver is called).
+ * A capture keeps the kernel's library alive with the graph. The macros
+ * cus_launch and cus_launch_ex take a cus_kernel * as well as a
+ * cus_function * and come here for one. Thread-safe; not from a host
+ * function. */
+CUS_API cus_status cus_kernel_launch(cus_kernel *k, cus_dim3 grid, cus_dim3 block,
+                                     unsigned int shared_bytes, cus_stream *stream,
+                                     unsigned int nargs, void **args, const size_t *sizes);
+
+/* cus_function_launch_ex for a library kernel; CUS_ERROR_NOT_SUPPORTED
+ * without cuLaunchKernelEx. The launch's context as cus_kernel_launch. */
+CUS_API cus_status cus_kernel_launch_ex(cus_kernel *k, const cus_launch_config *config,
+                                        unsigned int nargs, void **args, const size_t *sizes);
+
 #ifndef __cplusplus
 /* Launches fn, as fn<<<grid, block, shared_bytes, stream>>>(args...): the
  * arguments after shared_bytes are the stream, then the kernel's arguments,
- * checked against its parameters (the top of this file). Returns the
- * cus_status of the launch. */
+ * checked against its parameters (the top of this file). fn is a
+ * cus_function * or a library's cus_kernel * (_Generic picks the entry).
+ * Returns the cus_status of the launch. */
 #define cus_launch(fn, grid, block, shared_bytes, ...)                         \
-    cus_launch_site_((fn), CUS_DIM_(grid), CUS_DIM_(block), (shared_bytes),    \
-                     CUS_PACK_(__VA_ARGS__))
+    _Generic((fn), cus_kernel *: cus_kernel_launch_site_, default: cus_launch_site_)( \
+        (fn), CUS_DIM_(grid), CUS_DIM_(block), (shared_bytes), CUS_PACK_(__VA_ARGS__))
 
 /* Launches fn with a launch configuration: cus_launch_ex(fn, &config,
- * args...), over cuLaunchKernelEx (cus_function_launch_ex). */
-#define cus_launch_ex(fn, ...) cus_launch_ex_site_((fn), CUS_PACK_(__VA_ARGS__))
+ * args...), over cuLaunchKernelEx (cus_function_launch_ex, or
+ * cus_kernel_launch_ex for a cus_kernel *). */
+#define cus_launch_ex(fn, ...)                                                 \
+    _Generic((fn), cus_kernel *: cus_kernel_launch_ex_site_,                   \
+             default: cus_launch_ex_site_)((fn), CUS_PACK_(__VA_ARGS__))
 #else
 /* C++ (11 and later): the same macros, through the function templates at the
  * end of this header instead of _Generic and compound literals. The same
@@ -195,6 +222,13 @@ CUS_API cus_status cus_launch_site_(cus_function *fn, cus_dim3 grid, cus_dim3 bl
                                     unsigned int nargs, void **args, const size_t *sizes);
 CUS_API cus_status cus_launch_ex_site_(cus_function *fn, const cus_launch_config *config,
                                        unsigned int nargs, void **args, const size_t *sizes);
+/* The same for a library kernel (cus_kernel_launch, _ex). Not for direct use. */
+CUS_API cus_status cus_kernel_launch_site_(cus_kernel *k, cus_dim3 grid, cus_dim3 block,
+                                           unsigned int shared_bytes, cus_stream *stream,
+                                           unsigned int nargs, void **args, const size_t *sizes);
+CUS_API cus_status cus_kernel_launch_ex_site_(cus_kernel *k, const cus_launch_config *config,
+                                              unsigned int nargs, void **args,
+                                              const size_t *sizes);
 
 /* --- the machinery behind the macros ---------------------------------------- */
 
@@ -428,6 +462,38 @@ template <typename... A>
 inline cus_status launch_ex(cus_function *fn, const cus_launch_config *config, A... a)
 {
     return launch_ex_values(fn, config, value(a)...);
+}
+
+/* The same for a library kernel (cuscope/library.h). */
+template <typename... V>
+inline cus_status launch_values(cus_kernel *k, cus_dim3 grid, cus_dim3 block,
+                                unsigned int shared_bytes, cus_stream *stream, V... v)
+{
+    void *args[sizeof...(V) ? sizeof...(V) : 1] = {static_cast<void *>(&v)...};
+    return cus_kernel_launch_site_(k, grid, block, shared_bytes, stream,
+                                   static_cast<unsigned int>(sizeof...(V)), args,
+                                   sizeof...(V) ? sizes<V...>::of : cus_launch_no_args_);
+}
+
+template <typename... A>
+inline cus_status launch(cus_kernel *k, cus_dim3 grid, cus_dim3 block,
+                         unsigned int shared_bytes, cus_stream *stream, A... a)
+{
+    return launch_values(k, grid, block, shared_bytes, stream, value(a)...);
+}
+
+template <typename... V>
+inline cus_status launch_ex_values(cus_kernel *k, const cus_launch_config *config, V... v)
+{
+    void *args[sizeof...(V) ? sizeof...(V) : 1] = {static_cast<void *>(&v)...};
+    return cus_kernel_launch_ex_site_(k, config, static_cast<unsigned int>(sizeof...(V)), args,
+                                      sizeof...(V) ? sizes<V...>::of : cus_launch_no_args_);
+}
+
+template <typename... A>
+inline cus_status launch_ex(cus_kernel *k, const cus_launch_config *config, A... a)
+{
+    return launch_ex_values(k, config, value(a)...);
 }
 
 } /* namespace cus_cxx_ */

@@ -2,13 +2,14 @@
  * cache.
  *
  * A cus_program is a reference-counted CUDA C++ source with a name and the
- * headers it may #include, compiled once by cus_program_compile into PTX, a
+ * headers it may `#include`, compiled once by cus_program_compile into PTX, a
  * cubin or LTO-IR, which cus_program_load loads into a module. It holds no
  * context and makes no driver call but to find the default architecture and
  * to load.
  *
  * NVRTC is loaded at run time, at the first compile: libnvrtc.so.13, else
- * libnvrtc.so.12, or the file that the environment variable
+ * libnvrtc.so.12 (on the loader's path, else in the lib64 directory of
+ * $CUDA_HOME, $CUDA_PATH or /usr/local/cuda), or the file that the environment variable
  * CUSCOPE_LIBNVRTC names (read with secure_getenv: ignored in setuid and
  * setgid programs), or the path cus_nvrtc_set_library sets. A program linked
  * against cuscope starts without it; a compile then fails with
@@ -60,11 +61,13 @@
 extern "C" {
 #endif
 
+/* A CUDA C++ program compiled at run time by NVRTC: reference-counted,
+ * its source, headers, options and outputs kept until the last unref. */
 typedef struct cus_program cus_program;
 
-/* A header a program's source may #include by `name`, with its text. */
+/* A header a program's source may `#include` by `name`, with its text. */
 typedef struct cus_program_header {
-    const char *name;   /* as the source writes it in #include "name" */
+    const char *name;   /* as the source writes it in `#include "name"` */
     const char *source; /* its text, NUL-terminated */
 } cus_program_header;
 
@@ -78,7 +81,7 @@ typedef enum cus_program_target {
 /* The options of a compile. Zero-initialise for the defaults: PTX for the
  *  architecture of device 0, NVRTC's C++ dialect, no debug information. */
 typedef struct cus_program_options {
-    cus_program_target target;
+    cus_program_target target; /* PTX (the default), a cubin, or LTO-IR */
     /* The architecture as major * 10 + minor (90 for sm_90); 0: the
      *  compute capability of ctx's device, or of device 0 when ctx is NULL
      *  (which needs the driver: cus_init). */
@@ -88,18 +91,18 @@ typedef struct cus_program_options {
     bool line_info;    /* -lineinfo: source lines for profilers */
     bool debug;        /* -G: device debug information (no optimisation) */
     const char *const *defines; /* "NAME" or "NAME=value", each given as -D */
-    size_t ndefines;
+    size_t ndefines; /* the number of defines */
     const char *const *include_paths; /* directories, each given as -I */
-    size_t ninclude_paths;
+    size_t ninclude_paths; /* the number of include_paths */
     /* Further NVRTC options, passed as they are, after the ones above. One
      *  that sets the architecture (-arch..., --gpu-architecture...) replaces
      *  cuscope's own -arch. */
     const char *const *options;
-    size_t noptions;
+    size_t noptions; /* the number of options */
     /* Name expressions ("my_kernel<float>", "&my_global") whose lowered
      *  (mangled) names cus_program_lowered_name returns after the compile. */
     const char *const *name_expressions;
-    size_t nname_expressions;
+    size_t nname_expressions; /* the number of name_expressions */
     bool no_cache; /* compile even if the cache holds the output, and do not cache it */
 } cus_program_options;
 
@@ -185,6 +188,7 @@ CUS_API cus_status cus_program_get_function(const cus_program *program, cus_modu
  *  and names) over all entries. An output larger than the byte bound is not
  *  cached. */
 #define CUS_PROGRAM_CACHE_MAX_ENTRIES 256
+/* The cache's bound on bytes of output, over all entries (64 MiB). */
 #define CUS_PROGRAM_CACHE_MAX_BYTES ((size_t)64 << 20)
 
 /* What the cache holds and has done since the process started or the last

@@ -107,6 +107,11 @@
     X(cuModuleEnumerateFunctions, cuModuleEnumerateFunctions, 12040, OPTIONAL) \
     X(cuFuncGetName, cuFuncGetName, 12030, OPTIONAL)                           \
     X(cuFuncGetParamInfo, cuFuncGetParamInfo, 12040, OPTIONAL)                 \
+    X(cuLinkCreate, cuLinkCreate, 6050, OPTIONAL)                              \
+    X(cuLinkAddData, cuLinkAddData, 6050, OPTIONAL)                            \
+    X(cuLinkAddFile, cuLinkAddFile, 6050, OPTIONAL)                            \
+    X(cuLinkComplete, cuLinkComplete, 5050, OPTIONAL)                          \
+    X(cuLinkDestroy, cuLinkDestroy, 5050, OPTIONAL)                            \
     X(cuFuncGetAttribute, cuFuncGetAttribute, 2020, REQUIRED)                  \
     X(cuFuncSetAttribute, cuFuncSetAttribute, 9000, REQUIRED)                  \
     X(cuFuncSetCacheConfig, cuFuncSetCacheConfig, 3000, REQUIRED)              \
@@ -116,6 +121,20 @@
       cuOccupancyMaxActiveBlocksPerMultiprocessor, 6050, REQUIRED)             \
     X(cuLaunchKernel, cuLaunchKernel, 4000, REQUIRED)                          \
     X(cuLaunchKernelEx, cuLaunchKernelEx, 11060, OPTIONAL)                     \
+    X(cuLibraryLoadData, cuLibraryLoadData, 12000, OPTIONAL)                   \
+    X(cuLibraryLoadFromFile, cuLibraryLoadFromFile, 12000, OPTIONAL)           \
+    X(cuLibraryUnload, cuLibraryUnload, 12000, OPTIONAL)                       \
+    X(cuLibraryGetKernel, cuLibraryGetKernel, 12000, OPTIONAL)                 \
+    X(cuLibraryGetKernelCount, cuLibraryGetKernelCount, 12040, OPTIONAL)       \
+    X(cuLibraryEnumerateKernels, cuLibraryEnumerateKernels, 12040, OPTIONAL)   \
+    X(cuLibraryGetGlobal, cuLibraryGetGlobal, 12000, OPTIONAL)                 \
+    X(cuLibraryGetManaged, cuLibraryGetManaged, 12000, OPTIONAL)               \
+    X(cuLibraryGetUnifiedFunction, cuLibraryGetUnifiedFunction, 12000, OPTIONAL) \
+    X(cuKernelGetFunction, cuKernelGetFunction, 12000, OPTIONAL)               \
+    X(cuKernelGetAttribute, cuKernelGetAttribute, 12000, OPTIONAL)             \
+    X(cuKernelSetAttribute, cuKernelSetAttribute, 12000, OPTIONAL)             \
+    X(cuKernelGetName, cuKernelGetName, 12030, OPTIONAL)                       \
+    X(cuKernelGetParamInfo, cuKernelGetParamInfo, 12040, OPTIONAL)             \
     X(cuStreamBeginCapture, cuStreamBeginCapture, 10010, REQUIRED)             \
     X(cuStreamEndCapture, cuStreamEndCapture, 10000, REQUIRED)                 \
     X(cuStreamIsCapturing, cuStreamIsCapturing, 10000, REQUIRED)               \

@@ -30,7 +30,7 @@ void fake_unlock(void)
 
 /* --- areas ------------------------------------------------------------------------------ */
 
-#define FAKE_MAX_AREAS 16
+#define FAKE_MAX_AREAS 24
 
 static const fake_area *areas[FAKE_MAX_AREAS]; /* in reset order */
 static const fake_area *teardown_areas[FAKE_MAX_AREAS]; /* in teardown order */

@@ -184,12 +184,14 @@ enum { FAKE_UNCOUNTED = 1, FAKE_BEFORE_INIT = 2, FAKE_CAPTURE_UNSAFE = 4 };
     X(cuSurfObjectCreate, 5000, cuSurfObjectCreate, 0)                               \
     X(cuSurfObjectDestroy, 5000, cuSurfObjectDestroy, 0)                             \
     FAKE_ENTRIES_VMM_(X)                                                              \
+    FAKE_ENTRIES_LINK_(X)                                                             \
     FAKE_ENTRIES_12020_(X)                                                            \
     FAKE_ENTRIES_12030_(X)                                                            \
     FAKE_ENTRIES_12040_(X)                                                            \
     FAKE_ENTRIES_12050_(X)                                                            \
     FAKE_ENTRIES_12080_(X)                                                            \
-    FAKE_ENTRIES_13000_(X)
+    FAKE_ENTRIES_13000_(X)                                                            \
+    FAKE_ENTRIES_LIBRARY_(X)
 
 /* Memory pools (fake_pool.c). */
 #define FAKE_ENTRIES_POOLS_(X)                                                 \
@@ -223,6 +225,14 @@ enum { FAKE_UNCOUNTED = 1, FAKE_BEFORE_INIT = 2, FAKE_CAPTURE_UNSAFE = 4 };
     X(cuMemExportToShareableHandle, 10020, cuMemExportToShareableHandle, 0)    \
     X(cuMemImportFromShareableHandle, 10020, cuMemImportFromShareableHandle, 0) \
     X(cuMemRetainAllocationHandle, 11000, cuMemRetainAllocationHandle, 0)
+
+/* JIT linking (fake_link.c). */
+#define FAKE_ENTRIES_LINK_(X)                                                  \
+    X(cuLinkCreate, 6050, cuLinkCreate, 0)                                     \
+    X(cuLinkAddData, 6050, cuLinkAddData, 0)                                   \
+    X(cuLinkAddFile, 6050, cuLinkAddFile, 0)                                   \
+    X(cuLinkComplete, 5050, cuLinkComplete, 0)                                 \
+    X(cuLinkDestroy, 5050, cuLinkDestroy, 0)
 
 /* Newer variants with a changed signature, listed so that a caller asking at
  * a newer version gets the signature it expects; only with headers that
@@ -275,6 +285,29 @@ enum { FAKE_UNCOUNTED = 1, FAKE_BEFORE_INIT = 2, FAKE_CAPTURE_UNSAFE = 4 };
     X(cuCtxSynchronize, 13000, cuCtxSynchronize_v2, FAKE_CAPTURE_UNSAFE)
 #else
 #define FAKE_ENTRIES_13000_(X)
+#endif
+
+/* Libraries and kernels (fake_library.c): 12.0, cuKernelGetName 12.3, the
+ * enumeration and cuKernelGetParamInfo 12.4. */
+#if CUDA_VERSION >= 12040
+#define FAKE_HAVE_LIBRARY_ENTRIES 1
+#define FAKE_ENTRIES_LIBRARY_(X)                                               \
+    X(cuLibraryLoadData, 12000, cuLibraryLoadData, 0)                          \
+    X(cuLibraryLoadFromFile, 12000, cuLibraryLoadFromFile, 0)                  \
+    X(cuLibraryUnload, 12000, cuLibraryUnload, FAKE_CAPTURE_UNSAFE)            \
+    X(cuLibraryGetKernel, 12000, cuLibraryGetKernel, 0)                        \
+    X(cuLibraryGetKernelCount, 12040, cuLibraryGetKernelCount, 0)              \
+    X(cuLibraryEnumerateKernels, 12040, cuLibraryEnumerateKernels, 0)          \
+    X(cuLibraryGetGlobal, 12000, cuLibraryGetGlobal, 0)                        \
+    X(cuLibraryGetManaged, 12000, cuLibraryGetManaged, 0)                      \
+    X(cuLibraryGetUnifiedFunction, 12000, cuLibraryGetUnifiedFunction, 0)      \
+    X(cuKernelGetFunction, 12000, cuKernelGetFunction, 0)                      \
+    X(cuKernelGetAttribute, 12000, cuKernelGetAttribute, 0)                    \
+    X(cuKernelSetAttribute, 12000, cuKernelSetAttribute, 0)                    \
+    X(cuKernelGetName, 12030, cuKernelGetName, 0)                              \
+    X(cuKernelGetParamInfo, 12040, cuKernelGetParamInfo, 0)
+#else
+#define FAKE_ENTRIES_LIBRARY_(X)
 #endif
 
 typedef enum fake_entry_id {

@@ -429,10 +429,9 @@ static void jit_options_write_back(const jit_options *jit, void **values)
 
 /* Checks an image against the context's device (and the JIT target), and
  * sets the module's versions. */
-static CUresult check_image_locked(const struct CUctx_st *c, const fake_image *img,
-                                   const jit_options *jit, struct CUmod_st *m)
+static CUresult check_image_locked(const int *a, const fake_image *img, const jit_options *jit,
+                                   struct CUmod_st *m)
 {
-    const int *a = fake_module_device_attrs(c);
     int major = a[CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR];
     int minor = a[CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR];
     arch t = arch_of_target_string(img->target);
@@ -509,7 +508,7 @@ static CUresult create_module_locked(struct CUctx_st *c, fake_image *img, const 
                                      CUmodule *out)
 {
     struct CUmod_st proto = {.ctx = c, .num_regs = 32};
-    CUresult r = check_image_locked(c, img, jit, &proto);
+    CUresult r = check_image_locked(fake_module_device_attrs(c), img, jit, &proto);
     if (r != CUDA_SUCCESS) {
         if (jit->info_size)
             jit->info[0] = '\0'; /* no info log from a failed load */
@@ -733,6 +732,71 @@ static void module_destroy_doomed_locked(struct CUctx_st *c, unsigned long ticke
     for (size_t i = 0; i < module_count; i++)
         if (modules[i]->doomed == ticket && modules[i]->h.state == FAKE_LIVE)
             unload_locked(modules[i], true);
+}
+
+/* --- what the library area (fake_library.c) builds on ------------------------------------------ */
+
+CUresult fake_module_parse_for_device_locked(CUdevice dev, const void *image, size_t size,
+                                             unsigned int n, CUjit_option *options, void **values,
+                                             fake_image **out)
+{
+    jit_options jit;
+    CUresult r = jit_options_parse(n, options, values, &jit);
+    if (r != CUDA_SUCCESS)
+        return r;
+    const int *a = fake_dev.devices[dev].attributes;
+    unsigned cc = FAKE_IMAGE_CC(a[CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR],
+                                a[CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR]);
+    fake_image *img = NULL;
+    r = fake_image_parse(image, size, cc, &img, jit.error, jit.error_size, jit.info,
+                         jit.info_size);
+    if (r == CUDA_SUCCESS) {
+        struct CUmod_st proto = {.num_regs = 32};
+        r = check_image_locked(a, img, &jit, &proto);
+        if (r != CUDA_SUCCESS) {
+            if (jit.info_size)
+                jit.info[0] = '\0';
+            fake_image_free(img);
+        } else {
+            *out = img;
+        }
+    }
+    if (n)
+        jit_options_write_back(&jit, values);
+    return r;
+}
+
+CUresult fake_module_load_into_locked(struct CUctx_st *c, const void *image, size_t size,
+                                      struct CUmod_st **out)
+{
+    jit_options jit;
+    (void)jit_options_parse(0, NULL, NULL, &jit);
+    const int *a = fake_module_device_attrs(c);
+    unsigned cc = FAKE_IMAGE_CC(a[CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR],
+                                a[CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR]);
+    fake_image *img = NULL;
+    CUresult r = fake_image_parse(image, size, cc, &img, NULL, 0, NULL, 0);
+    if (r != CUDA_SUCCESS)
+        return r;
+    CUmodule m = NULL;
+    r = create_module_locked(c, img, &jit, &m);
+    if (r == CUDA_SUCCESS)
+        *out = m;
+    return r;
+}
+
+void fake_module_unload_for_library_locked(struct CUmod_st *m)
+{
+    if (m->h.state != FAKE_LIVE)
+        return; /* went with its context */
+    fake_context_synchronize_locked(m->ctx);
+    if (m->h.state == FAKE_LIVE)
+        unload_locked(m, false);
+}
+
+bool fake_module_is_function(const void *f)
+{
+    return fn_set_find(f) != NULL;
 }
 
 /* --- the area -------------------------------------------------------------------------------- */

@@ -30,6 +30,8 @@ static unsigned long untwinned_runs;
 static char untwinned_last[128];
 static bool strict_kernels;
 
+fake_kernel_resolver_fn fake_module_kernel_resolver;
+
 /* --- lookups ------------------------------------------------------------------------------------ */
 
 CUresult CUDAAPI fake_cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const char *name)
@@ -518,7 +520,16 @@ static CUresult launch_locked(CUfunction hfunc, const launch_cfg *cfg, void **ke
                               void **extra)
 {
     struct CUfunc_st *f = NULL;
-    CUresult r = fake_module_function_arg_locked(hfunc, CUDA_ERROR_INVALID_HANDLE, &f);
+    CUresult r;
+    /* A CUkernel cast to CUfunction runs in the stream's context, or the
+     * current one (fake_library.c). */
+    if (hfunc && fake_module_kernel_resolver && !fake_module_is_function(hfunc) &&
+        fake_module_kernel_resolver(hfunc, cfg->stream, &r, &f)) {
+        if (r != CUDA_SUCCESS)
+            return r;
+        hfunc = (CUfunction)f;
+    }
+    r = fake_module_function_arg_locked(hfunc, CUDA_ERROR_INVALID_HANDLE, &f);
     if (r != CUDA_SUCCESS)
         return r;
     struct CUctx_st *c = f->mod->ctx; /* live and healthy: the function's check */

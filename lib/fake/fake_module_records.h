@@ -75,4 +75,29 @@ FAKE_HIDDEN occupancy_in fake_module_occupancy_of(const struct CUfunc_st *f);
 FAKE_HIDDEN int fake_module_optin_dynamic_shared(const struct CUfunc_st *f);
 FAKE_HIDDEN int fake_module_static_shared_of(const struct CUfunc_st *f);
 
+/* --- what the library area (fake_library.c, libraries loaded per context as modules) uses --- */
+
+/* cuLibraryLoadData's checks of an image for device dev, with the JIT
+ * options and logs of cuModuleLoadDataEx (written back): *out the image as
+ * parsed for that device (free with fake_image_free). */
+FAKE_HIDDEN CUresult fake_module_parse_for_device_locked(CUdevice dev, const void *image, size_t size,
+                                                         unsigned int n, CUjit_option *options,
+                                                         void **values, fake_image **out);
+/* Loads an image into c as cuModuleLoadData does: a module handle of c. */
+FAKE_HIDDEN CUresult fake_module_load_into_locked(struct CUctx_st *c, const void *image, size_t size,
+                                                  struct CUmod_st **out);
+/* cuModuleUnload's work (the context synchronized first); nothing for a
+ * module that went with its context. */
+FAKE_HIDDEN void fake_module_unload_for_library_locked(struct CUmod_st *m);
+/* Whether f is a function record (never dereferenced). */
+FAKE_HIDDEN bool fake_module_is_function(const void *f);
+/* A launch's function argument that is no function record: the library
+ * area's kernels (a CUkernel cast to CUfunction). false: not a kernel. Else
+ * *r and, on success, *out: the kernel's function in the launch's context
+ * (the stream's, or the current one for a NULL or legacy stream). Set by
+ * fake_library.c's constructor. */
+typedef bool (*fake_kernel_resolver_fn)(CUfunction h, CUstream stream, CUresult *r,
+                                        struct CUfunc_st **out);
+FAKE_HIDDEN extern fake_kernel_resolver_fn fake_module_kernel_resolver;
+
 #endif

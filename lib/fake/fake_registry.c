@@ -42,6 +42,8 @@ static const kind_info kind_info_table[CUS_FAKE_HANDLE_KIND_COUNT_] = {
     [CUS_FAKE_HANDLE_MEMORY_POOL] = {"memory pool", NULL},
     [CUS_FAKE_HANDLE_PHYSICAL_MEMORY] = {"physical allocation", NULL},
     [CUS_FAKE_HANDLE_VA_RESERVATION] = {"address reservation", NULL},
+    [CUS_FAKE_HANDLE_LIBRARY] = {"library", NULL},
+    [CUS_FAKE_HANDLE_LINK_STATE] = {"link state", NULL},
 };
 
 typedef struct slot {

@@ -67,6 +67,24 @@ int main()
         EXPECT(cus_launch(axpy, 1, 16, 0, s) == CUS_ERROR_INVALID_ARGUMENT);
         EXPECT(cus_fake_calls_of("cuLaunchKernel") == launches + 4);
 
+        // A library kernel: the same macros, through the cus_kernel overloads.
+        {
+            cus_autoptr(cus_library) lib = NULL;
+            EXPECT(cus_library_load_data(ptx, sizeof ptx, NULL, NULL, &lib) == CUS_SUCCESS);
+            cus_autoptr(cus_kernel) k = NULL;
+            EXPECT(cus_library_get_kernel(lib, "axpy", &k) == CUS_SUCCESS);
+            unsigned long before = cus_fake_calls_of("cuLaunchKernel");
+            EXPECT(cus_launch(k, 1, 16, 0, s, 2.0f, x, y, 16u) == CUS_SUCCESS);
+            EXPECT(cus_launch(k, 1, 16, 0, s, 2.0, x, y, 16u) == CUS_ERROR_INVALID_ARGUMENT);
+            EXPECT(cus_fake_calls_of("cuLaunchKernel") == before + 1);
+            cus_launch_config kc = {};
+            kc.grid = {1, 1, 1};
+            kc.block = {16, 1, 1};
+            kc.stream = s;
+            EXPECT(cus_launch_ex(k, &kc, 2.0f, x, y, 16u) == CUS_SUCCESS);
+            EXPECT(cus_stream_synchronize(s) == CUS_SUCCESS);
+        }
+
         cus_launch_config config = {};
         config.grid = {1, 1, 1};
         config.block = {32, 1, 1};

@@ -341,6 +341,47 @@ static cus_status c_event_ipc_import(world *w)
                   imported != NULL && cus_event_context(imported) == w->ctx);
 }
 
+/* --- library.h ------------------------------------------------------------------------------- */
+
+#define EC_LIBRARY_NOTE                                                        \
+    "a library belongs to no context: the call neither refuses a poisoned context nor switches"
+
+static cus_status c_library_load_data(world *w)
+{
+    (void)w;
+    cus_autoptr(cus_library) lib = NULL;
+    EC_RETURN_OUT(cus_library_load_data(every_call_ptx, every_call_ptx_size, NULL, NULL, &lib),
+                  lib != NULL);
+}
+
+static cus_status c_library_get_kernel(world *w)
+{
+    (void)w;
+    cus_autoptr(cus_library) lib = NULL;
+    CUS_TRY(cus_library_load_data(every_call_ptx, every_call_ptx_size, NULL, NULL, &lib));
+    cus_autoptr(cus_kernel) k = NULL;
+    EC_RETURN_OUT(cus_library_get_kernel(lib, "add", &k), k != NULL);
+}
+
+static cus_status c_kernel_function(world *w)
+{
+    cus_autoptr(cus_library) lib = NULL;
+    CUS_TRY(cus_library_load_data(every_call_ptx, every_call_ptx_size, NULL, NULL, &lib));
+    cus_autoptr(cus_kernel) k = NULL;
+    CUS_TRY(cus_library_get_kernel(lib, "add", &k));
+    CUfunction f = NULL;
+    EC_RETURN_OUT(cus_kernel_function(k, w->ctx, &f), f != NULL);
+}
+
+static cus_status c_library_get_global(world *w)
+{
+    cus_autoptr(cus_library) lib = NULL;
+    CUS_TRY(cus_library_load_data(every_call_ptx, every_call_ptx_size, NULL, NULL, &lib));
+    CUdeviceptr p = 0;
+    size_t n = 0;
+    EC_RETURN_OUT(cus_library_get_global(lib, w->ctx, "counter", &p, &n), p != 0 && n == 4);
+}
+
 /* --- module.h --------------------------------------------------------------------------------- */
 
 static cus_status c_module_load_data(world *w)
@@ -1217,6 +1258,16 @@ const every_call every_calls_data[] = {
     {"cus_event_ipc_export", c_event_ipc_export, 0, NULL, NULL},
     {"cus_event_ipc_import", c_event_ipc_import, 0, NULL, NULL},
     /* module.h */
+    {"cus_library_load_data", c_library_load_data, EC_NOT_POISONED | EC_NO_OWN_SWITCH,
+     EC_LIBRARY_NOTE, NULL},
+    {"cus_library_get_kernel", c_library_get_kernel, EC_NOT_POISONED | EC_NO_OWN_SWITCH,
+     EC_LIBRARY_NOTE, NULL},
+    {"cus_kernel_function", c_kernel_function, EC_SKIP_REFUSALS,
+     "the entry loads a library of its own first (no context, no refusal of a poisoned one); "
+     "the poisoned refusal itself: test_library.c", NULL},
+    {"cus_library_get_global", c_library_get_global, EC_SKIP_REFUSALS,
+     "the entry loads a library of its own first (no context, no refusal of a poisoned one); "
+     "the poisoned refusal itself: test_library.c", NULL},
     {"cus_module_load_data", c_module_load_data, 0, NULL, NULL},
     {"cus_module_load_data (JIT options, size 0)", c_module_load_data_jit, 0, NULL, NULL},
     {"cus_module_load_file", c_module_load_file, 0, NULL, NULL},

@@ -114,5 +114,6 @@ extern const every_call every_calls_data[];
 extern const every_call every_calls_pool[]; /* calls_pool.c: pool.h */
 extern const every_call every_calls_vmm[]; /* calls_vmm.c: vmm.h, cus_buffer_wrap */
 extern const every_call every_calls_program[]; /* calls_program.c: program.h */
+extern const every_call every_calls_link[]; /* calls_link.c: link.h */
 
 #endif

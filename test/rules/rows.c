@@ -994,6 +994,133 @@ CALL(cuFuncGetParamInfo, 12040)
 }
 #endif
 
+#if CUDA_VERSION >= 12040
+/* --- libraries and kernels ------------------------------------------------------------
+ * Each call loads a library of the fixture's PTX (it belongs to no context)
+ * and unloads it after, so that no state leaves a library behind; a failed
+ * load is the cell's result. */
+static CUresult lib_load(const rules_args *a, CUlibrary *lib)
+{
+    return drv.cuLibraryLoadData_12000(lib, a->ptx, NULL, NULL, 0, NULL, NULL, 0);
+}
+
+static CUresult lib_end(CUlibrary lib, CUresult r)
+{
+    (void)drv.cuLibraryUnload_12000(lib);
+    return r;
+}
+
+/* r, the call on the library's kernel `add` (k in scope). */
+#define LIB_KERNEL_CALL(symbol, version, call)                                 \
+    CALL(symbol, version)                                                      \
+    {                                                                          \
+        CUlibrary lib = NULL;                                                  \
+        CUkernel k = NULL;                                                     \
+        CUresult r = lib_load(a, &lib);                                        \
+        if (r != CUDA_SUCCESS)                                                 \
+            return r;                                                          \
+        r = drv.cuLibraryGetKernel_12000(&k, lib, "add");                      \
+        if (r == CUDA_SUCCESS)                                                 \
+            r = (call);                                                        \
+        return lib_end(lib, r);                                                \
+    }
+#define LIB_CALL(symbol, version, call)                                        \
+    CALL(symbol, version)                                                      \
+    {                                                                          \
+        CUlibrary lib = NULL;                                                  \
+        CUresult r = lib_load(a, &lib);                                        \
+        if (r != CUDA_SUCCESS)                                                 \
+            return r;                                                          \
+        return lib_end(lib, (call));                                           \
+    }
+
+CALL(cuLibraryLoadData, 12000)
+{
+    CUlibrary lib = NULL;
+    CUresult r = lib_load(a, &lib);
+    return r == CUDA_SUCCESS ? lib_end(lib, r) : r;
+}
+
+CALL(cuLibraryLoadFromFile, 12000)
+{
+    CUlibrary lib = NULL;
+    CUresult r = drv.cuLibraryLoadFromFile_12000(&lib, a->ptx_path, NULL, NULL, 0, NULL, NULL, 0);
+    return r == CUDA_SUCCESS ? lib_end(lib, r) : r;
+}
+
+CALL(cuLibraryUnload, 12000)
+{
+    CUlibrary lib = NULL;
+    CUresult r = lib_load(a, &lib);
+    return r == CUDA_SUCCESS ? drv.cuLibraryUnload_12000(lib) : r;
+}
+
+LIB_KERNEL_CALL(cuLibraryGetKernel, 12000, CUDA_SUCCESS)
+
+CALL(cuLibraryGetKernelCount, 12040)
+{
+    unsigned int n;
+    CUlibrary lib = NULL;
+    CUresult r = lib_load(a, &lib);
+    return r == CUDA_SUCCESS ? lib_end(lib, drv.cuLibraryGetKernelCount_12040(&n, lib)) : r;
+}
+
+CALL(cuLibraryEnumerateKernels, 12040)
+{
+    CUkernel ks[1];
+    CUlibrary lib = NULL;
+    CUresult r = lib_load(a, &lib);
+    return r == CUDA_SUCCESS ? lib_end(lib, drv.cuLibraryEnumerateKernels_12040(ks, 1, lib)) : r;
+}
+
+CALL(cuLibraryGetGlobal, 12000)
+{
+    CUdeviceptr p;
+    size_t bytes;
+    CUlibrary lib = NULL;
+    CUresult r = lib_load(a, &lib);
+    return r == CUDA_SUCCESS
+               ? lib_end(lib, drv.cuLibraryGetGlobal_12000(&p, &bytes, lib, "counter"))
+               : r;
+}
+
+CALL(cuLibraryGetManaged, 12000)
+{
+    CUdeviceptr p;
+    size_t bytes;
+    CUlibrary lib = NULL;
+    CUresult r = lib_load(a, &lib);
+    return r == CUDA_SUCCESS
+               ? lib_end(lib, drv.cuLibraryGetManaged_12000(&p, &bytes, lib, "counter"))
+               : r;
+}
+
+CALL(cuLibraryGetUnifiedFunction, 12000)
+{
+    void *f;
+    CUlibrary lib = NULL;
+    CUresult r = lib_load(a, &lib);
+    return r == CUDA_SUCCESS
+               ? lib_end(lib, drv.cuLibraryGetUnifiedFunction_12000(&f, lib, "add"))
+               : r;
+}
+
+static CUfunction kernel_function_out;
+static int kernel_attribute_out;
+static const char *kernel_name_out;
+static size_t kernel_param_out[2];
+LIB_KERNEL_CALL(cuKernelGetFunction, 12000, drv.cuKernelGetFunction_12000(&kernel_function_out, k))
+LIB_KERNEL_CALL(cuKernelGetAttribute, 12000,
+                drv.cuKernelGetAttribute_12000(&kernel_attribute_out,
+                                               CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, k, a->dev))
+LIB_KERNEL_CALL(cuKernelSetAttribute, 12000,
+                drv.cuKernelSetAttribute_12000(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                               1024, k, a->dev))
+LIB_KERNEL_CALL(cuKernelGetName, 12030, drv.cuKernelGetName_12030(&kernel_name_out, k))
+LIB_KERNEL_CALL(cuKernelGetParamInfo, 12040,
+                drv.cuKernelGetParamInfo_12040(k, 0, &kernel_param_out[0], &kernel_param_out[1]))
+#endif
+
 #if CUDA_VERSION >= 12050
 CALL(cuStreamGetCtx, 12050)
 {
@@ -1011,6 +1138,81 @@ CALL_OUT(cuEventElapsedTime, 12080, float, &out, a->event, a->event2)
 CALL_OUT(cuCtxGetDevice, 13000, CUdevice, &out, a->ctx)
 CALL_ON(cuCtxSynchronize, 13000, a->ctx)
 #endif
+
+/* --- JIT linking: each call but cuLinkCreate makes its state in A -------------------------- */
+
+CALL(cuLinkCreate, 6050)
+{
+    CUlinkState s = NULL;
+    CUresult r = drv.cuLinkCreate_6050(0, NULL, NULL, &s);
+    if (r == CUDA_SUCCESS)
+        (void)drv.cuLinkDestroy_5050(s);
+    return r;
+}
+
+/* A link state made with A pushed, the thread's stack as it was after. */
+static CUresult link_state_in_a(const rules_args *a, CUlinkState *s)
+{
+    CUresult r = drv.cuCtxPushCurrent_4000(a->ctx);
+    if (r != CUDA_SUCCESS)
+        return r;
+    r = drv.cuLinkCreate_6050(0, NULL, NULL, s);
+    CUcontext popped;
+    (void)drv.cuCtxPopCurrent_4000(&popped);
+    return r;
+}
+
+static CUresult link_add_ptx(const rules_args *a, CUlinkState s)
+{
+    return drv.cuLinkAddData_6050(s, CU_JIT_INPUT_PTX, (void *)(uintptr_t)a->ptx,
+                                  strlen(a->ptx) + 1, "rules.ptx", 0, NULL, NULL);
+}
+
+CALL(cuLinkAddData, 6050)
+{
+    CUlinkState s = NULL;
+    CUresult r = link_state_in_a(a, &s);
+    if (r != CUDA_SUCCESS)
+        return r;
+    r = link_add_ptx(a, s);
+    (void)drv.cuLinkDestroy_5050(s);
+    return r;
+}
+
+CALL(cuLinkAddFile, 6050)
+{
+    CUlinkState s = NULL;
+    CUresult r = link_state_in_a(a, &s);
+    if (r != CUDA_SUCCESS)
+        return r;
+    r = drv.cuLinkAddFile_6050(s, CU_JIT_INPUT_PTX, a->ptx_path, 0, NULL, NULL);
+    (void)drv.cuLinkDestroy_5050(s);
+    return r;
+}
+
+CALL(cuLinkComplete, 5050)
+{
+    CUlinkState s = NULL;
+    CUresult r = link_state_in_a(a, &s);
+    if (r != CUDA_SUCCESS)
+        return r;
+    void *cubin;
+    size_t size;
+    r = link_add_ptx(a, s);
+    if (r == CUDA_SUCCESS)
+        r = drv.cuLinkComplete_5050(s, &cubin, &size);
+    (void)drv.cuLinkDestroy_5050(s);
+    return r;
+}
+
+CALL(cuLinkDestroy, 5050)
+{
+    CUlinkState s = NULL;
+    CUresult r = link_state_in_a(a, &s);
+    if (r != CUDA_SUCCESS)
+        return r;
+    return drv.cuLinkDestroy_5050(s);
+}
 
 /* --- the table ----------------------------------------------------------------------------------- */
 

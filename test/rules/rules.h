@@ -304,10 +304,12 @@ typedef CUresult (*rules_call_fn)(const rules_args *a, rules_out *o);
     RULES_ROWS_12020_(R)                                                                   \
     RULES_ROWS_12030_(R)                                                                   \
     RULES_ROWS_12040_(R)                                                                   \
+    RULES_ROWS_LIBRARY_(R)                                                                 \
     RULES_ROWS_12050_(R)                                                                   \
     RULES_ROWS_12080_(R)                                                                   \
     RULES_ROWS_13000_(R)                                                                   \
-    RULES_ROWS_VMM_(R)
+    RULES_ROWS_VMM_(R)                                                                     \
+    RULES_ROWS_LINK_(R)
 
 /* Memory pools: the pool calls make their own pool (created, or the device's
  * default one) and release it, so they take the device's columns;
@@ -333,6 +335,19 @@ typedef CUresult (*rules_call_fn)(const rules_args *a, rules_out *o);
 
 /* The newer variants and entry points, with the headers that declare them (as
  * FAKE_ENTRIES has them). */
+/* JIT linking: no fixture handle. cuLinkCreate links for the current
+ * context (H_CURRENT's columns); the other calls make their own link state in
+ * A (A pushed around cuLinkCreate, then popped: the column's state is back
+ * for the call), so their cells compare the call with the state's context
+ * current, not, or another; where A cannot be pushed (destroyed) or makes no
+ * state (poisoned), the cell is that failure (rows.c). */
+#define RULES_ROWS_LINK_(R)                                                                \
+    R(cuLinkCreate, 6050, H_CURRENT, 0, NULL)                                              \
+    R(cuLinkAddData, 6050, H_CURRENT, 0, NULL)                                             \
+    R(cuLinkAddFile, 6050, H_CURRENT, 0, NULL)                                             \
+    R(cuLinkComplete, 5050, H_CURRENT, 0, NULL)                                            \
+    R(cuLinkDestroy, 5050, H_CURRENT, 0, NULL)
+
 /* Virtual memory management: no fixture handle; each call makes what it
  * needs and frees it (rows.c), so that the cells compare the context rules
  * of the call alone. */
@@ -371,6 +386,29 @@ typedef CUresult (*rules_call_fn)(const rules_args *a, rules_out *o);
     R(cuFuncGetParamInfo, 12040, H_FUNCTION, 0, NULL)
 #else
 #define RULES_ROWS_12040_(R)
+#endif
+/* Libraries and kernels: a library belongs to no context, so its rows are
+ * process-wide (H_NONE) but for the two calls that act in the current
+ * context. Each call loads its own library of the fixture's PTX and unloads
+ * it (rows.c). */
+#if CUDA_VERSION >= 12040
+#define RULES_ROWS_LIBRARY_(R)                                                             \
+    R(cuLibraryLoadData, 12000, H_NONE, 0, NULL)                                           \
+    R(cuLibraryLoadFromFile, 12000, H_NONE, 0, NULL)                                       \
+    R(cuLibraryUnload, 12000, H_NONE, 0, NULL)                                             \
+    R(cuLibraryGetKernel, 12000, H_NONE, 0, NULL)                                          \
+    R(cuLibraryGetKernelCount, 12040, H_NONE, 0, NULL)                                     \
+    R(cuLibraryEnumerateKernels, 12040, H_NONE, 0, NULL)                                   \
+    R(cuLibraryGetGlobal, 12000, H_CURRENT, 0, NULL)                                       \
+    R(cuLibraryGetManaged, 12000, H_NONE, 0, "the fixture's PTX has no managed variable")  \
+    R(cuLibraryGetUnifiedFunction, 12000, H_NONE, 0, "the fixture's PTX has none")         \
+    R(cuKernelGetFunction, 12000, H_CURRENT, 0, NULL)                                      \
+    R(cuKernelGetAttribute, 12000, H_NONE, 0, NULL)                                        \
+    R(cuKernelSetAttribute, 12000, H_NONE, 0, NULL)                                        \
+    R(cuKernelGetName, 12030, H_NONE, 0, NULL)                                             \
+    R(cuKernelGetParamInfo, 12040, H_NONE, 0, NULL)
+#else
+#define RULES_ROWS_LIBRARY_(R)
 #endif
 #if CUDA_VERSION >= 12050
 #define RULES_ROWS_12050_(R) R(cuStreamGetCtx, 12050, H_STREAM, 0, NULL)

@@ -44,7 +44,7 @@ static int by_name(const void *pa, const void *pb)
 
 static const size_t *sorted(void)
 {
-    static size_t order[512];
+    static size_t order[1024];
     static bool done;
     if (rules_row_count > sizeof order / sizeof order[0])
         abort(); /* grow order[] */

@@ -1,0 +1,49 @@
+/* Libraries and kernels (library.c), and what launch.c reads of a kernel.
+ * Nothing here is API. */
+#ifndef CUSCOPE_LIB_LIBRARY_INTERNAL_H
+#define CUSCOPE_LIB_LIBRARY_INTERNAL_H
+
+#include "internal.h"
+#include "name_table.h"
+
+/* A kernel is part of its library, as a function of its module: no count of
+ * its own, freed with the library. Everything a launch reads is set before
+ * the kernel is published and never changes. */
+struct cus_kernel {
+    cus_library *library;
+    cus_name_key_ key; /* the kernel cache's (name_table.h) */
+    CUkernel handle;
+    /* A macro call site's sizes array that matched the layout (launch.c). */
+    _Atomic(const size_t *) checked_sizes;
+    bool layout_known;
+    unsigned int nparams;
+    size_t *param_offsets, *param_sizes; /* nparams each, when known */
+};
+
+/* The count alone on its line (every kernel reference and captured launch
+ * writes it), then what lookups read without the lock, then what is
+ * written under it. */
+struct cus_library {
+    _Alignas(CUS_CACHE_LINE_) cus_refcount refs;
+    _Alignas(CUS_CACHE_LINE_) CUlibrary handle;
+    cus_image_format format;
+    char *info_log;
+    _Atomic(cus_name_table_ *) kernels; /* NULL until the first lookup */
+    _Alignas(CUS_CACHE_LINE_) pthread_mutex_t lock;
+    size_t nkernels;    /* under the lock */
+    const char **names; /* cus_library_kernel_names, filled once */
+    unsigned int nnames;
+    struct cus_param_counts_ *param_counts; /* from the image; NULL: ask the driver */
+};
+
+/* capture.c's keep of a library (CUS_DEFINE_CAPTURE_KEEP in library.c). */
+CUS_HIDDEN cus_keep_item_ cus_capture_item_library_(cus_library *lib);
+CUS_HIDDEN cus_status cus_capture_keep_library_(cus_stream *stream, cus_library *lib,
+                                                const char *function);
+
+/* The launch's keep of what a captured launch uses (launch.c): the noted
+ * arguments and `code` (the module or library; NULL: none). */
+CUS_HIDDEN cus_status cus_capture_launch_code_(cus_stream *stream, const cus_keep_item_ *code,
+                                               const char *function);
+
+#endif
