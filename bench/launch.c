@@ -44,6 +44,7 @@ typedef struct raw_api {
     PFN_cuCtxPushCurrent_v4000 push;
     PFN_cuCtxPopCurrent_v4000 pop;
     PFN_cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050 occupancy;
+    PFN_cuLaunchKernelEx_v11060 launch_ex; /* NULL: no extended launch rows */
 } raw_api;
 
 /* empty16's parameter of struct type (kernels/empty.cu). */
@@ -290,6 +291,38 @@ static BENCH_NOINLINE int loop_cus_roundtrip0(void *p, int iters, uint64_t *tick
     BENCH_LOOP(iters, ticks, {
         bad |= cus_launch(c->fn0, 1, 1, 0, c->stream);
         bad |= cus_stream_synchronize(c->stream);
+    });
+    return bad;
+}
+
+/* Programmatic dependent launch, the one attribute, built at each call on
+ * both sides, as a caller writes it. */
+static BENCH_NOINLINE int loop_raw_launch_ex_pdl(void *p, int iters, uint64_t *ticks)
+{
+    launch_arg *c = p;
+    int bad = 0;
+    BENCH_LOOP(iters, ticks, {
+        int a = 1;
+        void *args[] = {&a};
+        CUlaunchAttribute at[1];
+        at[0].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+        at[0].value.programmaticStreamSerializationAllowed = 1;
+        CUlaunchConfig lc = {.gridDimX = 1, .gridDimY = 1, .gridDimZ = 1, .blockDimX = 1,
+                             .blockDimY = 1, .blockDimZ = 1, .hStream = c->hs, .attrs = at,
+                             .numAttrs = 1};
+        bad |= (int)c->raw.launch_ex(&lc, c->h1, args, NULL);
+    });
+    return bad;
+}
+
+static BENCH_NOINLINE int loop_cus_launch_ex_pdl(void *p, int iters, uint64_t *ticks)
+{
+    launch_arg *c = p;
+    int bad = 0;
+    BENCH_LOOP(iters, ticks, {
+        cus_launch_config cfg = {.grid = {1, 1, 1}, .block = {1, 1, 1}, .stream = c->stream,
+                                 .programmatic_serialization = true};
+        bad |= cus_launch_ex(c->fn1, &cfg, 1);
     });
     return bad;
 }
@@ -568,6 +601,29 @@ int main(int argc, char **argv)
     rows_blocks(rep, "cus_occupancy_switched", &occ_sw[1], &occ_sw[0]);
     bench_run_free(&run_occ, occ, 2);
     bench_run_free(&run_occ_sw, occ_sw, 2);
+
+    /* 3c. extended launch with programmatic dependent launch */
+    if (cus_driver_has("cuLaunchKernelEx")) {
+        const bench_sym ex[] = {{"cuLaunchKernelEx", 11060, &c.raw.launch_ex}};
+        if (bench_resolve(&env, ex, 1))
+            return 1;
+        bench_variant pdl[] = {
+            {.label = "raw cuLaunchKernelEx, PDL attribute, 1 arg", .body = loop_raw_launch_ex_pdl,
+             .arg = &c},
+            {.label = "cus_launch_ex, programmatic_serialization, 1 arg",
+             .body = loop_cus_launch_ex_pdl, .arg = &c},
+        };
+        bench_run run_pdl = {.blocks = blocks, .iters = iters, .between = sync_stream,
+                             .between_arg = &c};
+        if (bench_run_variants(&run_pdl, pdl, 2))
+            return 1;
+        bench_report_section(rep, "extended launch with programmatic dependent launch "
+                                  "(CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION)",
+                             "ns per launch", "over blocks", "median", "p99");
+        rows_blocks(rep, "raw_launch_ex_pdl", &pdl[0], NULL);
+        rows_blocks(rep, "cus_launch_ex_pdl", &pdl[1], &pdl[0]);
+        bench_run_free(&run_pdl, pdl, 2);
+    }
 
     /* 4. round trip */
     bench_variant rt[] = {

@@ -3,6 +3,7 @@
 #include <stdint.h>
 
 #include "internal.h"
+#include "launch_internal.h"
 #include "library_internal.h"
 
 CUS_API const size_t cus_launch_no_args_[1] = {0};
@@ -121,8 +122,11 @@ __attribute__((noinline)) static cus_status launch_switched(cus_function *fn, cu
 {
     if (CUS_UNLIKELY(cus_is_forked_())) /* a child's tops are NULL: it comes here */
         return cus_refuse_call_(function);
-    return CUS_CALL_IN_AS(function, fn->ctx, "cuLaunchKernel",
-                          driver_launch(fn, grid, block, shared_bytes, hs, args));
+    cus_status st = CUS_CALL_IN_AS(function, fn->ctx, "cuLaunchKernel",
+                                   driver_launch(fn, grid, block, shared_bytes, hs, args));
+    if (CUS_UNLIKELY(st))
+        return cus_launch_diagnose_(fn, grid, block, shared_bytes, NULL, st, "cuLaunchKernel");
+    return CUS_SUCCESS;
 }
 
 /* Every launch, with each check in full. */
@@ -140,7 +144,9 @@ __attribute__((noinline)) static cus_status launch(cus_function *fn, cus_dim3 gr
         return launch_switched(fn, grid, block, shared_bytes, hs, args, function);
     CUresult r = driver_launch(fn, grid, block, shared_bytes, hs, args);
     if (CUS_UNLIKELY(r))
-        return cus_context_driver_fail_(fn->ctx, r, function, "cuLaunchKernel");
+        return cus_launch_diagnose_(fn, grid, block, shared_bytes, NULL,
+                                    cus_context_driver_fail_(fn->ctx, r, function, "cuLaunchKernel"),
+                                    "cuLaunchKernel");
     return CUS_SUCCESS;
 }
 
@@ -224,12 +230,14 @@ CUS_API cus_status cus_launch_site_(cus_function *fn, cus_dim3 grid, cus_dim3 bl
                       "cus_launch");
     CUresult r = driver_launch(fn, grid, block, shared_bytes, stream ? stream->handle : NULL, args);
     if (CUS_UNLIKELY(r))
-        return cus_context_driver_fail_(fn->ctx, r, "cus_launch", "cuLaunchKernel");
+        return cus_launch_diagnose_(fn, grid, block, shared_bytes, NULL,
+                                    cus_context_driver_fail_(fn->ctx, r, "cus_launch", "cuLaunchKernel"),
+                                    "cuLaunchKernel");
     return CUS_SUCCESS;
 }
 
-/* The driver's form of a cuscope launch configuration; attrs (2) holds its
- * attributes. */
+/* The driver's form of a cuscope launch configuration; attrs holds its
+ * cluster and cooperative attributes (cus_launch_attrs_ appends the rest). */
 static void launch_config_fill(const cus_launch_config *config, CUstream hs,
                                CUlaunchAttribute *attrs, CUlaunchConfig *lc)
 {
@@ -267,11 +275,17 @@ static cus_status launch_ex(cus_function *fn, const cus_launch_config *config,
     if (!cus_drv_.cuLaunchKernelEx_)
         return cus_fail_(CUS_ERROR_NOT_SUPPORTED, function, "cuLaunchKernelEx",
                          "the driver has no cuLaunchKernelEx (needs 11.8)");
-    CUlaunchAttribute attrs[2];
+    CUlaunchAttribute attrs[CUS_LAUNCH_ATTRS_MAX_];
     CUlaunchConfig lc;
     launch_config_fill(config, hs, attrs, &lc);
-    return CUS_CALL_IN_AS(function, fn->ctx, "cuLaunchKernelEx",
-                          cus_drv_.cuLaunchKernelEx_(&lc, fn->handle, args, NULL));
+    CUS_TRY(cus_launch_attrs_(fn->ctx, fn->name, config, attrs, &lc.numAttrs, function));
+    lc.attrs = lc.numAttrs ? attrs : NULL;
+    cus_status st = CUS_CALL_IN_AS(function, fn->ctx, "cuLaunchKernelEx",
+                                   cus_drv_.cuLaunchKernelEx_(&lc, fn->handle, args, NULL));
+    if (CUS_UNLIKELY(st))
+        return cus_launch_diagnose_(fn, config->grid, config->block, config->shared_bytes, config,
+                                    st, "cuLaunchKernelEx");
+    return CUS_SUCCESS;
 }
 
 CUS_API cus_status cus_function_launch_ex(cus_function *fn, const cus_launch_config *config,
@@ -528,9 +542,11 @@ static cus_status kernel_launch_ex(cus_kernel *k, const cus_launch_config *confi
     if (!cus_drv_.cuLaunchKernelEx_)
         return cus_fail_(CUS_ERROR_NOT_SUPPORTED, function, "cuLaunchKernelEx",
                          "the driver has no cuLaunchKernelEx (needs 11.8)");
-    CUlaunchAttribute attrs[2];
+    CUlaunchAttribute attrs[CUS_LAUNCH_ATTRS_MAX_];
     CUlaunchConfig lc;
     launch_config_fill(config, config->stream ? config->stream->handle : NULL, attrs, &lc);
+    CUS_TRY(cus_launch_attrs_(c, k->key.name, config, attrs, &lc.numAttrs, function));
+    lc.attrs = lc.numAttrs ? attrs : NULL;
     CUresult r = cus_drv_.cuLaunchKernelEx_(&lc, (CUfunction)(void *)k->handle, args, NULL);
     if (r)
         return cus_context_driver_fail_(c, r, function, "cuLaunchKernelEx");

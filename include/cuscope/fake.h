@@ -465,6 +465,30 @@ CUS_API size_t cus_fake_device_bytes_in_use(int ordinal);
  * CUDA_ERROR_INVALID_VALUE. */
 #define CUS_FAKE_MAX_LAUNCH_ARG_BYTES 4096
 
+/* The launch attributes a cuLaunchKernelEx was given
+ * (cus_fake_launch.attributes); each zero when not given. The fake checks
+ * each as the driver does (CUDA_ERROR_INVALID_VALUE for a value out of its
+ * range) and, but for the programmatic event, which it records on the
+ * launch's stream after the kernel (a kernel that completes has triggered),
+ * lets none change how the kernel runs: kernels run one after another, so a
+ * twin of a kernel that calls cudaGridDependencySynchronize() needs nothing. */
+typedef struct cus_fake_launch_attributes {
+    bool programmatic_serialization; /* CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION */
+    CUevent programmatic_event;      /* CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT; NULL: none */
+    int programmatic_event_flags;    /* its flags */
+    bool programmatic_event_at_block_start; /* its triggerAtBlockStart */
+    bool has_priority;               /* CU_LAUNCH_ATTRIBUTE_PRIORITY was given: */
+    int priority;                    /*   its value, as given */
+    int cluster_policy;              /* CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE */
+    unsigned int preferred_cluster[3]; /* CU_LAUNCH_ATTRIBUTE_PREFERRED_CLUSTER_DIMENSION */
+    bool has_access_policy;          /* CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW was given: */
+    CUaccessPolicyWindow access_policy; /*   its value */
+    bool has_mem_sync_domain;        /* CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN was given: */
+    int mem_sync_domain;             /*   its value */
+    bool has_mem_sync_domain_map;    /* CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP was given: */
+    CUlaunchMemSyncDomainMap mem_sync_domain_map; /* its value */
+} cus_fake_launch_attributes;
+
 /* A launch as the fake saw it: what a host implementation of a kernel
  * receives (cus_fake_kernel_fn), and what the launch log keeps. */
 typedef struct cus_fake_launch {
@@ -485,6 +509,7 @@ typedef struct cus_fake_launch {
     size_t nargs;             /* the kernel's parameter count */
     size_t arg_bytes;         /* the packed size (the end of the last parameter) */
     unsigned char args[CUS_FAKE_MAX_LAUNCH_ARG_BYTES]; /* at the kernel's offsets; zeros past arg_bytes */
+    cus_fake_launch_attributes attributes; /* cuLaunchKernelEx's attributes; zeros: none */
 } cus_fake_launch;
 
 /* Launches recorded since install: every successful cuLaunchKernel* (a

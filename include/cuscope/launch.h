@@ -25,6 +25,13 @@
  * A stream of another context than the function's fails with
  * CUS_ERROR_CONTEXT_MISMATCH. Launch failures are reported by the launch;
  * faults inside the kernel by a later synchronizing call.
+ * A configuration the driver refuses (CUDA_ERROR_INVALID_VALUE,
+ * CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, CUDA_ERROR_INVALID_CLUSTER_SIZE) keeps
+ * the driver's status, and its message names the launch and every limit it
+ * broke, read from the device and the function after the refusal:
+ * "saxpy<<<(1,70000,1), (256,1,1), 0 B>>>: grid.y 70000 exceeds the
+ * device's 65535 (CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y)". A successful launch
+ * reads none of them.
  *
  * cus_launch_ex(fn, &config, args...) is the same over cuLaunchKernelEx
  * (drivers from 11.8), with thread-block clusters and cooperative launch.
@@ -82,18 +89,78 @@ CUS_API cus_status cus_function_launch(cus_function *fn, cus_dim3 grid, cus_dim3
                                        unsigned int shared_bytes, cus_stream *stream,
                                        unsigned int nargs, void **args, const size_t *sizes);
 
-/* What cus_launch_ex and cus_function_launch_ex launch with. */
+/* An L2 access-policy window over part of a buffer
+ * (CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW): accesses to
+ * [offset, offset + bytes) of buffer get hit_prop for a hit_ratio share of
+ * their lines, miss_prop for the rest. */
+typedef struct cus_launch_access_policy {
+    cus_buffer *buffer;    /* NULL: no window; else of the function's context */
+    size_t offset;         /* where the window starts in the buffer */
+    size_t bytes;          /* its length; 0: to the buffer's end */
+    float hit_ratio;       /* in [0, 1] */
+    CUaccessProperty hit_prop;  /* NORMAL, STREAMING or PERSISTING */
+    CUaccessProperty miss_prop; /* NORMAL or STREAMING */
+} cus_launch_access_policy;
+
+/* What cus_launch_ex and cus_function_launch_ex launch with. A config
+ * zeroed but for grid and block launches as cus_launch does; every field
+ * below `cooperative` is one launch attribute of cuLaunchKernelEx, sent only
+ * when set, and checked before the driver is called: a value out of its
+ * range fails with CUS_ERROR_INVALID_ARGUMENT and a message that names the
+ * field and the rule ("access_policy.hit_ratio 1.5 is outside [0, 1]"). */
 typedef struct cus_launch_config {
     cus_dim3 grid, block;      /* the grid of blocks, and each block's threads */
     unsigned int shared_bytes; /* dynamic shared memory per block */
     cus_stream *stream;   /* NULL: the legacy default stream */
     cus_dim3 cluster;     /* thread-block cluster dimensions; zeros: none */
     bool cooperative;     /* cuLaunchCooperativeKernel semantics */
+    /* Programmatic dependent launch
+     * (CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION): this kernel
+     * may start before the previous kernel of the stream completes, once
+     * that one's blocks have called cudaTriggerProgrammaticLaunchCompletion()
+     * (or ended); it must call cudaGridDependencySynchronize() before it
+     * reads what the previous kernel wrote. sm_90 and later. */
+    bool programmatic_serialization;
+    /* CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT: an event of the function's
+     * context, made with CU_EVENT_DISABLE_TIMING (and not interprocess),
+     * that fires once every block of this kernel has triggered (or ended);
+     * NULL: none. A capture keeps it alive with the graph. */
+    cus_event *programmatic_event;
+    bool programmatic_event_at_block_start; /* each block triggers as it starts */
+    /* CU_LAUNCH_ATTRIBUTE_PRIORITY: with set_priority, the kernel's priority,
+     * within the context's stream priority range
+     * (cus_context_stream_priority_range: greatest <= priority <= least). */
+    bool set_priority;
+    int priority; /* the priority sent with set_priority */
+    /* CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE: SPREAD or
+     * LOAD_BALANCING; DEFAULT (0) sends nothing (the function's own). */
+    CUclusterSchedulingPolicy cluster_policy;
+    /* CU_LAUNCH_ATTRIBUTE_PREFERRED_CLUSTER_DIMENSION (CUDA 12.8 headers and
+     * drivers): a larger cluster the device prefers when it fits; each of x
+     * and y a multiple of cluster's that divides the grid, z equal to
+     * cluster.z; needs cluster. Zeros: none. CUS_ERROR_NOT_SUPPORTED when
+     * cuscope was built with older headers. */
+    cus_dim3 preferred_cluster;
+    /* CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW; buffer NULL: none. A capture
+     * keeps the buffer alive with the graph. */
+    cus_launch_access_policy access_policy;
+    /* CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN: with set_mem_sync_domain, the
+     * memory synchronization domain, DEFAULT or REMOTE. */
+    bool set_mem_sync_domain;
+    CUlaunchMemSyncDomain mem_sync_domain; /* the domain sent with set_mem_sync_domain */
+    /* CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP: with set_mem_sync_domain_map,
+     * the domain ids the two logical domains map to, each below the
+     * device's CU_DEVICE_ATTRIBUTE_MEM_SYNC_DOMAIN_COUNT. */
+    bool set_mem_sync_domain_map;
+    CUlaunchMemSyncDomainMap mem_sync_domain_map; /* the map sent with set_mem_sync_domain_map */
 } cus_launch_config;
 
 /* cus_function_launch with a cus_launch_config: over cuLaunchKernelEx, with
- * thread-block clusters and cooperative launch. CUS_ERROR_NOT_SUPPORTED
- * without cuLaunchKernelEx. */
+ * thread-block clusters, cooperative launch and the launch attributes of
+ * cus_launch_config. CUS_ERROR_NOT_SUPPORTED without cuLaunchKernelEx.
+ * CUS_ERROR_INVALID_ARGUMENT, before the driver, for an attribute out of its
+ * range; CUS_ERROR_CONTEXT_MISMATCH for an event or window buffer of another
+ * context. */
 CUS_API cus_status cus_function_launch_ex(cus_function *fn, const cus_launch_config *config,
                                           unsigned int nargs, void **args, const size_t *sizes);
 

@@ -178,19 +178,24 @@ CUresult CUDAAPI fake_cuEventRecord(CUevent hEvent, CUstream hStream)
         return fake_leave(r);
     if (s->ctx != e->ctx) /* documented: "must be from the same context" */
         return fake_leave(CUDA_ERROR_INVALID_HANDLE);
+    return fake_leave(fake_event_record_locked(e, s));
+}
+
+CUresult fake_event_record_locked(struct CUevent_st *e, struct CUstream_st *s)
+{
     if (s->capture) /* a fork or join point, not an operation */
-        return fake_leave(fake_capture_ops->record_locked(s, e));
+        return fake_capture_ops->record_locked(s, e);
     fake_op op = {.kind = FAKE_OP_RECORD, .u.record = {e, e->generation + 1}};
-    r = fake_stream_enqueue_locked(s, &op, NULL, 0);
+    CUresult r = fake_stream_enqueue_locked(s, &op, NULL, 0);
     if (r != CUDA_SUCCESS)
-        return fake_leave(r);
+        return r;
     e->capture_id = 0;
     e->generation++;
     e->recorded = true;
     e->stream = s;
     e->pos = s->enqueued;
     e->stamped = false;
-    return fake_leave(CUDA_SUCCESS);
+    return CUDA_SUCCESS;
 }
 
 CUresult CUDAAPI fake_cuEventSynchronize(CUevent hEvent)

@@ -33,4 +33,8 @@ FAKE_HIDDEN CUresult fake_event_arg_any_locked(CUevent he, struct CUevent_st **o
 FAKE_HIDDEN CUresult fake_event_new_locked(struct CUctx_st *c, unsigned int flags,
                                            struct CUevent_st **out);
 
+/* Records e on s as cuEventRecord does, both checked and of one context
+ * (for the programmatic event of a launch, fake_module_launch.c). */
+FAKE_HIDDEN CUresult fake_event_record_locked(struct CUevent_st *e, struct CUstream_st *s);
+
 #endif

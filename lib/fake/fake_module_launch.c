@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cuscope/status.h"
+#include "fake_event.h"
 #include "fake_module_records.h"
 
 /* --- state ---------------------------------------------------------------------------- */
@@ -347,6 +348,8 @@ typedef struct launch_cfg {
     unsigned int shared;
     CUstream stream;
     bool cooperative, extended;
+    cus_fake_launch_attributes attrs; /* cuLaunchKernelEx's, for the record */
+    struct CUevent_st *event;         /* the programmatic event, checked; NULL: none */
 } launch_cfg;
 
 void fake_module_launch_free(fake_launch_exec *exec)
@@ -369,6 +372,7 @@ static void fill_record(cus_fake_launch *rec, const fake_launch_exec *x)
     rec->extended = x->extended;
     rec->captured = x->captured;
     rec->graph_exec = x->graph_exec;
+    rec->attributes = x->attrs;
     rec->nargs = x->nargs;
     rec->arg_bytes = x->arg_bytes;
     memcpy(rec->args, x->args, x->arg_bytes);
@@ -436,6 +440,29 @@ static CUresult check_config_locked(const struct CUfunc_st *f, const launch_cfg 
         return CUDA_ERROR_INVALID_VALUE;
     if (cfg->shared > (unsigned)f->max_dynamic_shared)
         return CUDA_ERROR_INVALID_VALUE;
+    /* Registers, allocated per warp in 256-register units: a block that
+     * needs more than the device has per block is "too many resources
+     * requested for launch" (the runtime's cudaErrorLaunchOutOfResources
+     * says so: too many threads for the kernel's register count). */
+    if (a[CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK] > 0) {
+        int warp = a[CU_DEVICE_ATTRIBUTE_WARP_SIZE] > 0 ? a[CU_DEVICE_ATTRIBUTE_WARP_SIZE] : 32;
+        unsigned long long warps = (threads + (unsigned)warp - 1) / (unsigned)warp;
+        unsigned long long per_warp = ((unsigned long long)f->mod->num_regs * (unsigned)warp + 255) / 256 * 256;
+        if (warps * per_warp > (unsigned long long)a[CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK])
+            return CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES;
+    }
+    /* The attributes whose rules are the device's. The driver documents
+     * num_bytes as limited by CU_DEVICE_ATTRIBUTE_MAX_ACCESS_POLICY_WINDOW_SIZE
+     * and the map's ids by CU_DEVICE_ATTRIBUTE_MEM_SYNC_DOMAIN_COUNT; that it
+     * answers CUDA_ERROR_INVALID_VALUE beyond them is our assumption. */
+    const cus_fake_launch_attributes *at = &cfg->attrs;
+    if (at->has_access_policy &&
+        at->access_policy.num_bytes > (size_t)(unsigned)a[CU_DEVICE_ATTRIBUTE_MAX_ACCESS_POLICY_WINDOW_SIZE])
+        return CUDA_ERROR_INVALID_VALUE;
+    if (at->has_mem_sync_domain_map &&
+        (at->mem_sync_domain_map.default_ >= a[CU_DEVICE_ATTRIBUTE_MEM_SYNC_DOMAIN_COUNT] ||
+         at->mem_sync_domain_map.remote >= a[CU_DEVICE_ATTRIBUTE_MEM_SYNC_DOMAIN_COUNT]))
+        return CUDA_ERROR_INVALID_VALUE;
 
     /* Clusters: the launch's, or the function's required one. */
     const unsigned *c = cfg->cluster;
@@ -457,6 +484,20 @@ static CUresult check_config_locked(const struct CUfunc_st *f, const launch_cfg 
             size *= use[i];
         }
         if (size > (f->non_portable_cluster ? 16u : 8u))
+            return CUDA_ERROR_INVALID_CLUSTER_SIZE;
+    }
+    /* A preferred cluster: documented as needing a regular one, x and y
+     * multiples of it that divide the grid, z equal; the code for a breach is
+     * not documented: CUDA_ERROR_INVALID_CLUSTER_SIZE is our guess. */
+    const unsigned *p = at->preferred_cluster;
+    if (p[0] || p[1] || p[2]) {
+        const unsigned *use = launch_cluster ? c : req_c;
+        if (!launch_cluster && !required)
+            return CUDA_ERROR_INVALID_CLUSTER_SIZE;
+        for (int i = 0; i < 2; i++)
+            if (p[i] == 0 || p[i] % use[i] != 0 || g[i] % p[i] != 0)
+                return CUDA_ERROR_INVALID_CLUSTER_SIZE;
+        if (p[2] != use[2])
             return CUDA_ERROR_INVALID_CLUSTER_SIZE;
     }
 
@@ -498,6 +539,8 @@ static CUresult launch_locked(CUfunction hfunc, const launch_cfg *cfg, void **ke
         return r;
     if (s->ctx != c) /* as cuEventRecord: a stream of another context */
         return CUDA_ERROR_INVALID_HANDLE;
+    if (cfg->event && cfg->event->ctx != c) /* as cuEventRecord, too */
+        return CUDA_ERROR_INVALID_HANDLE;
     r = check_config_locked(f, cfg);
     if (r != CUDA_SUCCESS)
         return r;
@@ -517,6 +560,7 @@ static CUresult launch_locked(CUfunction hfunc, const launch_cfg *cfg, void **ke
     x->shared_bytes = cfg->shared;
     x->cooperative = cfg->cooperative;
     x->extended = cfg->extended;
+    x->attrs = cfg->attrs;
     x->nargs = fi->nparams;
     x->arg_bytes = fi->param_bytes;
     r = copy_arguments_locked(f, kernelParams, extra, x);
@@ -533,6 +577,12 @@ static CUresult launch_locked(CUfunction hfunc, const launch_cfg *cfg, void **ke
     }
     /* x now belongs to the queue (or the graph); the record goes into the ring. */
     fake_module_record_launch_locked(x);
+    /* The programmatic event fires once every block has triggered: at the
+     * latest when the kernel completes, which is when the fake records it.
+     * (Out of host memory here leaves the launch queued and the event not
+     * recorded: the fake's own limit.) */
+    if (cfg->event)
+        return fake_event_record_locked(cfg->event, s);
     return CUDA_SUCCESS;
 }
 
@@ -619,20 +669,71 @@ CUresult CUDAAPI fake_cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction 
             if (!cfg.cluster[0] || !cfg.cluster[1] || !cfg.cluster[2])
                 return fake_leave(CUDA_ERROR_INVALID_CLUSTER_SIZE);
             break;
-        case CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW:
-        case CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE:
         case CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION:
+            cfg.attrs.programmatic_serialization = at->value.programmaticStreamSerializationAllowed != 0;
+            break;
+        case CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT: {
+            /* Documented: not an interprocess event, timing disabled, and
+             * no CU_EVENT_RECORD_EXTERNAL; the codes are our assumption. */
+            struct CUevent_st *e = NULL;
+            CUresult r = fake_event_arg_locked(at->value.programmaticEvent.event, &e);
+            if (r != CUDA_SUCCESS)
+                return fake_leave(r);
+            if (!(e->flags & CU_EVENT_DISABLE_TIMING) || (e->flags & CU_EVENT_INTERPROCESS) ||
+                at->value.programmaticEvent.flags != 0)
+                return fake_leave(CUDA_ERROR_INVALID_VALUE);
+            cfg.event = e;
+            cfg.attrs.programmatic_event = at->value.programmaticEvent.event;
+            cfg.attrs.programmatic_event_flags = at->value.programmaticEvent.flags;
+            cfg.attrs.programmatic_event_at_block_start =
+                at->value.programmaticEvent.triggerAtBlockStart != 0;
+            break;
+        }
         case CU_LAUNCH_ATTRIBUTE_PRIORITY:
-        case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP:
+            /* Any value: the driver clamps stream priorities to the range,
+             * and, we assume, a launch's too. */
+            cfg.attrs.has_priority = true;
+            cfg.attrs.priority = at->value.priority;
+            break;
+        case CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE:
+            if ((unsigned)at->value.clusterSchedulingPolicyPreference >
+                CU_CLUSTER_SCHEDULING_POLICY_LOAD_BALANCING)
+                return fake_leave(CUDA_ERROR_INVALID_VALUE);
+            cfg.attrs.cluster_policy = (int)at->value.clusterSchedulingPolicyPreference;
+            break;
+        case 11: /* PREFERRED_CLUSTER_DIMENSION (12.8): checked with the grid */
+            cfg.attrs.preferred_cluster[0] = at->value.clusterDim.x;
+            cfg.attrs.preferred_cluster[1] = at->value.clusterDim.y;
+            cfg.attrs.preferred_cluster[2] = at->value.clusterDim.z;
+            break;
+        case CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW: {
+            /* missProp "must be either NORMAL or STREAMING" (cuda.h); the
+             * ratio a share; num_bytes against the device with the grid. */
+            const CUaccessPolicyWindow *w = &at->value.accessPolicyWindow;
+            if (!(w->hitRatio >= 0.0f && w->hitRatio <= 1.0f) ||
+                (unsigned)w->hitProp > CU_ACCESS_PROPERTY_PERSISTING ||
+                (unsigned)w->missProp > CU_ACCESS_PROPERTY_STREAMING)
+                return fake_leave(CUDA_ERROR_INVALID_VALUE);
+            cfg.attrs.has_access_policy = true;
+            cfg.attrs.access_policy = *w;
+            break;
+        }
         case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN:
-        case 11: /* PREFERRED_CLUSTER_DIMENSION */
+            if ((unsigned)at->value.memSyncDomain > CU_LAUNCH_MEM_SYNC_DOMAIN_REMOTE)
+                return fake_leave(CUDA_ERROR_INVALID_VALUE);
+            cfg.attrs.has_mem_sync_domain = true;
+            cfg.attrs.mem_sync_domain = (int)at->value.memSyncDomain;
+            break;
+        case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP:
+            cfg.attrs.has_mem_sync_domain_map = true;
+            cfg.attrs.mem_sync_domain_map = at->value.memSyncDomainMap;
+            break;
         case 14: /* PREFERRED_SHARED_MEMORY_CARVEOUT */
         case 16: /* NVLINK_UTIL_CENTRIC_SCHEDULING */
             break; /* hints: no effect on the fake */
-        case CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT:
         case 12: /* LAUNCH_COMPLETION_EVENT */
-            /* Events fired from inside a kernel are not emulated: refused
-             * rather than silently never recorded. */
+            /* Events fired when a kernel's blocks have begun are not
+             * emulated: refused rather than silently never recorded. */
             return fake_leave(CUDA_ERROR_NOT_SUPPORTED);
         default: /* stream-only, graph-only (13) or unknown */
             return fake_leave(CUDA_ERROR_INVALID_VALUE);

@@ -49,6 +49,7 @@ struct fake_launch_exec {
     bool cooperative, extended;
     bool captured;          /* a graph node's (its stream was capturing) */
     CUgraphExec graph_exec; /* a replay's: the executable graph launched */
+    cus_fake_launch_attributes attrs; /* cuLaunchKernelEx's, for the record */
     size_t nargs, arg_bytes;
     unsigned char args[];
 };

@@ -202,7 +202,7 @@ static void test_launch_ex_clusters_and_cooperative_launches(void **state)
     at[0].value.priority = -1;
     assert_cu_ok(D.launch_ex(&cfg, add, args, NULL));
     at[0].id = CU_LAUNCH_ATTRIBUTE_IGNORE;
-    at[1].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT; /* not emulated */
+    at[1].id = (CUlaunchAttributeID)12; /* LAUNCH_COMPLETION_EVENT: not emulated */
     cfg.numAttrs = 2;
     assert_cu(D.launch_ex(&cfg, add, args, NULL), CUDA_ERROR_NOT_SUPPORTED);
     at[1].id = CU_LAUNCH_ATTRIBUTE_SYNCHRONIZATION_POLICY; /* streams only */
