@@ -638,37 +638,52 @@ __attribute__((constructor)) static void register_atfork_child(void)
 
 /* --- per-node updates (graph_nodes.c) -------------------------------------------------------------- */
 
-/* Whether two keep lists hold the same objects, in the same order. */
-static bool same_objects(const keep_list *a, const keep_list *b)
+/* Whether a keep list holds the n items' objects, in the same order. */
+static bool same_objects(const keep_list *a, const cus_keep_item_ *items, unsigned int n)
 {
-    if (a->count != b->count)
+    if (a->count != n)
         return false;
-    for (size_t i = 0; i < a->count; i++)
-        if (a->items[i].obj != b->items[i].obj)
+    for (unsigned int i = 0; i < n; i++)
+        if (a->items[i].obj != items[i].obj)
             return false;
     return true;
 }
 
-static cus_status exec_node_update_locked(cus_graph_exec *e, CUgraphNode node, keep_list *keep,
+/* A keep list being built: released at scope exit unless moved out. */
+static void keep_list_drop(keep_list *k)
+{
+    cus_keep_list_release_(k);
+}
+
+static cus_status exec_node_update_locked(cus_graph_exec *e, CUgraphNode node,
+                                          const cus_graph *graph,
+                                          const cus_keep_item_ *items, int n,
                                           const char *driver_call,
                                           CUresult (*set)(CUgraphExec h, void *arg), void *arg,
                                           const char *function)
 {
     if (poisoned(e->ctx))
         return cus_context_poisoned_fail_(e->ctx, function);
-    if (!keep) { /* what the node uses does not change */
+    if (graph != e->graph)
+        return cus_fail_(CUS_ERROR_INVALID_ARGUMENT, function, NULL,
+                         "the node is not one of the graph the executable graph replays");
+    node_keep *entry = NULL;
+    for (size_t i = 0; n >= 0 && i < e->nnodes && !entry; i++)
+        if (e->nodes[i].node == node)
+            entry = &e->nodes[i];
+    /* Nothing to keep or retire: what the node uses does not change (n < 0),
+     * is what an earlier update kept, or (first update, nothing named) what
+     * the graph keeps for it. The common case: one switch and the call. */
+    if (n < 0 || (entry && same_objects(&entry->keep, items, (unsigned int)n)) ||
+        (!entry && n == 0)) {
         CUS_SWITCH_AS(plain, e->ctx, function);
         CUS_TRY(plain_status);
         return cus_switch_check_(&plain, set(e->handle, arg), driver_call);
     }
-    node_keep *entry = NULL;
-    for (size_t i = 0; i < e->nnodes && !entry; i++)
-        if (e->nodes[i].node == node)
-            entry = &e->nodes[i];
     /* What the node used before: its entry's, or (first update) what the
      * graph keeps for it, which stays with the graph: nothing to retire. */
-    bool changing = entry && entry->keep.count && !same_objects(&entry->keep, keep);
-    if (!entry && keep->count && e->nnodes == e->nodes_capacity) {
+    bool changing = entry && entry->keep.count;
+    if (!entry && e->nnodes == e->nodes_capacity) {
         size_t want = e->nodes_capacity ? e->nodes_capacity * 2 : 4;
         node_keep *grown = cus_realloc_(e->nodes, want * sizeof *grown);
         if (!grown)
@@ -676,6 +691,16 @@ static cus_status exec_node_update_locked(cus_graph_exec *e, CUgraphNode node, k
                              "keeping what the updated node uses");
         e->nodes = grown;
         e->nodes_capacity = want;
+    }
+    __attribute__((cleanup(keep_list_drop))) keep_list fresh = {0};
+    if (n) {
+        fresh.items = cus_malloc_((size_t)n * sizeof *fresh.items);
+        if (!fresh.items)
+            return cus_fail_(CUS_ERROR_OUT_OF_HOST_MEMORY, function, NULL,
+                             "keeping what the updated node uses");
+        for (int i = 0; i < n; i++)
+            fresh.items[i] = (keep_entry){items[i].ref(items[i].obj), items[i].release};
+        fresh.count = fresh.capacity = (size_t)n;
     }
     CUS_SWITCH_AS(sw, e->ctx, function);
     CUS_TRY(sw_status);
@@ -697,49 +722,36 @@ static cus_status exec_node_update_locked(cus_graph_exec *e, CUgraphNode node, k
         return cus_switch_check_(&sw, r, driver_call);
     }
     if (!entry) {
-        if (!keep->count)
-            return CUS_SUCCESS; /* nothing new to keep: the graph keeps the rest */
         entry = &e->nodes[e->nnodes++];
         entry->node = node;
-        entry->keep = *keep;
-        *keep = (keep_list){0};
-        return CUS_SUCCESS;
-    }
-    if (!changing) {
-        if (same_objects(&entry->keep, keep))
-            return CUS_SUCCESS; /* the caller releases its copy */
-        keep_list old = entry->keep; /* empty */
-        entry->keep = *keep;
-        *keep = old;
-        return CUS_SUCCESS;
+        entry->keep = (keep_list){0};
     }
     keep_list old = entry->keep;
-    entry->keep = *keep;
-    *keep = (keep_list){0};
+    entry->keep = fresh;
+    fresh = (keep_list){0};
     if (fencing) {
         fenced.keep = old;
         e->retired[e->nretired++] = fenced;
     } else {
-        cus_keep_list_release_(&old); /* not launched, or waited for */
+        cus_keep_list_release_(&old); /* empty, not launched, or waited for */
     }
     return CUS_SUCCESS;
 }
 
-cus_status cus_graph_exec_node_update_(cus_graph_exec *e, CUgraphNode node, keep_list *keep,
+cus_status cus_graph_exec_node_update_(cus_graph_exec *e, cus_graph_node node,
+                                       const cus_keep_item_ *items, int n,
                                        const char *driver_call,
                                        CUresult (*set)(CUgraphExec h, void *arg), void *arg,
                                        const char *function)
 {
     pthread_mutex_lock(&e->lock);
-    cus_status st = exec_node_update_locked(e, node, keep, driver_call, set, arg, function);
+    cus_status st = exec_node_update_locked(e, node.handle, node.graph, items, n, driver_call, set,
+                                            arg, function);
     pthread_mutex_unlock(&e->lock);
     return st;
 }
 
-cus_graph *cus_graph_exec_graph_(cus_graph_exec *e)
+CUcontext cus_graph_exec_context_handle_(const cus_graph_exec *e)
 {
-    pthread_mutex_lock(&e->lock);
-    cus_graph *g = e->graph;
-    pthread_mutex_unlock(&e->lock);
-    return g;
+    return e->ctx_handle;
 }

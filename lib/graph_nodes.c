@@ -231,13 +231,13 @@ static cus_status add_node(cus_graph *g, const cus_graph_node *deps, size_t ndep
         CUS_CHECK_POISON((g)->ctx);                                            \
     } while (0)
 
-static cus_status same_context(const cus_graph *g, const cus_context *c, const char *what,
+static cus_status same_context(CUcontext ctx, const cus_context *c, const char *what,
                                const char *function)
 {
-    if (c && c->handle != g->ctx->handle)
+    if (c && c->handle != ctx)
         return cus_fail_(CUS_ERROR_CONTEXT_MISMATCH, function, NULL,
                          "the %s belongs to context %p, the graph to %p", what, (void *)c->handle,
-                         (void *)g->ctx->handle);
+                         (void *)ctx);
     return CUS_SUCCESS;
 }
 
@@ -371,7 +371,7 @@ typedef struct kernel_ref {
     cus_kernel *k;
 } kernel_ref;
 
-static cus_status kernel_prepare(cus_context *ctx, kernel_ref kr, cus_dim3 grid, cus_dim3 block,
+static cus_status kernel_prepare(CUcontext ctx, kernel_ref kr, cus_dim3 grid, cus_dim3 block,
                                  unsigned int shared_bytes, unsigned int nargs, void **args,
                                  const size_t *sizes, bool taken, keep_items *k,
                                  CUDA_KERNEL_NODE_PARAMS *p, const char *function)
@@ -383,10 +383,10 @@ static cus_status kernel_prepare(cus_context *ctx, kernel_ref kr, cus_dim3 grid,
     *p = kernel_params(grid, block, shared_bytes, args);
     if (kr.fn) {
         cus_function *fn = kr.fn;
-        if (fn->ctx_handle != ctx->handle)
+        if (fn->ctx_handle != ctx)
             return cus_fail_(CUS_ERROR_CONTEXT_MISMATCH, function, NULL,
                              "%s: the function belongs to context %p, the graph to %p", fn->name,
-                             (void *)fn->ctx_handle, (void *)ctx->handle);
+                             (void *)fn->ctx_handle, (void *)ctx);
         CUS_TRY(check_args(fn->name, fn->layout_known, fn->nparams, fn->param_sizes, nargs, args,
                            sizes, function));
         p->func = fn->handle;
@@ -396,7 +396,7 @@ static cus_status kernel_prepare(cus_context *ctx, kernel_ref kr, cus_dim3 grid,
         CUS_TRY(check_args(kn->key.name, kn->layout_known, kn->nparams, kn->param_sizes, nargs,
                            args, sizes, function));
         p->kern = kn->handle;
-        p->ctx = ctx->handle;
+        p->ctx = ctx;
         items_add(k, cus_capture_item_library_(kn->library));
     }
     return CUS_SUCCESS;
@@ -419,8 +419,8 @@ static cus_status add_kernel(cus_graph *g, const cus_graph_node *deps, size_t nd
         nnotes = 0;
         return cus_fail_(CUS_ERROR_INVALID_ARGUMENT, function, NULL, "invalid argument: graph");
     }
-    CUS_TRY(kernel_prepare(g->ctx, kr, grid, block, shared_bytes, nargs, args, sizes, taken, &k,
-                           &p, function));
+    CUS_TRY(kernel_prepare(g->ctx->handle, kr, grid, block, shared_bytes, nargs, args, sizes,
+                           taken, &k, &p, function));
     CUS_CHECK_POISON(g->ctx);
     return add_node(g, deps, ndeps, out, &k, "cuGraphAddKernelNode", add_kernel_call, &p,
                     function);
@@ -536,7 +536,7 @@ static CUresult add_copy_call(CUgraphNode *node, CUgraph g, const CUgraphNode *d
 }
 
 /* The operands of a copy: buffers (kept, checked) and host memory. */
-static cus_status copy_prepare(const cus_graph *g, cus_buffer *dst, size_t dst_offset,
+static cus_status copy_prepare(CUcontext ctx, cus_buffer *dst, size_t dst_offset,
                                const void *host_src, cus_buffer *src, size_t src_offset,
                                void *host_dst, size_t bytes, keep_items *k, copy_arg *a,
                                const char *function)
@@ -547,12 +547,12 @@ static cus_status copy_prepare(const cus_graph *g, cus_buffer *dst, size_t dst_o
     if (!src && !host_src)
         return cus_fail_(CUS_ERROR_INVALID_ARGUMENT, function, NULL, "invalid argument: no source");
     if (dst) {
-        CUS_TRY(same_context(g, cus_buffer_context(dst), "destination buffer", function));
+        CUS_TRY(same_context(ctx, cus_buffer_context(dst), "destination buffer", function));
         CUS_TRY(check_range(dst, dst_offset, bytes, function));
         items_add(k, cus_capture_item_buffer_(dst));
     }
     if (src) {
-        CUS_TRY(same_context(g, cus_buffer_context(src), "source buffer", function));
+        CUS_TRY(same_context(ctx, cus_buffer_context(src), "source buffer", function));
         CUS_TRY(check_range(src, src_offset, bytes, function));
         items_add(k, cus_capture_item_buffer_(src));
     }
@@ -561,7 +561,7 @@ static cus_status copy_prepare(const cus_graph *g, cus_buffer *dst, size_t dst_o
                        src ? CU_MEMORYTYPE_DEVICE : CU_MEMORYTYPE_HOST,
                        src ? (uintptr_t)(cus_buffer_ptr(src) + src_offset) : (uintptr_t)host_src,
                        bytes);
-    a->ctx = g->ctx->handle;
+    a->ctx = ctx;
     return CUS_SUCCESS;
 }
 
@@ -572,8 +572,8 @@ static cus_status add_copy(cus_graph *g, const cus_graph_node *deps, size_t ndep
 {
     keep_items k;
     copy_arg a;
-    CUS_TRY(copy_prepare(g, dst, dst_offset, host_src, src, src_offset, host_dst, bytes, &k, &a,
-                         function));
+    CUS_TRY(copy_prepare(g->ctx->handle, dst, dst_offset, host_src, src, src_offset, host_dst,
+                         bytes, &k, &a, function));
     return add_node(g, deps, ndeps, out, &k, "cuGraphAddMemcpyNode", add_copy_call, &a, function);
 }
 
@@ -623,7 +623,7 @@ static CUresult add_memset_call(CUgraphNode *node, CUgraph g, const CUgraphNode 
 }
 
 /* A fill of count elements of width bytes, checked as memory.c's fills. */
-static cus_status fill_prepare(const cus_graph *g, cus_buffer *buf, size_t offset,
+static cus_status fill_prepare(CUcontext ctx, cus_buffer *buf, size_t offset,
                                unsigned int value, unsigned int width, size_t count,
                                keep_items *k, memset_arg *a, const char *function)
 {
@@ -636,7 +636,7 @@ static cus_status fill_prepare(const cus_graph *g, cus_buffer *buf, size_t offse
     size_t bytes;
     if (__builtin_mul_overflow(count, (size_t)width, &bytes))
         return cus_fail_(CUS_ERROR_OUT_OF_RANGE, function, NULL, "%zu elements overflow", count);
-    CUS_TRY(same_context(g, cus_buffer_context(buf), "buffer", function));
+    CUS_TRY(same_context(ctx, cus_buffer_context(buf), "buffer", function));
     CUS_TRY(check_range(buf, offset, bytes, function));
     items_add(k, cus_capture_item_buffer_(buf));
     memset(&a->p, 0, sizeof a->p);
@@ -646,7 +646,7 @@ static cus_status fill_prepare(const cus_graph *g, cus_buffer *buf, size_t offse
     a->p.elementSize = width;
     a->p.width = count;
     a->p.height = 1;
-    a->ctx = g->ctx->handle;
+    a->ctx = ctx;
     return CUS_SUCCESS;
 }
 
@@ -657,7 +657,7 @@ static cus_status add_fill(cus_graph *g, const cus_graph_node *deps, size_t ndep
 {
     keep_items k;
     memset_arg a;
-    CUS_TRY(fill_prepare(g, buf, offset, value, width, count, &k, &a, function));
+    CUS_TRY(fill_prepare(g->ctx->handle, buf, offset, value, width, count, &k, &a, function));
     return add_node(g, deps, ndeps, out, &k, "cuGraphAddMemsetNode", add_memset_call, &a,
                     function);
 }
@@ -815,34 +815,15 @@ CUS_API cus_status cus_graph_add_child(cus_graph *graph, const cus_graph_node *d
 
 /* --- per-node updates ------------------------------------------------------------------------- */
 
-/* The node must be of the graph exec replays now. */
-static cus_status exec_node_check(cus_graph_exec *exec, cus_graph_node node, cus_graph **g,
+/* The checks before an update's own: the node is checked against the graph
+ * exec replays, and the context's poison, under exec's lock (graph_exec.c). */
+static cus_status exec_node_check(cus_graph_exec *exec, cus_graph_node node, CUcontext *ctx,
                                   const char *function)
 {
     if (!exec || !node.handle)
         return cus_fail_(CUS_ERROR_INVALID_ARGUMENT, function, NULL,
                          exec ? "invalid argument: no node" : "invalid argument: exec");
-    *g = cus_graph_exec_graph_(exec);
-    if (node.graph != *g)
-        return cus_fail_(CUS_ERROR_INVALID_ARGUMENT, function, NULL,
-                         "the node is not one of the graph the executable graph replays");
-    CUS_CHECK_POISON((*g)->ctx);
-    return CUS_SUCCESS;
-}
-
-/* k's objects as a keep list of references (what the exec takes). */
-static cus_status keep_list_of(const keep_items *k, keep_list *out, const char *function)
-{
-    *out = (keep_list){0};
-    if (!k->n)
-        return CUS_SUCCESS;
-    out->items = cus_malloc_(k->n * sizeof *out->items);
-    if (!out->items)
-        return cus_fail_(CUS_ERROR_OUT_OF_HOST_MEMORY, function, NULL,
-                         "keeping what the updated node uses");
-    for (unsigned int i = 0; i < k->n; i++)
-        out->items[i] = (keep_entry){k->items[i].ref(k->items[i].obj), k->items[i].release};
-    out->count = out->capacity = k->n;
+    *ctx = cus_graph_exec_context_handle_(exec);
     return CUS_SUCCESS;
 }
 
@@ -851,11 +832,8 @@ static cus_status exec_update(cus_graph_exec *exec, cus_graph_node node, const k
                               const char *call, CUresult (*set)(CUgraphExec h, void *arg),
                               void *arg, const char *function)
 {
-    keep_list list;
-    CUS_TRY(keep_list_of(k, &list, function));
-    cus_status st = cus_graph_exec_node_update_(exec, node.handle, &list, call, set, arg, function);
-    cus_keep_list_release_(&list); /* what the exec did not take */
-    return st;
+    return cus_graph_exec_node_update_(exec, node, k->items, (int)k->n, call, set, arg,
+                                       function);
 }
 
 typedef struct kernel_set {
@@ -874,15 +852,15 @@ static cus_status set_kernel(cus_graph_exec *exec, cus_graph_node node, kernel_r
                              unsigned int nargs, void **args, const size_t *sizes, bool taken,
                              const char *function)
 {
-    cus_graph *g = NULL;
-    cus_status st = exec_node_check(exec, node, &g, function);
+    CUcontext ctx = NULL;
+    cus_status st = exec_node_check(exec, node, &ctx, function);
     if (st) {
         nnotes = 0;
         return st;
     }
     keep_items k;
     kernel_set a = {node.handle, {0}};
-    CUS_TRY(kernel_prepare(g->ctx, kr, grid, block, shared_bytes, nargs, args, sizes, taken, &k,
+    CUS_TRY(kernel_prepare(ctx, kr, grid, block, shared_bytes, nargs, args, sizes, taken, &k,
                            &a.p, function));
     return exec_update(exec, node, &k, "cuGraphExecKernelNodeSetParams", set_kernel_call, &a,
                        function);
@@ -949,11 +927,11 @@ static cus_status set_copy(cus_graph_exec *exec, cus_graph_node node, cus_buffer
                            size_t dst_offset, const void *host_src, cus_buffer *src,
                            size_t src_offset, void *host_dst, size_t bytes, const char *function)
 {
-    cus_graph *g = NULL;
-    CUS_TRY(exec_node_check(exec, node, &g, function));
+    CUcontext ctx = NULL;
+    CUS_TRY(exec_node_check(exec, node, &ctx, function));
     keep_items k;
     copy_set s = {node.handle, {{0}, NULL}};
-    CUS_TRY(copy_prepare(g, dst, dst_offset, host_src, src, src_offset, host_dst, bytes, &k, &s.a,
+    CUS_TRY(copy_prepare(ctx, dst, dst_offset, host_src, src, src_offset, host_dst, bytes, &k, &s.a,
                          function));
     return exec_update(exec, node, &k, "cuGraphExecMemcpyNodeSetParams", set_copy_call, &s,
                        function);
@@ -993,11 +971,11 @@ CUS_API cus_status cus_graph_exec_set_fill_u32(cus_graph_exec *exec, cus_graph_n
                                                size_t count)
 {
     CUS_API_ENTER();
-    cus_graph *g = NULL;
-    CUS_TRY(exec_node_check(exec, node, &g, __func__));
+    CUcontext ctx = NULL;
+    CUS_TRY(exec_node_check(exec, node, &ctx, __func__));
     keep_items k;
     memset_set s = {node.handle, {{0}, NULL}};
-    CUS_TRY(fill_prepare(g, buf, offset, value, 4, count, &k, &s.a, __func__));
+    CUS_TRY(fill_prepare(ctx, buf, offset, value, 4, count, &k, &s.a, __func__));
     return exec_update(exec, node, &k, "cuGraphExecMemsetNodeSetParams", set_memset_call, &s,
                        __func__);
 }
@@ -1017,9 +995,9 @@ CUS_API cus_status cus_graph_exec_set_node_enabled(cus_graph_exec *exec, cus_gra
                                                    bool enabled)
 {
     CUS_API_ENTER();
-    cus_graph *g = NULL;
-    CUS_TRY(exec_node_check(exec, node, &g, __func__));
+    CUcontext ctx = NULL;
+    CUS_TRY(exec_node_check(exec, node, &ctx, __func__));
     enabled_set s = {node.handle, enabled};
-    return cus_graph_exec_node_update_(exec, node.handle, NULL, "cuGraphNodeSetEnabled",
+    return cus_graph_exec_node_update_(exec, node, NULL, -1, "cuGraphNodeSetEnabled",
                                        set_enabled_call, &s, __func__);
 }

@@ -823,18 +823,21 @@ struct cus_graph {
 
 /* A per-node update of e (graph_nodes.c): set(handle, arg) is the driver
  * call (driver_call in records), made with e's context current and its lock
- * held. On success the node uses the objects of *keep (its references move
- * to e, and *keep is left holding whatever the caller must release), and
- * what it used before an earlier update is released as soon as no replay can
+ * held. On success the node uses the n items' objects: e takes a reference
+ * to each (unless an earlier update of the node kept the same ones), and
+ * what an earlier update made it use is released as soon as no replay can
  * use it (fenced as cus_graph_exec_update fences a replaced graph). On
- * failure nothing changes (*keep is still the caller's). keep NULL: what the
- * node uses does not change (cuGraphNodeSetEnabled). */
-CUS_HIDDEN cus_status cus_graph_exec_node_update_(cus_graph_exec *e, CUgraphNode node,
-                                                  keep_list *keep, const char *driver_call,
+ * failure nothing changes. n < 0: what the node uses does not change
+ * (cuGraphNodeSetEnabled). A node of another graph than the one e replays
+ * is CUS_ERROR_INVALID_ARGUMENT, a poisoned context its status, before any
+ * driver call. */
+CUS_HIDDEN cus_status cus_graph_exec_node_update_(cus_graph_exec *e, cus_graph_node node,
+                                                  const cus_keep_item_ *items, int n,
+                                                  const char *driver_call,
                                                   CUresult (*set)(CUgraphExec h, void *arg),
                                                   void *arg, const char *function);
-/* The graph e replays now, borrowed. */
-CUS_HIDDEN cus_graph *cus_graph_exec_graph_(cus_graph_exec *e);
+/* e's context's handle: fixed for e's life (read without its lock). */
+CUS_HIDDEN CUcontext cus_graph_exec_context_handle_(const cus_graph_exec *e);
 
 /* Runs `call` with ctx current (CUS_CALL_IN) and returns its status from the
  * enclosing function on failure. The _AS form names another function than the
