@@ -199,14 +199,14 @@ static cus_status add_node_also(cus_graph *g, const cus_graph_node *deps, size_t
 {
     CUgraphNode inline_deps[INLINE_DEPS], *hdeps, *heap;
     CUS_TRY(deps_of(g, deps, ndeps, inline_deps, &hdeps, &heap, function));
-    cus_autofree CUgraphNode *owned = heap;
+    __attribute__((unused)) cus_autofree CUgraphNode *owned = heap;
     /* Two graphs' locks (a child's): taken in address order. */
     pthread_mutex_t *first = &g->lock, *second = also;
     if (also && (uintptr_t)also < (uintptr_t)first)
         first = also, second = &g->lock;
     CUS_LOCK_SCOPE(first);
     pthread_mutex_t *second_held = second ? cus_mutex_lock_(second) : NULL;
-    __attribute__((cleanup(unlock_if))) pthread_mutex_t *second_scope = second_held;
+    __attribute__((cleanup(unlock_if), unused)) pthread_mutex_t *second_scope = second_held;
     CUS_TRY(keep_reserve_locked(g, k ? k->n : 0, function));
     CUgraphNode node = NULL;
     CUS_IN_CONTEXT_AS(function, g->ctx, call, add(&node, g->handle, hdeps, ndeps, arg));
@@ -320,9 +320,9 @@ CUS_API cus_status cus_graph_add_dependencies(cus_graph *graph, const cus_graph_
         return CUS_SUCCESS;
     CUgraphNode inline_from[INLINE_DEPS], inline_to[INLINE_DEPS], *hf, *ht, *heap_f, *heap_t;
     CUS_TRY(deps_of(graph, from, n, inline_from, &hf, &heap_f, __func__));
-    cus_autofree CUgraphNode *owned_f = heap_f;
+    __attribute__((unused)) cus_autofree CUgraphNode *owned_f = heap_f;
     CUS_TRY(deps_of(graph, to, n, inline_to, &ht, &heap_t, __func__));
-    cus_autofree CUgraphNode *owned_t = heap_t;
+    __attribute__((unused)) cus_autofree CUgraphNode *owned_t = heap_t;
     CUS_LOCK_SCOPE(&graph->lock);
     CUS_IN_CONTEXT(graph->ctx, "cuGraphAddDependencies",
                    cus_drv_.cuGraphAddDependencies_(graph->handle, hf, ht, n));

@@ -305,6 +305,7 @@ static void test_hand_built_equals_captured(void **state)
     cus_autoptr(cus_stream) s = new_stream(c, CU_STREAM_NON_BLOCKING);
     cus_autoptr(cus_function) fn = NULL;
     cus_autoptr(cus_module) m = load_saxpy(c, &fn);
+    assert_non_null(m);
     cus_autoptr(cus_host_buffer) hx = new_pinned(c, G_N * 4);
     cus_autoptr(cus_host_buffer) hy = new_pinned(c, G_N * 4);
     cus_autoptr(cus_host_buffer) out1 = new_pinned(c, G_N * 4);
@@ -355,6 +356,7 @@ static void test_kernel_arguments_checked(void **state)
     cus_autoptr(cus_context) c = new_primary();
     cus_autoptr(cus_function) fn = NULL;
     cus_autoptr(cus_module) m = load_saxpy(c, &fn);
+    assert_non_null(m);
     cus_autoptr(cus_buffer) x = new_buffer(c, G_N * 4);
     cus_autoptr(cus_graph) g = NULL;
     assert_ok(cus_graph_create(c, &g));
@@ -409,6 +411,7 @@ static void test_keep_alive(void **state)
     {
         cus_autoptr(cus_function) fn = NULL;
         cus_autoptr(cus_module) m = load_saxpy(c, &fn);
+        assert_non_null(m);
         cus_autoptr(cus_buffer) x = new_buffer(c, G_N * 4);
         cus_autoptr(cus_buffer) y = new_buffer(c, G_N * 4);
         assert_ok(cus_graph_create(c, &g));
@@ -440,6 +443,7 @@ static void test_captured_then_extended(void **state)
     cus_autoptr(cus_stream) s = new_stream(c, CU_STREAM_NON_BLOCKING);
     cus_autoptr(cus_function) fn = NULL;
     cus_autoptr(cus_module) m = load_saxpy(c, &fn);
+    assert_non_null(m);
     cus_autoptr(cus_host_buffer) hx = new_pinned(c, G_N * 4);
     cus_autoptr(cus_host_buffer) out = new_pinned(c, G_N * 4);
     fill_floats(hx, 1.0f, 1.0f);
@@ -483,6 +487,7 @@ static void test_kernel_node_update_loop(void **state)
     cus_autoptr(cus_stream) s = new_stream(c, CU_STREAM_NON_BLOCKING);
     cus_autoptr(cus_function) fn = NULL;
     cus_autoptr(cus_module) m = load_saxpy(c, &fn);
+    assert_non_null(m);
     cus_autoptr(cus_buffer) x = new_buffer(c, G_N * 4);
     cus_autoptr(cus_buffer) y = new_buffer(c, G_N * 4);
     assert_ok(cus_buffer_fill_u32(x, 0, 0, G_N));
@@ -534,6 +539,7 @@ static void test_node_disabled(void **state)
     cus_autoptr(cus_stream) s = new_stream(c, CU_STREAM_NON_BLOCKING);
     cus_autoptr(cus_function) fn = NULL;
     cus_autoptr(cus_module) m = load_saxpy(c, &fn);
+    assert_non_null(m);
     cus_autoptr(cus_buffer) x = new_buffer(c, G_N * 4);
     cus_autoptr(cus_graph) g = NULL;
     assert_ok(cus_graph_create(c, &g));
