@@ -83,9 +83,12 @@ CUS_API cus_status cus_graph_create(cus_context *ctx, cus_graph **out);
 
 /* The graph's nodes (cuGraphGetNodes), in an order in which each comes after
  * its dependencies on the fake (the driver's order is its own). *count is
- * the capacity of nodes on entry and the number of nodes on return; nodes
- * may be NULL to ask only the number. Depending on every node of a captured
- * graph runs a new node after all of its work. */
+ * the capacity of nodes on entry; on return the number written (the graph's
+ * node count when that is smaller than the capacity). With nodes NULL,
+ * *count receives the node count. Depending on every node of a captured
+ * graph runs a new node after all of its work. No current context needed;
+ * errors: CUS_ERROR_INVALID_ARGUMENT, the context's poison, the driver's
+ * status, CUS_ERROR_OUT_OF_HOST_MEMORY. */
 CUS_API cus_status cus_graph_nodes(cus_graph *graph, cus_graph_node *nodes, size_t *count);
 
 /* The same for the root nodes, those without dependencies
