@@ -577,6 +577,13 @@ static void test_copy_and_fill_updates(void **state)
     assert_ok(cus_graph_add_copy_to_host(g, &fill, 1, &down, host_u32(hout), a, 0, G_N * 4));
     cus_autoptr(cus_graph_exec) e = instantiate(g);
     assert_ok(cus_graph_exec_set_fill_u32(e, fill, b, 0, 9, G_N));
+    size_t objects = cus_debug_live_objects();
+    assert_ok(cus_fake_fail_entry("cuGraphExecMemcpyNodeSetParams", 1, FAULT, false));
+    assert_status(cus_graph_exec_set_copy_to_device(e, up, b, 0, u32s(hin), 8), CU(FAULT));
+    assert_string_equal(cus_last_error()->driver_call, "cuGraphExecMemcpyNodeSetParams");
+    assert_int_equal(cus_debug_live_objects(), objects);
+    /* A copy node is no fill node: the driver's refusal. */
+    assert_status(cus_graph_exec_set_fill_u32(e, up, b, 0, 9, G_N), CUDA_ERROR_INVALID_VALUE);
     assert_ok(cus_graph_exec_set_copy_to_device(e, up, b, 0, u32s(hin), 8));
     assert_ok(cus_graph_exec_set_copy_to_host(e, down, host_u32(hout), b, 0, G_N * 4));
     assert_ok(cus_graph_exec_launch(e, s));
