@@ -19,6 +19,13 @@
  *   build:    capturing the N launches, ending the capture, instantiating
  *             and destroying the graph and the exec, raw and through cuscope
  *             (what cuscope's keep list costs while capturing), per kernel.
+ *   by hand:  cuGraphCreate, N cuGraphAddKernelNode (each after the one
+ *             before), cuGraphDestroy, against cus_graph_create, N
+ *             cus_graph_add_kernel and the unref (graph_nodes.h: the argument
+ *             check and the keep list), per kernel.
+ *   update:   one kernel node's parameters set in an executable graph,
+ *             cuGraphExecKernelNodeSetParams against cus_graph_exec_set_kernel
+ *             (the same objects: nothing to keep or retire), per call.
  *
  * N is 1, 10 and 100 unless --nodes gives a list. The function's context is
  * current on the thread (cuscope's fast path; the raw calls need it).
@@ -49,11 +56,15 @@ typedef struct raw_api {
     PFN_cuGraphLaunch_v10000 graph_launch;
     PFN_cuGraphExecDestroy_v10000 exec_destroy;
     PFN_cuGraphDestroy_v10000 graph_destroy;
+    PFN_cuGraphCreate_v10000 create;
+    PFN_cuGraphAddKernelNode_v12000 add_kernel;
+    PFN_cuGraphExecKernelNodeSetParams_v12000 set_kernel;
 } raw_api;
 
 typedef struct graph_arg {
     raw_api raw;
     int n; /* kernels per graph, launches per iteration */
+    cus_context *ctx;
     cus_function *fn;
     CUfunction h;
     cus_stream *stream;
@@ -63,6 +74,9 @@ typedef struct graph_arg {
     CUgraphExec raw_exec;
     cus_graph *graph;
     cus_graph_exec *exec;
+    /* the update's: a graph of one kernel node, raw and cuscope's */
+    CUgraphNode raw_node;
+    cus_graph_node node;
 } graph_arg;
 
 /* --- building ------------------------------------------------------------------ */
@@ -183,6 +197,69 @@ static BENCH_NOINLINE int loop_cus_build(void *p, int iters, uint64_t *ticks)
             cus_graph_unref(g);
         }
     });
+    return bad;
+}
+
+static CUDA_KERNEL_NODE_PARAMS empty_params(CUfunction h)
+{
+    CUDA_KERNEL_NODE_PARAMS p;
+    memset(&p, 0, sizeof p);
+    p.func = h;
+    p.gridDimX = p.gridDimY = p.gridDimZ = 1;
+    p.blockDimX = p.blockDimY = p.blockDimZ = 1;
+    return p;
+}
+
+static BENCH_NOINLINE int loop_raw_hand(void *p, int iters, uint64_t *ticks)
+{
+    graph_arg *c = p;
+    int bad = 0;
+    CUDA_KERNEL_NODE_PARAMS kp = empty_params(c->h);
+    BENCH_LOOP(iters, ticks, {
+        CUgraph g = NULL;
+        bad |= (int)c->raw.create(&g, 0);
+        CUgraphNode prev = NULL;
+        for (int i = 0; i < c->n && !bad; i++) {
+            CUgraphNode node = NULL;
+            bad |= (int)c->raw.add_kernel(&node, g, prev ? &prev : NULL, prev ? 1 : 0, &kp);
+            prev = node;
+        }
+        if (g)
+            bad |= (int)c->raw.graph_destroy(g);
+    });
+    return bad;
+}
+
+static BENCH_NOINLINE int loop_cus_hand(void *p, int iters, uint64_t *ticks)
+{
+    graph_arg *c = p;
+    int bad = 0;
+    BENCH_LOOP(iters, ticks, {
+        cus_graph *g = NULL;
+        bad |= cus_graph_create(c->ctx, &g);
+        cus_graph_node prev = {0};
+        for (int i = 0; i < c->n && !bad; i++)
+            bad |= cus_graph_add_kernel(g, prev.handle ? &prev : NULL, prev.handle ? 1 : 0,
+                                        &prev, c->fn, 1, 1, 0);
+        cus_graph_unref(g);
+    });
+    return bad;
+}
+
+static BENCH_NOINLINE int loop_raw_update(void *p, int iters, uint64_t *ticks)
+{
+    graph_arg *c = p;
+    int bad = 0;
+    CUDA_KERNEL_NODE_PARAMS kp = empty_params(c->h);
+    BENCH_LOOP(iters, ticks, { bad |= (int)c->raw.set_kernel(c->raw_exec, c->raw_node, &kp); });
+    return bad;
+}
+
+static BENCH_NOINLINE int loop_cus_update(void *p, int iters, uint64_t *ticks)
+{
+    graph_arg *c = p;
+    int bad = 0;
+    BENCH_LOOP(iters, ticks, { bad |= cus_graph_exec_set_kernel(c->exec, c->node, c->fn, 1, 1, 0); });
     return bad;
 }
 
@@ -366,6 +443,76 @@ static int measure(const bench_opts *opt, graph_arg *c, bench_report *rep, int b
         row_calls(rep, key, &b[1], &b[0]);
     }
     bench_run_free(&brun, b, 2);
+    if (bad)
+        return -1;
+
+    /* By hand: the same counts as the capture's build. */
+    bench_variant h[] = {
+        {.label = "raw cuGraphCreate + N x cuGraphAddKernelNode + destroy", .body = loop_raw_hand,
+         .arg = c, .per_call = true},
+        {.label = "cus_graph_create + N x cus_graph_add_kernel + unref", .body = loop_cus_hand,
+         .arg = c, .per_call = true},
+    };
+    bench_run hrun = {.blocks = build_blocks, .iters = build_iters};
+    bad = bench_run_variants(&hrun, h, 2);
+    if (!bad) {
+        per_kernel(&h[0], n);
+        per_kernel(&h[1], n);
+        char title[128], basis[96], key[64];
+        snprintf(title, sizeof title, "N = %d: a graph of %d kernel nodes built by hand (%d blocks of %d)",
+                 n, n, build_blocks, build_iters);
+        snprintf(basis, sizeof basis, "over single builds / %d (%s)", n, bench_clock_name());
+        bench_report_section(rep, title, "ns per kernel node", basis, "median", "p99");
+        snprintf(key, sizeof key, "raw_hand_build_%d", n);
+        row_calls(rep, key, &h[0], NULL);
+        snprintf(key, sizeof key, "cus_hand_build_%d", n);
+        row_calls(rep, key, &h[1], &h[0]);
+    }
+    bench_run_free(&hrun, h, 2);
+    return bad ? -1 : 0;
+}
+
+/* A kernel node's update in an executable graph of one node, raw and
+ * through cuscope, interleaved. */
+static int measure_update(const bench_opts *opt, graph_arg *c, bench_report *rep, int blocks)
+{
+    CUDA_KERNEL_NODE_PARAMS kp = empty_params(c->h);
+    cus_status st = cus_graph_create(c->ctx, &c->graph);
+    if (!st)
+        st = cus_graph_add_kernel(c->graph, NULL, 0, &c->node, c->fn, 1, 1, 0);
+    if (!st)
+        st = cus_graph_instantiate(c->graph, 0, &c->exec);
+    int bad = st != CUS_SUCCESS;
+    if (!bad && (c->raw.create(&c->raw_graph, 0) ||
+                 c->raw.add_kernel(&c->raw_node, c->raw_graph, NULL, 0, &kp) ||
+                 c->raw.instantiate(&c->raw_exec, c->raw_graph, 0)))
+        bad = 1;
+    if (bad) {
+        fprintf(stderr, "bench-graph: building the update's graphs failed: %s\n",
+                cus_last_error_message());
+        destroy_graphs(c);
+        return -1;
+    }
+    int iters = opt->iters ? opt->iters : opt->quick ? 5 : 1000;
+    bench_variant u[] = {
+        {.label = "raw cuGraphExecKernelNodeSetParams", .body = loop_raw_update, .arg = c,
+         .per_call = true},
+        {.label = "cus_graph_exec_set_kernel", .body = loop_cus_update, .arg = c,
+         .per_call = true},
+    };
+    bench_run urun = {.blocks = blocks, .iters = iters};
+    bad = bench_run_variants(&urun, u, 2);
+    if (!bad) {
+        char title[128], basis[96];
+        snprintf(title, sizeof title, "a kernel node's update in an executable graph (%d per block)",
+                 iters);
+        snprintf(basis, sizeof basis, "over single calls (%s)", bench_clock_name());
+        bench_report_section(rep, title, "ns per update", basis, "median", "p99");
+        row_calls(rep, "raw_node_update", &u[0], NULL);
+        row_calls(rep, "cus_node_update", &u[1], &u[0]);
+    }
+    bench_run_free(&urun, u, 2);
+    destroy_graphs(c);
     return bad ? -1 : 0;
 }
 
@@ -405,6 +552,9 @@ int main(int argc, char **argv)
         {"cuGraphLaunch", 10000, &c.raw.graph_launch},
         {"cuGraphExecDestroy", 10000, &c.raw.exec_destroy},
         {"cuGraphDestroy", 10000, &c.raw.graph_destroy},
+        {"cuGraphCreate", 10000, &c.raw.create},
+        {"cuGraphAddKernelNode", 12000, &c.raw.add_kernel},
+        {"cuGraphExecKernelNodeSetParams", 12000, &c.raw.set_kernel},
     };
     if (bench_resolve(&env, syms, sizeof syms / sizeof syms[0]))
         return 1;
@@ -424,6 +574,7 @@ int main(int argc, char **argv)
         return bench_fail(&env, "loading kernels/empty.cu");
     if (cus_module_get_function(mod, "empty", &fn))
         return bench_fail(&env, "cus_module_get_function");
+    c.ctx = ctx;
     c.fn = fn;
     c.h = cus_function_handle(fn);
     c.stream = stream;
@@ -449,6 +600,11 @@ int main(int argc, char **argv)
             cus_context_pop(NULL);
             return 1;
         }
+    }
+    if (measure_update(&opt, &c, rep, blocks)) {
+        bench_report_print(rep, false);
+        cus_context_pop(NULL);
+        return 1;
     }
     bench_report_print(rep, opt.json);
     if (cus_stream_synchronize(stream))

@@ -20,6 +20,7 @@ static void graph_destroy(cus_graph *g)
                                "destroying graph %p", (void *)g->handle);
     }
     cus_keep_list_release_(&g->keep);
+    free(g->kept_set);
     cus_context_unref(g->ctx);
     pthread_mutex_destroy(&g->lock);
     free(g);

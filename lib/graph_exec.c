@@ -1,7 +1,9 @@
 /* Executable graphs (cus_graph_exec): instantiate, launch, upload, update;
  * the graphs an update retired, each kept until the replays that may use it
  * have completed, and the host memory of graphs whose replays could not be
- * waited for (orphans). */
+ * waited for (orphans). Per-node updates (graph_nodes.c makes them through
+ * cus_graph_exec_node_update_) keep what a node uses now, and retire what it
+ * used before as an update retires a graph. */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -15,11 +17,22 @@ typedef struct launched_stream {
     pthread_t thread;   /* a per-thread default stream: the launching thread */
 } launched_stream;
 
+/* What a node updated by hand uses now (the objects its parameters name):
+ * its graph keeps what the node used when it was added. */
+typedef struct node_keep {
+    CUgraphNode node;
+    keep_list keep;
+} node_keep;
+
 /* A graph an update replaced while replays of it may still be queued: kept
  * until the fences, events the update recorded on each stream it was
- * replayed on, have all completed. */
+ * replayed on, have all completed. A per-node update retires the objects
+ * the node used (keep) the same way, with no graph. */
 typedef struct retired_graph {
-    cus_graph *graph; /* a reference */
+    cus_graph *graph; /* a reference; NULL for a node's objects */
+    keep_list keep;   /* a node's objects an update replaced */
+    node_keep *nodes; /* the replaced graph's updated nodes (malloc'd) */
+    size_t nnodes;
     size_t nfences;   /* 1 or more */
     size_t done;      /* fences found complete so far (they are queried in order) */
     CUevent one;      /* the fence when there is one */
@@ -56,6 +69,9 @@ struct cus_graph_exec {
      * first; released as their fences complete. */
     retired_graph *retired;
     size_t nretired, retired_capacity;
+    /* The nodes of graph updated by hand, with what each uses now. */
+    node_keep *nodes;
+    size_t nnodes, nodes_capacity;
 };
 
 static CUresult synchronize_call(void *unused)
@@ -75,9 +91,8 @@ static bool poisoned(const cus_context *ctx)
 static pthread_mutex_t orphans_lock = PTHREAD_MUTEX_INITIALIZER;
 static keep_list orphans;
 
-static void orphan_adopted(cus_graph *g)
+static void orphan_adopted(keep_list *k)
 {
-    keep_list *k = &g->keep;
     pthread_mutex_lock(&orphans_lock);
     size_t kept = 0;
     for (size_t i = 0; i < k->count; i++) {
@@ -157,11 +172,30 @@ static bool retired_complete(cus_context *ctx, retired_graph *r, const char *fun
     return true;
 }
 
+static void node_keeps_release(node_keep *nodes, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        cus_keep_list_release_(&nodes[i].keep);
+    free(nodes);
+}
+
 static void retired_release(cus_context *ctx, retired_graph *r, const char *function)
 {
     fences_destroy(ctx, fences_of(r), r->nfences, function);
     free(r->many);
+    cus_keep_list_release_(&r->keep);
+    node_keeps_release(r->nodes, r->nnodes);
     cus_graph_unref(r->graph);
+}
+
+/* Every keep list a retired entry holds goes to the orphans. */
+static void retired_orphan(retired_graph *r)
+{
+    if (r->graph)
+        orphan_adopted(&r->graph->keep);
+    orphan_adopted(&r->keep);
+    for (size_t i = 0; i < r->nnodes; i++)
+        orphan_adopted(&r->nodes[i].keep);
 }
 
 /* Releases the retired graphs whose replays have completed. every: query
@@ -273,9 +307,11 @@ static void exec_destroy(cus_graph_exec *e)
         if (!capturing)
             cus_context_wait_release_();
         if (!waited) {
-            orphan_adopted(e->graph);
+            orphan_adopted(&e->graph->keep);
+            for (size_t i = 0; i < e->nnodes; i++)
+                orphan_adopted(&e->nodes[i].keep);
             for (size_t i = 0; i < e->nretired; i++)
-                orphan_adopted(e->retired[i].graph);
+                retired_orphan(&e->retired[i]);
         }
     }
     if (!poisoned(ctx) && !forked) {
@@ -288,6 +324,7 @@ static void exec_destroy(cus_graph_exec *e)
     }
     release_all_retired(e, "cus_graph_exec_unref");
     free(e->retired);
+    node_keeps_release(e->nodes, e->nnodes);
     streams_reset(e);
     if (e->streams != e->inline_streams)
         free(e->streams);
@@ -570,12 +607,17 @@ static cus_status exec_update_locked(cus_graph_exec *exec, cus_graph *graph,
         return CUS_SUCCESS; /* the same graph: its replays go on using it */
     if (fencing) {
         fenced.graph = exec->graph;
+        fenced.nodes = exec->nodes; /* what its nodes used, updated by hand */
+        fenced.nnodes = exec->nnodes;
         exec->retired[exec->nretired++] = fenced;
     } else {
         if (waiting)
             release_all_retired(exec, function); /* the wait covered theirs too */
+        node_keeps_release(exec->nodes, exec->nnodes);
         cus_graph_unref(exec->graph);
     }
+    exec->nodes = NULL;
+    exec->nnodes = exec->nodes_capacity = 0;
     streams_reset(exec);
     exec->graph = cus_graph_ref(graph);
     exec->ctx = graph->ctx; /* the same driver context, perhaps another object */
@@ -592,4 +634,124 @@ static void atfork_child(bool forked)
 __attribute__((constructor)) static void register_atfork_child(void)
 {
     cus_fork_register_child_hook_(atfork_child);
+}
+
+/* --- per-node updates (graph_nodes.c) -------------------------------------------------------------- */
+
+/* Whether a keep list holds the n items' objects, in the same order. */
+static bool same_objects(const keep_list *a, const cus_keep_item_ *items, unsigned int n)
+{
+    if (a->count != n)
+        return false;
+    for (unsigned int i = 0; i < n; i++)
+        if (a->items[i].obj != items[i].obj)
+            return false;
+    return true;
+}
+
+/* A keep list being built: released at scope exit unless moved out. */
+static void keep_list_drop(keep_list *k)
+{
+    cus_keep_list_release_(k);
+}
+
+static cus_status exec_node_update_locked(cus_graph_exec *e, CUgraphNode node,
+                                          const cus_graph *graph,
+                                          const cus_keep_item_ *items, int n,
+                                          const char *driver_call,
+                                          CUresult (*set)(CUgraphExec h, void *arg), void *arg,
+                                          const char *function)
+{
+    if (poisoned(e->ctx))
+        return cus_context_poisoned_fail_(e->ctx, function);
+    if (graph != e->graph)
+        return cus_fail_(CUS_ERROR_INVALID_ARGUMENT, function, NULL,
+                         "the node is not one of the graph the executable graph replays");
+    node_keep *entry = NULL;
+    for (size_t i = 0; n >= 0 && i < e->nnodes && !entry; i++)
+        if (e->nodes[i].node == node)
+            entry = &e->nodes[i];
+    /* Nothing to keep or retire: what the node uses does not change (n < 0),
+     * is what an earlier update kept, or (first update, nothing named) what
+     * the graph keeps for it. The common case: one switch and the call. */
+    if (n < 0 || (entry && same_objects(&entry->keep, items, (unsigned int)n)) ||
+        (!entry && n == 0)) {
+        CUS_SWITCH_AS(plain, e->ctx, function);
+        CUS_TRY(plain_status);
+        return cus_switch_check_(&plain, set(e->handle, arg), driver_call);
+    }
+    /* What the node used before: its entry's, or (first update) what the
+     * graph keeps for it, which stays with the graph: nothing to retire. */
+    bool changing = entry && entry->keep.count;
+    if (!entry && e->nnodes == e->nodes_capacity) {
+        size_t want = e->nodes_capacity ? e->nodes_capacity * 2 : 4;
+        node_keep *grown = cus_realloc_(e->nodes, want * sizeof *grown);
+        if (!grown)
+            return cus_fail_(CUS_ERROR_OUT_OF_HOST_MEMORY, function, NULL,
+                             "keeping what the updated node uses");
+        e->nodes = grown;
+        e->nodes_capacity = want;
+    }
+    __attribute__((cleanup(keep_list_drop))) keep_list fresh = {0};
+    if (n) {
+        fresh.items = cus_malloc_((size_t)n * sizeof *fresh.items);
+        if (!fresh.items)
+            return cus_fail_(CUS_ERROR_OUT_OF_HOST_MEMORY, function, NULL,
+                             "keeping what the updated node uses");
+        for (int i = 0; i < n; i++)
+            fresh.items[i] = (keep_entry){items[i].ref(items[i].obj), items[i].release};
+        fresh.count = fresh.capacity = (size_t)n;
+    }
+    CUS_SWITCH_AS(sw, e->ctx, function);
+    CUS_TRY(sw_status);
+    prune_locked(e, true, function);
+    bool fencing = changing && e->launched && fenceable_locked(e);
+    bool waiting = changing && e->launched && !fencing;
+    retired_graph fenced;
+    memset(&fenced, 0, sizeof fenced);
+    if (fencing) {
+        CUS_TRY(reserve_retired_locked(e, function));
+        CUS_TRY(record_fences_locked(e, &sw, &fenced, function));
+    } else if (waiting) {
+        CUS_TRY(cus_switch_check_(&sw, cus_drv_.cuCtxSynchronize_(), "cuCtxSynchronize"));
+    }
+    CUresult r = set(e->handle, arg);
+    if (r) {
+        fences_destroy(e->ctx, fences_of(&fenced), fenced.nfences, function);
+        free(fenced.many);
+        return cus_switch_check_(&sw, r, driver_call);
+    }
+    if (!entry) {
+        entry = &e->nodes[e->nnodes++];
+        entry->node = node;
+        entry->keep = (keep_list){0};
+    }
+    keep_list old = entry->keep;
+    entry->keep = fresh;
+    fresh = (keep_list){0};
+    if (fencing) {
+        fenced.keep = old;
+        e->retired[e->nretired++] = fenced;
+    } else {
+        cus_keep_list_release_(&old); /* empty, not launched, or waited for */
+    }
+    return CUS_SUCCESS;
+}
+
+cus_status cus_graph_exec_node_update_(cus_graph_exec *e, cus_graph_node node,
+                                       const cus_keep_item_ *items, int n,
+                                       const char *driver_call,
+                                       CUresult (*set)(CUgraphExec h, void *arg), void *arg,
+                                       const char *function)
+{
+    pthread_mutex_lock(&e->lock);
+    cus_status st = exec_node_update_locked(e, node.handle, node.graph, items, n, driver_call, set,
+                                            arg, function);
+    pthread_mutex_unlock(&e->lock);
+    return st;
+}
+
+CUcontext cus_graph_exec_context_handle_(const cus_graph_exec *e)
+{
+    return e->ctx_handle;
 }

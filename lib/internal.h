@@ -811,11 +811,33 @@ struct cus_graph {
     cus_context *ctx; /* a reference */
     keep_list keep;
     /* The driver does not synchronize a graph: cuscope serializes the calls
-     * that read it (node count, instantiate). */
+     * that read it (node count, instantiate) and change it (graph_nodes.c). */
     pthread_mutex_t lock;
+    /* Which objects keep holds, once nodes are added by hand (graph_nodes.c):
+     * an open-addressing set of pointers, so that each is kept once. */
+    const void **kept_set;
+    size_t kept_set_count, kept_set_capacity;
 };
 
-/* --- executable graphs (graph_exec.c): nothing shared ------------------------ */
+/* --- executable graphs (graph_exec.c) ---------------------------------------- */
+
+/* A per-node update of e (graph_nodes.c): set(handle, arg) is the driver
+ * call (driver_call in records), made with e's context current and its lock
+ * held. On success the node uses the n items' objects: e takes a reference
+ * to each (unless an earlier update of the node kept the same ones), and
+ * what an earlier update made it use is released as soon as no replay can
+ * use it (fenced as cus_graph_exec_update fences a replaced graph). On
+ * failure nothing changes. n < 0: what the node uses does not change
+ * (cuGraphNodeSetEnabled). A node of another graph than the one e replays
+ * is CUS_ERROR_INVALID_ARGUMENT, a poisoned context its status, before any
+ * driver call. */
+CUS_HIDDEN cus_status cus_graph_exec_node_update_(cus_graph_exec *e, cus_graph_node node,
+                                                  const cus_keep_item_ *items, int n,
+                                                  const char *driver_call,
+                                                  CUresult (*set)(CUgraphExec h, void *arg),
+                                                  void *arg, const char *function);
+/* e's context's handle: fixed for e's life (read without its lock). */
+CUS_HIDDEN CUcontext cus_graph_exec_context_handle_(const cus_graph_exec *e);
 
 /* Runs `call` with ctx current (CUS_CALL_IN) and returns its status from the
  * enclosing function on failure. The _AS form names another function than the

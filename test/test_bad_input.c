@@ -1250,6 +1250,123 @@ static int nc_cus_buffer_wrap(void)
 {
     return cus_buffer_wrap(NULL, 1, 1, NULL);
 }
+/* graph_nodes.h */
+static int nc_cus_graph_create(void)
+{
+    return cus_graph_create(NULL, NULL);
+}
+static int nc_cus_graph_nodes(void)
+{
+    return cus_graph_nodes(NULL, NULL, NULL);
+}
+static int nc_cus_graph_root_nodes(void)
+{
+    return cus_graph_root_nodes(NULL, NULL, NULL);
+}
+static int nc_cus_graph_add_dependencies(void)
+{
+    return cus_graph_add_dependencies(NULL, NULL, NULL, 1);
+}
+static int nc_cus_graph_add_kernel_node(void)
+{
+    return cus_graph_add_kernel_node(NULL, NULL, 1, NULL, NULL, one3_, one3_, 1, 1, NULL, NULL);
+}
+static int nc_cus_graph_add_library_kernel_node(void)
+{
+    return cus_graph_add_library_kernel_node(NULL, NULL, 1, NULL, NULL, one3_, one3_, 1, 1, NULL, NULL);
+}
+static int nc_cus_graph_add_copy_to_device(void)
+{
+    return cus_graph_add_copy_to_device(NULL, NULL, 1, NULL, NULL, 1, NULL, 1);
+}
+static int nc_cus_graph_add_copy_to_host(void)
+{
+    return cus_graph_add_copy_to_host(NULL, NULL, 1, NULL, NULL, NULL, 1, 1);
+}
+static int nc_cus_graph_add_copy_device(void)
+{
+    return cus_graph_add_copy_device(NULL, NULL, 1, NULL, NULL, 1, NULL, 1, 1);
+}
+static int nc_cus_graph_add_fill_u8(void)
+{
+    return cus_graph_add_fill_u8(NULL, NULL, 1, NULL, NULL, 1, 1, 1);
+}
+static int nc_cus_graph_add_fill_u16(void)
+{
+    return cus_graph_add_fill_u16(NULL, NULL, 1, NULL, NULL, 1, 1, 1);
+}
+static int nc_cus_graph_add_fill_u32(void)
+{
+    return cus_graph_add_fill_u32(NULL, NULL, 1, NULL, NULL, 1, 1, 1);
+}
+static int nc_cus_graph_add_host_fn(void)
+{
+    return cus_graph_add_host_fn(NULL, NULL, 1, NULL, NULL, NULL);
+}
+static int nc_cus_graph_add_event_record(void)
+{
+    return cus_graph_add_event_record(NULL, NULL, 1, NULL, NULL);
+}
+static int nc_cus_graph_add_event_wait(void)
+{
+    return cus_graph_add_event_wait(NULL, NULL, 1, NULL, NULL);
+}
+static int nc_cus_graph_add_empty(void)
+{
+    return cus_graph_add_empty(NULL, NULL, 1, NULL);
+}
+static int nc_cus_graph_add_child(void)
+{
+    return cus_graph_add_child(NULL, NULL, 1, NULL, NULL);
+}
+static int nc_cus_graph_exec_set_kernel_node(void)
+{
+    return cus_graph_exec_set_kernel_node(NULL, (cus_graph_node){0}, NULL, one3_, one3_, 1, 1, NULL, NULL);
+}
+static int nc_cus_graph_exec_set_library_kernel_node(void)
+{
+    return cus_graph_exec_set_library_kernel_node(NULL, (cus_graph_node){0}, NULL, one3_, one3_, 1, 1, NULL, NULL);
+}
+static int nc_cus_graph_exec_set_copy_to_device(void)
+{
+    return cus_graph_exec_set_copy_to_device(NULL, (cus_graph_node){0}, NULL, 1, NULL, 1);
+}
+static int nc_cus_graph_exec_set_copy_to_host(void)
+{
+    return cus_graph_exec_set_copy_to_host(NULL, (cus_graph_node){0}, NULL, NULL, 1, 1);
+}
+static int nc_cus_graph_exec_set_fill_u32(void)
+{
+    return cus_graph_exec_set_fill_u32(NULL, (cus_graph_node){0}, NULL, 1, 1, 1);
+}
+static int nc_cus_graph_exec_set_node_enabled(void)
+{
+    return cus_graph_exec_set_node_enabled(NULL, (cus_graph_node){0}, true);
+}
+static int nc_cus_graph_add_kernel_site_(void)
+{
+    return cus_graph_add_kernel_site_(NULL, NULL, 1, NULL, NULL, one3_, one3_, 1, 1, NULL, NULL);
+}
+static int nc_cus_graph_add_library_kernel_site_(void)
+{
+    return cus_graph_add_library_kernel_site_(NULL, NULL, 1, NULL, NULL, one3_, one3_, 1, 1, NULL, NULL);
+}
+static int nc_cus_graph_exec_set_kernel_site_(void)
+{
+    return cus_graph_exec_set_kernel_site_(NULL, (cus_graph_node){0}, NULL, one3_, one3_, 1, 1, NULL, NULL);
+}
+static int nc_cus_graph_exec_set_library_kernel_site_(void)
+{
+    return cus_graph_exec_set_library_kernel_site_(NULL, (cus_graph_node){0}, NULL, one3_, one3_, 1, 1, NULL, NULL);
+}
+static int nc_cus_graph_buffer_arg_(void)
+{
+    return cus_graph_buffer_arg_(NULL) == 0 ? 0 : -1;
+}
+static int nc_cus_graph_texture_arg_(void)
+{
+    return cus_graph_texture_arg_(NULL) == 0 ? 0 : -1;
+}
 /* link.h */
 static int nc_cus_linker_create(void)
 {
@@ -1674,6 +1791,35 @@ static const null_entry null_entries[] = {
     {"vmm.h", "cus_growable_max", nc_cus_growable_max, 0, 0, "returns 0"},
     {"vmm.h", "cus_growable_reservation", nc_cus_growable_reservation, 0, 0, "returns NULL"},
     {"memory.h", "cus_buffer_wrap", nc_cus_buffer_wrap, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"graph_nodes.h", "cus_graph_create", nc_cus_graph_create, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"graph_nodes.h", "cus_graph_nodes", nc_cus_graph_nodes, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"graph_nodes.h", "cus_graph_root_nodes", nc_cus_graph_root_nodes, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"graph_nodes.h", "cus_graph_add_dependencies", nc_cus_graph_add_dependencies, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"graph_nodes.h", "cus_graph_add_kernel_node", nc_cus_graph_add_kernel_node, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"graph_nodes.h", "cus_graph_add_library_kernel_node", nc_cus_graph_add_library_kernel_node, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"graph_nodes.h", "cus_graph_add_copy_to_device", nc_cus_graph_add_copy_to_device, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"graph_nodes.h", "cus_graph_add_copy_to_host", nc_cus_graph_add_copy_to_host, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"graph_nodes.h", "cus_graph_add_copy_device", nc_cus_graph_add_copy_device, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"graph_nodes.h", "cus_graph_add_fill_u8", nc_cus_graph_add_fill_u8, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"graph_nodes.h", "cus_graph_add_fill_u16", nc_cus_graph_add_fill_u16, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"graph_nodes.h", "cus_graph_add_fill_u32", nc_cus_graph_add_fill_u32, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"graph_nodes.h", "cus_graph_add_host_fn", nc_cus_graph_add_host_fn, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"graph_nodes.h", "cus_graph_add_event_record", nc_cus_graph_add_event_record, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"graph_nodes.h", "cus_graph_add_event_wait", nc_cus_graph_add_event_wait, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"graph_nodes.h", "cus_graph_add_empty", nc_cus_graph_add_empty, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"graph_nodes.h", "cus_graph_add_child", nc_cus_graph_add_child, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"graph_nodes.h", "cus_graph_exec_set_kernel_node", nc_cus_graph_exec_set_kernel_node, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"graph_nodes.h", "cus_graph_exec_set_library_kernel_node", nc_cus_graph_exec_set_library_kernel_node, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"graph_nodes.h", "cus_graph_exec_set_copy_to_device", nc_cus_graph_exec_set_copy_to_device, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"graph_nodes.h", "cus_graph_exec_set_copy_to_host", nc_cus_graph_exec_set_copy_to_host, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"graph_nodes.h", "cus_graph_exec_set_fill_u32", nc_cus_graph_exec_set_fill_u32, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"graph_nodes.h", "cus_graph_exec_set_node_enabled", nc_cus_graph_exec_set_node_enabled, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"graph_nodes.h", "cus_graph_add_kernel_site_", nc_cus_graph_add_kernel_site_, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"graph_nodes.h", "cus_graph_add_library_kernel_site_", nc_cus_graph_add_library_kernel_site_, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"graph_nodes.h", "cus_graph_exec_set_kernel_site_", nc_cus_graph_exec_set_kernel_site_, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"graph_nodes.h", "cus_graph_exec_set_library_kernel_site_", nc_cus_graph_exec_set_library_kernel_site_, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"graph_nodes.h", "cus_graph_buffer_arg_", nc_cus_graph_buffer_arg_, 0, 0, "returns 0"},
+    {"graph_nodes.h", "cus_graph_texture_arg_", nc_cus_graph_texture_arg_, 0, 0, "returns 0"},
     {"link.h", "cus_linker_create", nc_cus_linker_create, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
     {"link.h", "cus_linker_ref", nc_cus_linker_ref, 0, 0, "returns NULL"},
     {"link.h", "cus_linker_unref", nc_cus_linker_unref, 0, 0, "returns NULL"},

@@ -17,6 +17,7 @@
 #include "library.h"
 #include "launch.h"
 #include "graph.h"
+#include "graph_nodes.h"
 #include "ipc.h"
 #include "array.h"
 #include "vmm.h"

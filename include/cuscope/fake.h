@@ -239,6 +239,30 @@ CUS_API const char *cus_fake_last_misuse(void);
  *     CUDA_ERROR_CONTEXT_IS_DESTROYED, destroyed with its context). Live
  *     states are counted as CUS_FAKE_HANDLE_LINK_STATE. */
 
+/* --- graphs built by hand (cuGraphCreate, cuGraphAdd*Node,
+ * cuGraphAddDependencies, cuGraphGetRootNodes, cuGraphExec*NodeSetParams,
+ * cuGraphNodeSetEnabled) ------------------------------------------------------
+ * Nodes are kept in an order in which each follows its dependencies (an edge
+ * added against it re-sorts them); a replay queues them in that order on the
+ * stream, kernels as launches (host twins run), child graphs in place, event
+ * nodes as the record or wait the stream call would make, disabled nodes not
+ * at all. A graph and its executable graphs share their nodes until one of
+ * them changes (copy on write), so an update changes only its executable
+ * graph. A node of another graph, NULL parameters, a kernel node's bad
+ * function or configuration are refused as the driver refuses them (a node
+ * unknown or of a destroyed graph is also a misuse). Known differences, none
+ * checked on a GPU yet (test/rules/expected.txt holds the fake's cells):
+ *   - copy and memset nodes are 1-D only (CUDA_ERROR_NOT_SUPPORTED for
+ *     arrays, 2-D and 3-D);
+ *   - a repeated dependency, an edge that exists, a cycle, and a child graph
+ *     with memory nodes answer CUDA_ERROR_INVALID_VALUE;
+ *   - adding to the graph of a capture in progress answers
+ *     CUDA_ERROR_ILLEGAL_STATE (the driver allows it, with
+ *     cuStreamUpdateCaptureDependencies, which the fake lacks);
+ *   - cuGraphAddDependencies_v2 takes default edges only
+ *     (CUDA_ERROR_NOT_SUPPORTED otherwise);
+ *   - cuGraphExecUpdate does not compare the nodes inside child graphs. */
+
 /* The primary context's retain count on a device, and its handle (stable for
  * the fake's lifetime, as with the real driver). */
 CUS_API int cus_fake_primary_retain_count(int ordinal);

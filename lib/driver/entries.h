@@ -147,6 +147,21 @@
     X(cuGraphLaunch, cuGraphLaunch, 10000, REQUIRED)                           \
     X(cuGraphUpload, cuGraphUpload, 11010, REQUIRED)                           \
     X(cuGraphExecUpdate, cuGraphExecUpdate, 12000, REQUIRED)                   \
+    X(cuGraphCreate, cuGraphCreate, 10000, REQUIRED)                           \
+    X(cuGraphAddKernelNode, cuGraphAddKernelNode, 12000, REQUIRED)             \
+    X(cuGraphAddMemcpyNode, cuGraphAddMemcpyNode, 10000, REQUIRED)             \
+    X(cuGraphAddMemsetNode, cuGraphAddMemsetNode, 10000, REQUIRED)             \
+    X(cuGraphAddHostNode, cuGraphAddHostNode, 10000, REQUIRED)                 \
+    X(cuGraphAddEventRecordNode, cuGraphAddEventRecordNode, 11010, REQUIRED)   \
+    X(cuGraphAddEventWaitNode, cuGraphAddEventWaitNode, 11010, REQUIRED)       \
+    X(cuGraphAddEmptyNode, cuGraphAddEmptyNode, 10000, REQUIRED)               \
+    X(cuGraphAddChildGraphNode, cuGraphAddChildGraphNode, 10000, REQUIRED)     \
+    X(cuGraphAddDependencies, cuGraphAddDependencies, 10000, REQUIRED)         \
+    X(cuGraphGetRootNodes, cuGraphGetRootNodes, 10000, REQUIRED)               \
+    X(cuGraphExecKernelNodeSetParams, cuGraphExecKernelNodeSetParams, 12000, REQUIRED) \
+    X(cuGraphExecMemcpyNodeSetParams, cuGraphExecMemcpyNodeSetParams, 10020, REQUIRED) \
+    X(cuGraphExecMemsetNodeSetParams, cuGraphExecMemsetNodeSetParams, 10020, REQUIRED) \
+    X(cuGraphNodeSetEnabled, cuGraphNodeSetEnabled, 11060, REQUIRED)           \
     X(cuIpcGetMemHandle, cuIpcGetMemHandle, 4010, OPTIONAL)                    \
     X(cuIpcOpenMemHandle, cuIpcOpenMemHandle, 11000, OPTIONAL)                 \
     X(cuIpcCloseMemHandle, cuIpcCloseMemHandle, 4010, OPTIONAL)                \

@@ -191,7 +191,35 @@ enum { FAKE_UNCOUNTED = 1, FAKE_BEFORE_INIT = 2, FAKE_CAPTURE_UNSAFE = 4 };
     FAKE_ENTRIES_12050_(X)                                                            \
     FAKE_ENTRIES_12080_(X)                                                            \
     FAKE_ENTRIES_13000_(X)                                                            \
-    FAKE_ENTRIES_LIBRARY_(X)
+    FAKE_ENTRIES_LIBRARY_(X)                                                          \
+    FAKE_ENTRIES_GRAPH_NODES_(X)
+
+/* Graphs built by hand and per-node updates (fake_graph_nodes.c). */
+#define FAKE_ENTRIES_GRAPH_NODES_(X)                                           \
+    X(cuGraphCreate, 10000, cuGraphCreate, 0)                                  \
+    X(cuGraphAddKernelNode, 10000, cuGraphAddKernelNode, 0)                    \
+    X(cuGraphAddKernelNode, 12000, cuGraphAddKernelNode_v2, 0)                 \
+    X(cuGraphAddMemcpyNode, 10000, cuGraphAddMemcpyNode, 0)                    \
+    X(cuGraphAddMemsetNode, 10000, cuGraphAddMemsetNode, 0)                    \
+    X(cuGraphAddHostNode, 10000, cuGraphAddHostNode, 0)                        \
+    X(cuGraphAddEventRecordNode, 11010, cuGraphAddEventRecordNode, 0)          \
+    X(cuGraphAddEventWaitNode, 11010, cuGraphAddEventWaitNode, 0)              \
+    X(cuGraphAddEmptyNode, 10000, cuGraphAddEmptyNode, 0)                      \
+    X(cuGraphAddChildGraphNode, 10000, cuGraphAddChildGraphNode, 0)            \
+    X(cuGraphAddDependencies, 10000, cuGraphAddDependencies, 0)                \
+    FAKE_ENTRIES_GRAPH_NODES_12030_(X)                                         \
+    X(cuGraphGetRootNodes, 10000, cuGraphGetRootNodes, 0)                      \
+    X(cuGraphExecKernelNodeSetParams, 10010, cuGraphExecKernelNodeSetParams, 0) \
+    X(cuGraphExecKernelNodeSetParams, 12000, cuGraphExecKernelNodeSetParams_v2, 0) \
+    X(cuGraphExecMemcpyNodeSetParams, 10020, cuGraphExecMemcpyNodeSetParams, 0) \
+    X(cuGraphExecMemsetNodeSetParams, 10020, cuGraphExecMemsetNodeSetParams, 0) \
+    X(cuGraphNodeSetEnabled, 11060, cuGraphNodeSetEnabled, 0)
+#if CUDA_VERSION >= 12030
+#define FAKE_ENTRIES_GRAPH_NODES_12030_(X)                                     \
+    X(cuGraphAddDependencies, 12030, cuGraphAddDependencies_v2, 0)
+#else
+#define FAKE_ENTRIES_GRAPH_NODES_12030_(X)
+#endif
 
 /* Memory pools (fake_pool.c). */
 #define FAKE_ENTRIES_POOLS_(X)                                                 \

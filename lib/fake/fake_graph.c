@@ -102,6 +102,9 @@ static void node_release(struct CUgraphNode_st *n, bool touch_memory)
         fake_module_launch_free(n->u.launch.exec);
     else if (n->kind == FAKE_OP_ALLOC && touch_memory)
         fake_memory_graph_drop_locked(n->u.mem.mem);
+    if (n->child && touch_memory)
+        fake_graph_body_unref_locked(n->child); /* at a reset, the bodies all go anyway */
+    n->child = NULL;
     free(n->deps);
     n->deps = NULL;
     n->ndeps = 0;
@@ -156,6 +159,11 @@ static CUgraphNodeType node_type(fake_op_kind kind)
         break; /* never nodes */
     }
     return CU_GRAPH_NODE_TYPE_EMPTY;
+}
+
+CUgraphNodeType fake_graph_node_type(const struct CUgraphNode_st *n)
+{
+    return n->typed ? n->type : node_type(n->kind);
 }
 
 /* Whether the body has a free node of m; an allocation node of m. */
@@ -313,7 +321,7 @@ CUresult CUDAAPI fake_cuGraphNodeGetType(CUgraphNode hNode, CUgraphNodeType *typ
                            (uintptr_t)hNode);
         return fake_leave(CUDA_ERROR_INVALID_VALUE);
     }
-    *type = node_type(n->kind);
+    *type = fake_graph_node_type(n);
     return fake_leave(CUDA_SUCCESS);
 }
 

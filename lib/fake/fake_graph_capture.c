@@ -214,6 +214,7 @@ static CUresult capture_add_node_locked(struct fake_capture *cap, size_t mi, con
     n->u = proto->u;
     n->call = proto->call ? proto->call : fake_g.current_call;
     n->index = b->nnodes;
+    n->body = b;
     b->nodes[b->nnodes++] = n;
     fake_graph_nodes_all[fake_graph_node_count++] = n;
     m->deps[0] = n;

@@ -87,8 +87,8 @@ CUresult CUDAAPI fake_cuGraphInstantiateWithFlags(CUgraphExec *phGraphExec, CUgr
     /* A graph with memory nodes has one executable graph at a time. */
     if (b->has_memory_nodes && g->execs_live)
         return fake_leave(CUDA_ERROR_INVALID_VALUE);
-    struct CUctx_st *owner = g->ctx;
-    if (owner->h.state != FAKE_LIVE) {
+    struct CUctx_st *owner = g->ctx; /* NULL: made by cuGraphCreate with none current */
+    if (!owner || owner->h.state != FAKE_LIVE) {
         if (!nodes_survive_locked(g))
             return fake_leave(CUDA_ERROR_INVALID_VALUE);
         owner = current;
@@ -183,26 +183,9 @@ CUresult CUDAAPI fake_cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream)
             return fake_leave(CUDA_ERROR_INVALID_VALUE);
         }
     }
-    for (size_t i = 0; i < b->nnodes; i++) {
-        const struct CUgraphNode_st *n = b->nodes[i];
-        fake_op op = {.kind = n->kind, .call = "cuGraphLaunch", .u = n->u};
-        if (n->kind == FAKE_OP_LAUNCH) {
-            op.u.launch.exec = fake_module_launch_replay(n->u.launch.exec, x, hStream);
-            if (!op.u.launch.exec)
-                return fake_leave(CUDA_ERROR_OUT_OF_MEMORY);
-        }
-        /* An out-of-memory here leaves the nodes before it queued. */
-        r = fake_stream_enqueue_locked(s, &op, NULL, 0);
-        if (r != CUDA_SUCCESS) {
-            if (n->kind == FAKE_OP_LAUNCH)
-                fake_module_launch_free(op.u.launch.exec);
-            return fake_leave(r);
-        }
-        if (n->kind == FAKE_OP_LAUNCH)
-            fake_module_record_launch_locked(op.u.launch.exec); /* queued, not run yet */
-        else if (n->kind == FAKE_OP_ALLOC || n->kind == FAKE_OP_FREE)
-            fake_memory_graph_op_queued_locked(n->u.mem.mem);
-    }
+    r = fake_graph_replay_body_locked(x, b, s, hStream);
+    if (r != CUDA_SUCCESS)
+        return fake_leave(r);
     /* What the launch leaves allocated, and what it frees of others'. */
     for (size_t i = 0; i < b->nnodes; i++) {
         const struct CUgraphNode_st *n = b->nodes[i];
@@ -246,7 +229,7 @@ static CUgraphExecUpdateResult compare_bodies(const fake_graph_body *from,
         const struct CUgraphNode_st *a = from->nodes[i];
         struct CUgraphNode_st *n = to->nodes[i];
         *error_node = n;
-        if (a->kind != n->kind)
+        if (a->kind != n->kind || fake_graph_node_type(a) != fake_graph_node_type(n))
             return CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED;
         if (a->ndeps != n->ndeps)
             return CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED;

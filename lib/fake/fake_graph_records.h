@@ -23,6 +23,14 @@ struct CUgraphNode_st {
     size_t ndeps;
     struct CUgraphNode_st **deps; /* earlier nodes of the same body */
     bool released;                /* its body was freed: a tombstone */
+    /* Nodes added by hand (fake_graph_nodes.c), and the copies executable
+     * graphs make of a body to change it: */
+    fake_graph_body *body;         /* the body it is in (NULL: unknown, a tombstone) */
+    bool typed;                    /* type below says what it is (else its kind does) */
+    CUgraphNodeType type;
+    fake_graph_body *child;        /* CHILD_GRAPH: a copy of the child's nodes (a reference) */
+    struct CUgraphNode_st *origin; /* in an executable graph's copy: the graph's node */
+    bool disabled;                 /* cuGraphNodeSetEnabled in an executable graph */
 };
 
 struct fake_graph_body {
@@ -118,6 +126,17 @@ FAKE_HIDDEN void fake_graph_exec_release_locked(struct CUgraphExec_st *x);
 FAKE_HIDDEN CUresult fake_graph_graph_arg_locked(CUgraph hg, struct CUgraph_st **out);
 FAKE_HIDDEN CUresult fake_graph_exec_arg_locked(CUgraphExec he, bool healthy,
                                                 struct CUgraphExec_st **out);
+
+/* --- helpers of fake_graph_nodes.c (nodes built by hand) ------------------------------------ */
+
+/* What cuGraphNodeGetType answers for n. */
+FAKE_HIDDEN CUgraphNodeType fake_graph_node_type(const struct CUgraphNode_st *n);
+/* A deep copy of b (new node records, origin set), NULL when out of memory. */
+FAKE_HIDDEN fake_graph_body *fake_graph_body_clone_locked(const fake_graph_body *b);
+/* Queues the nodes of b (and of its child graphs, in place) on s for a
+ * launch of x; the operations' payloads are copies. */
+FAKE_HIDDEN CUresult fake_graph_replay_body_locked(struct CUgraphExec_st *x, const fake_graph_body *b,
+                                                   struct CUstream_st *s, CUstream hs);
 
 /* --- helpers of fake_graph_capture.c that fake_graph_exec.c uses ------------------------- */
 

@@ -19,5 +19,9 @@ FAKE_HIDDEN const char *fake_module_launch_lost_with_context(const fake_launch_e
 /* What cuGraphExecUpdate compares: the function's context, cooperative. */
 FAKE_HIDDEN CUcontext fake_module_launch_context(const fake_launch_exec *x);
 FAKE_HIDDEN bool fake_module_launch_cooperative(const fake_launch_exec *x);
+/* A kernel node's launch (fake_graph_nodes.c): p checked as cuLaunchKernel
+ * checks its arguments, *out a new payload; nothing queued. */
+FAKE_HIDDEN CUresult fake_module_node_launch_locked(const CUDA_KERNEL_NODE_PARAMS_v2 *p,
+                                                    fake_launch_exec **out);
 
 #endif

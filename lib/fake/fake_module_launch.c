@@ -957,3 +957,55 @@ static const fake_area launch_area = {
     .executor_count = sizeof launch_executors / sizeof launch_executors[0],
 };
 FAKE_AREA(launch_area)
+
+/* --- kernel nodes built by hand (fake_graph_nodes.c) -------------------------------------------- */
+
+/* A kernel node's launch: the function (or the CUkernel, in the current
+ * context) and the configuration checked, and the arguments copied, as
+ * cuLaunchKernel does; nothing queued or recorded. */
+CUresult fake_module_node_launch_locked(const CUDA_KERNEL_NODE_PARAMS_v2 *p, fake_launch_exec **out)
+{
+    CUfunction hfunc = p->func ? p->func : (CUfunction)(void *)p->kern;
+    if (!hfunc)
+        return CUDA_ERROR_INVALID_VALUE;
+    struct CUfunc_st *f = NULL;
+    CUresult r;
+    if (!p->func && fake_module_kernel_resolver && !fake_module_is_function(hfunc) &&
+        fake_module_kernel_resolver(hfunc, NULL, &r, &f)) {
+        if (r != CUDA_SUCCESS)
+            return r;
+        hfunc = (CUfunction)f;
+    }
+    r = fake_module_function_arg_locked(hfunc, CUDA_ERROR_INVALID_VALUE, &f);
+    if (r != CUDA_SUCCESS)
+        return r;
+    launch_cfg cfg = {
+        .grid = {p->gridDimX, p->gridDimY, p->gridDimZ},
+        .block = {p->blockDimX, p->blockDimY, p->blockDimZ},
+        .shared = p->sharedMemBytes,
+    };
+    r = check_config_locked(f, &cfg);
+    if (r != CUDA_SUCCESS)
+        return r;
+    const fake_image_function *fi = f->fi;
+    if (fi->param_bytes > CUS_FAKE_MAX_LAUNCH_ARG_BYTES)
+        return CUDA_ERROR_INVALID_VALUE;
+    fake_launch_exec *x = calloc(1, sizeof *x + fi->param_bytes);
+    if (!x)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    x->fn = f;
+    x->context = f->mod->ctx;
+    memcpy(x->grid, cfg.grid, sizeof x->grid);
+    memcpy(x->block, cfg.block, sizeof x->block);
+    x->shared_bytes = cfg.shared;
+    x->nargs = fi->nparams;
+    x->arg_bytes = fi->param_bytes;
+    x->captured = true; /* a node: its replays are the launches */
+    r = copy_arguments_locked(f, p->kernelParams, p->extra, x);
+    if (r != CUDA_SUCCESS) {
+        free(x);
+        return r;
+    }
+    *out = x;
+    return CUDA_SUCCESS;
+}

@@ -115,5 +115,6 @@ extern const every_call every_calls_pool[]; /* calls_pool.c: pool.h */
 extern const every_call every_calls_vmm[]; /* calls_vmm.c: vmm.h, cus_buffer_wrap */
 extern const every_call every_calls_program[]; /* calls_program.c: program.h */
 extern const every_call every_calls_link[]; /* calls_link.c: link.h */
+extern const every_call every_calls_graph_nodes[]; /* calls_graph_nodes.c: graph_nodes.h */
 
 #endif

@@ -562,6 +562,202 @@ CALL(cuGraphExecUpdate, 10020)
 
 CALL_OUT(cuGraphExecUpdate, 12000, CUgraphExecUpdateResultInfo, a->exec, a->graph, &out)
 
+/* --- graphs built by hand ------------------------------------------------------------------------ */
+
+static CUDA_KERNEL_NODE_PARAMS_v2 add_params(const rules_args *a, void **args)
+{
+    CUDA_KERNEL_NODE_PARAMS_v2 p;
+    memset(&p, 0, sizeof p);
+    p.func = a->function;
+    p.gridDimX = p.gridDimY = p.gridDimZ = 1;
+    p.blockDimX = p.blockDimY = p.blockDimZ = 1;
+    p.kernelParams = args;
+    return p;
+}
+
+/* add(u64, u32)'s arguments. */
+#define ADD_ARGS                                                               \
+    unsigned long long arg0 = 0;                                               \
+    unsigned int arg1 = 0;                                                     \
+    void *args[] = {&arg0, &arg1}
+
+static CUDA_MEMCPY3D copy_1d(CUdeviceptr dst, CUdeviceptr src)
+{
+    CUDA_MEMCPY3D p;
+    memset(&p, 0, sizeof p);
+    p.srcMemoryType = p.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+    p.srcDevice = src;
+    p.dstDevice = dst;
+    p.srcPitch = p.dstPitch = COPY_BYTES;
+    p.srcHeight = p.dstHeight = 1;
+    p.WidthInBytes = COPY_BYTES;
+    p.Height = p.Depth = 1;
+    return p;
+}
+
+static CUDA_MEMSET_NODE_PARAMS memset_1d(CUdeviceptr dst)
+{
+    CUDA_MEMSET_NODE_PARAMS p;
+    memset(&p, 0, sizeof p);
+    p.dst = dst;
+    p.pitch = COPY_BYTES;
+    p.elementSize = 4;
+    p.width = COPY_BYTES / 4;
+    p.height = 1;
+    return p;
+}
+
+CALL_MAKE(cuGraphCreate, 10000, graph, &made, 0)
+
+CALL(cuGraphAddKernelNode, 10000)
+{
+    ADD_ARGS;
+    CUDA_KERNEL_NODE_PARAMS_v2 q = add_params(a, args);
+    CUDA_KERNEL_NODE_PARAMS_v1 p;
+    memcpy(&p, &q, sizeof p); /* v1 is v2's first members */
+    CUgraphNode node;
+    return drv.cuGraphAddKernelNode_10000(&node, a->graph, &a->node, 1, &p);
+}
+
+CALL(cuGraphAddKernelNode, 12000)
+{
+    ADD_ARGS;
+    CUDA_KERNEL_NODE_PARAMS_v2 p = add_params(a, args);
+    CUgraphNode node;
+    return drv.cuGraphAddKernelNode_12000(&node, a->graph, &a->node, 1, &p);
+}
+
+CALL(cuGraphAddMemcpyNode, 10000)
+{
+    CUDA_MEMCPY3D p = copy_1d(a->buf, a->buf2);
+    CUgraphNode node;
+    return drv.cuGraphAddMemcpyNode_10000(&node, a->graph, NULL, 0, &p, a->ctx);
+}
+
+CALL(cuGraphAddMemsetNode, 10000)
+{
+    CUDA_MEMSET_NODE_PARAMS p = memset_1d(a->buf);
+    CUgraphNode node;
+    return drv.cuGraphAddMemsetNode_10000(&node, a->graph, NULL, 0, &p, a->ctx);
+}
+
+CALL(cuGraphAddHostNode, 10000)
+{
+    CUDA_HOST_NODE_PARAMS p = {host_noop, NULL};
+    CUgraphNode node;
+    return drv.cuGraphAddHostNode_10000(&node, a->graph, NULL, 0, &p);
+}
+
+CALL(cuGraphAddEventRecordNode, 11010)
+{
+    CUgraphNode node;
+    return drv.cuGraphAddEventRecordNode_11010(&node, a->graph, NULL, 0, a->event);
+}
+
+CALL(cuGraphAddEventWaitNode, 11010)
+{
+    CUgraphNode node;
+    return drv.cuGraphAddEventWaitNode_11010(&node, a->graph, NULL, 0, a->event);
+}
+
+CALL(cuGraphAddEmptyNode, 10000)
+{
+    CUgraphNode node;
+    return drv.cuGraphAddEmptyNode_10000(&node, a->graph, &a->node, 1);
+}
+
+CALL(cuGraphAddChildGraphNode, 10000)
+{
+    CUgraph child;
+    CUresult r = drv.cuGraphCreate_10000(&child, 0);
+    if (r != CUDA_SUCCESS)
+        return r;
+    CUgraphNode node;
+    r = drv.cuGraphAddChildGraphNode_10000(&node, a->graph, NULL, 0, child);
+    drv.cuGraphDestroy_10000(child);
+    return r;
+}
+
+CALL(cuGraphAddDependencies, 10000)
+{
+    CUgraphNode empty;
+    CUresult r = drv.cuGraphAddEmptyNode_10000(&empty, a->graph, NULL, 0);
+    return r != CUDA_SUCCESS ? r : drv.cuGraphAddDependencies_10000(a->graph, &a->node, &empty, 1);
+}
+
+#if CUDA_VERSION >= 12030
+CALL(cuGraphAddDependencies, 12030)
+{
+    CUgraphNode empty;
+    CUresult r = drv.cuGraphAddEmptyNode_10000(&empty, a->graph, NULL, 0);
+    return r != CUDA_SUCCESS
+               ? r
+               : drv.cuGraphAddDependencies_12030(a->graph, &a->node, &empty, NULL, 1);
+}
+#endif
+
+CALL(cuGraphGetRootNodes, 10000)
+{
+    CUgraphNode nodes[4];
+    size_t n = 4;
+    return drv.cuGraphGetRootNodes_10000(a->graph, nodes, &n);
+}
+
+CALL(cuGraphExecKernelNodeSetParams, 10010)
+{
+    ADD_ARGS;
+    CUDA_KERNEL_NODE_PARAMS_v2 q = add_params(a, args);
+    CUDA_KERNEL_NODE_PARAMS_v1 p;
+    memcpy(&p, &q, sizeof p);
+    return drv.cuGraphExecKernelNodeSetParams_10010(a->exec, a->node, &p);
+}
+
+CALL(cuGraphExecKernelNodeSetParams, 12000)
+{
+    ADD_ARGS;
+    CUDA_KERNEL_NODE_PARAMS_v2 p = add_params(a, args);
+    return drv.cuGraphExecKernelNodeSetParams_12000(a->exec, a->node, &p);
+}
+
+/* A graph of one node (made by add) in the current context, instantiated;
+ * set then changes the node in the executable graph; all freed again. */
+static CUresult node_exec(const rules_args *a, bool copy)
+{
+    CUgraph g;
+    CUresult r = drv.cuGraphCreate_10000(&g, 0);
+    if (r != CUDA_SUCCESS)
+        return r;
+    CUgraphNode node;
+    CUDA_MEMCPY3D cp = copy_1d(a->buf, a->buf2);
+    CUDA_MEMSET_NODE_PARAMS ms = memset_1d(a->buf);
+    r = copy ? drv.cuGraphAddMemcpyNode_10000(&node, g, NULL, 0, &cp, a->ctx)
+             : drv.cuGraphAddMemsetNode_10000(&node, g, NULL, 0, &ms, a->ctx);
+    CUgraphExec exec = NULL;
+    if (r == CUDA_SUCCESS)
+        r = drv.cuGraphInstantiateWithFlags_11040(&exec, g, 0);
+    if (r == CUDA_SUCCESS) {
+        cp = copy_1d(a->buf2, a->buf);
+        ms.value = 7;
+        r = copy ? drv.cuGraphExecMemcpyNodeSetParams_10020(exec, node, &cp, a->ctx)
+                 : drv.cuGraphExecMemsetNodeSetParams_10020(exec, node, &ms, a->ctx);
+        drv.cuGraphExecDestroy_10000(exec);
+    }
+    drv.cuGraphDestroy_10000(g);
+    return r;
+}
+
+CALL(cuGraphExecMemcpyNodeSetParams, 10020)
+{
+    return node_exec(a, true);
+}
+
+CALL(cuGraphExecMemsetNodeSetParams, 10020)
+{
+    return node_exec(a, false);
+}
+
+CALL_ON(cuGraphNodeSetEnabled, 11060, a->exec, a->node, 1)
+
 /* --- arrays, 2D and 3D copies, texture and surface objects ---------------------------------------
  * Each array row makes (in the current context) what it works on and frees
  * it again, so that the fixture needs no array: its cell is that of the

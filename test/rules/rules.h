@@ -279,6 +279,7 @@ typedef CUresult (*rules_call_fn)(const rules_args *a, rules_out *o);
     R(cuGraphUpload, 11010, H_EXEC, 0, NULL)                                               \
     R(cuGraphExecUpdate, 10020, H_EXEC, 0, NULL)                                           \
     R(cuGraphExecUpdate, 12000, H_EXEC, 0, NULL)                                           \
+    RULES_ROWS_GRAPH_NODES_(R)                                                             \
     R(cuIpcGetMemHandle, 4010, H_BUF, 0, NULL)                                             \
     R(cuIpcOpenMemHandle, 11000, H_BUF, 0, "A's buffer's handle, opened in the process that exported it") \
     R(cuIpcCloseMemHandle, 4010, H_BUF, 0, "A's buffer was allocated, never opened through IPC") \
@@ -332,6 +333,36 @@ typedef CUresult (*rules_call_fn)(const rules_args *a, rules_out *o);
     R(cuMemPoolImportFromShareableHandle, 11020, H_DEVICE, 0, NULL)                        \
     R(cuMemPoolExportPointer, 11020, H_DEVICE, 0, "the fixture's pool is not exported first: the H200 refuses a pointer export before its pool's") \
     R(cuMemPoolImportPointer, 11020, H_DEVICE, 0, NULL)
+
+/* Graphs built by hand (issue 19): the adds work on the fixture's graph (its
+ * kernel node as a dependency where one is needed), the per-node updates on
+ * its executable graph and kernel node; the copy and memset updates, which
+ * need nodes of their kind, build their own graph and executable graph in
+ * the current context (so they take the current context's columns). */
+#define RULES_ROWS_GRAPH_NODES_(R)                                                         \
+    R(cuGraphCreate, 10000, H_CURRENT, 0, NULL)                                            \
+    R(cuGraphAddKernelNode, 10000, H_GRAPH, 0, NULL)                                       \
+    R(cuGraphAddKernelNode, 12000, H_GRAPH, 0, NULL)                                       \
+    R(cuGraphAddMemcpyNode, 10000, H_GRAPH, 0, NULL)                                       \
+    R(cuGraphAddMemsetNode, 10000, H_GRAPH, 0, NULL)                                       \
+    R(cuGraphAddHostNode, 10000, H_GRAPH, 0, NULL)                                         \
+    R(cuGraphAddEventRecordNode, 11010, H_GRAPH, 0, NULL)                                  \
+    R(cuGraphAddEventWaitNode, 11010, H_GRAPH, 0, NULL)                                    \
+    R(cuGraphAddEmptyNode, 10000, H_GRAPH, 0, NULL)                                        \
+    R(cuGraphAddChildGraphNode, 10000, H_GRAPH, 0, NULL)                                   \
+    R(cuGraphAddDependencies, 10000, H_GRAPH, 0, NULL)                                     \
+    RULES_ROWS_GRAPH_NODES_12030_(R)                                                       \
+    R(cuGraphGetRootNodes, 10000, H_GRAPH, 0, NULL)                                        \
+    R(cuGraphExecKernelNodeSetParams, 10010, H_EXEC, 0, NULL)                              \
+    R(cuGraphExecKernelNodeSetParams, 12000, H_EXEC, 0, NULL)                              \
+    R(cuGraphExecMemcpyNodeSetParams, 10020, H_CURRENT, 0, NULL)                           \
+    R(cuGraphExecMemsetNodeSetParams, 10020, H_CURRENT, 0, NULL)                           \
+    R(cuGraphNodeSetEnabled, 11060, H_EXEC, 0, NULL)
+#if CUDA_VERSION >= 12030
+#define RULES_ROWS_GRAPH_NODES_12030_(R) R(cuGraphAddDependencies, 12030, H_GRAPH, 0, NULL)
+#else
+#define RULES_ROWS_GRAPH_NODES_12030_(R)
+#endif
 
 /* The newer variants and entry points, with the headers that declare them (as
  * FAKE_ENTRIES has them). */

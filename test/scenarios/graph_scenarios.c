@@ -15,6 +15,7 @@
 
 #include <cuscope/event.h>
 #include <cuscope/graph.h>
+#include <cuscope/graph_nodes.h>
 #include <cuscope/memory.h>
 #include <cuscope/stream.h>
 
@@ -587,6 +588,113 @@ static cus_status scn_graph_update_loop(void *arg)
     return CUS_SUCCESS;
 }
 
+
+/* --- graphs built by hand (graph_nodes.h) ------------------------------------------------------ */
+
+/* work_capture's graph, built by hand into g: the same nodes and order
+ * (but the fill, which only depends on nothing: it and the upload are roots);
+ * *kernel receives the kernel node (the copy without kernels). */
+static cus_status work_build(cus_graph *g, const work *w, float scale, cus_buffer *a,
+                             cus_buffer *b, const float *in, float *out, atomic_int *counter,
+                             cus_graph_node *kernel)
+{
+    cus_graph_node roots[2], down;
+    CUS_TRY(cus_graph_add_copy_to_device(g, NULL, 0, &roots[0], a, 0, in, N * sizeof(float)));
+    CUS_TRY(cus_graph_add_fill_u32(g, NULL, 0, &roots[1], b, 0, 0, N));
+#ifdef CUS_TEST_HAVE_KERNELS
+    CUS_TRY(cus_graph_add_kernel(g, roots, 2, kernel, w->saxpy, cus_grid_for(N, 128), 128, 0,
+                                 scale, a, b, (unsigned long long)N));
+#else
+    (void)w;
+    (void)scale;
+    CUS_TRY(cus_graph_add_copy_device(g, roots, 2, kernel, b, 0, a, 0, N * sizeof(float)));
+#endif
+    CUS_TRY(cus_graph_add_copy_to_host(g, kernel, 1, &down, out, b, 0, N * sizeof(float)));
+    if (counter)
+        CUS_TRY(cus_graph_add_host_fn(g, &down, 1, NULL, count_up, counter));
+    return CUS_SUCCESS;
+}
+
+/* A graph built by hand computes what the captured one does; everything it
+ * uses is released before it is instantiated; a per-node update (the
+ * kernel's scale) and a disabled node take effect at the next replay. */
+static cus_status scn_graph_nodes_by_hand(void *arg)
+{
+    (void)arg;
+    cus_autoptr(cus_context) ctx = NULL;
+    CUS_TRY(primary0(&ctx));
+    cus_autoptr(cus_host_buffer) hin = NULL;
+    cus_autoptr(cus_host_buffer) hout = NULL;
+    cus_autoptr(cus_host_buffer) hcap = NULL;
+    CUS_TRY(cus_host_buffer_alloc(ctx, N * sizeof(float), 0, &hin));
+    CUS_TRY(cus_host_buffer_alloc(ctx, N * sizeof(float), 0, &hout));
+    CUS_TRY(cus_host_buffer_alloc(ctx, N * sizeof(float), 0, &hcap));
+    float *in = cus_host_buffer_data(hin), *out = cus_host_buffer_data(hout);
+    float *cap_out = cus_host_buffer_data(hcap);
+    fill_floats(in, 1.0f, 0.25f);
+    atomic_int runs = 0;
+    cus_autoptr(cus_stream) s = NULL;
+    CUS_TRY(cus_stream_create(ctx, CU_STREAM_NON_BLOCKING, 0, &s));
+    cus_autoptr(cus_graph_exec) e = NULL;
+    cus_autoptr(cus_graph_exec) ec = NULL;
+    cus_graph_node kernel = {0};
+    cus_autoptr(cus_graph) g = NULL;
+    {
+        cus_autoptr(cus_buffer) a = NULL;
+        cus_autoptr(cus_buffer) b = NULL;
+        CUS_TRY(cus_buffer_alloc(ctx, N * sizeof(float), &a));
+        CUS_TRY(cus_buffer_alloc(ctx, N * sizeof(float), &b));
+        cus_work_scope w = {NULL, NULL};
+        CUS_TRY(work_load(ctx, &w));
+        CUS_TRY(cus_graph_create(ctx, &g));
+        CUS_TRY(work_build(g, &w, 2.0f, a, b, in, out, &runs, &kernel));
+        EXPECT(cus_graph_kept_objects(g) == work_kept() + 1); /* and the host record */
+        size_t n = 0;
+        CUS_TRY(cus_graph_node_count(g, &n));
+        EXPECT(n == 5);
+        cus_autoptr(cus_graph) captured = NULL;
+        CUS_TRY(work_capture(s, CU_STREAM_CAPTURE_MODE_GLOBAL, &w, 2.0f, a, b, in, cap_out, NULL,
+                             &captured));
+        CUS_TRY(cus_graph_instantiate(captured, 0, &ec));
+    } /* the buffers and the module go: the graphs keep them */
+    CUS_TRY(cus_graph_instantiate(g, 0, &e));
+    CUS_TRY(cus_graph_exec_launch(e, s));
+    CUS_TRY(cus_graph_exec_launch(ec, s));
+    CUS_TRY(cus_stream_synchronize(s));
+    EXPECT(atomic_load(&runs) == 1);
+    EXPECT(result_is(in, out, 2.0f));
+    EXPECT(memcmp(out, cap_out, N * sizeof(float)) == 0);
+#ifdef CUS_TEST_HAVE_KERNELS
+    {
+        /* New buffers for the kernel node: they stay with the exec. */
+        cus_autoptr(cus_buffer) a2 = NULL;
+        cus_autoptr(cus_buffer) b2 = NULL;
+        CUS_TRY(cus_buffer_alloc(ctx, N * sizeof(float), &a2));
+        CUS_TRY(cus_buffer_alloc(ctx, N * sizeof(float), &b2));
+        CUS_TRY(cus_copy_to_device(a2, 0, in, N * sizeof(float)));
+        CUS_TRY(cus_buffer_fill_u32(b2, 0, 0, N));
+        cus_work_scope w = {NULL, NULL};
+        CUS_TRY(work_load(ctx, &w));
+        CUS_TRY(cus_graph_exec_set_kernel(e, kernel, w.saxpy, cus_grid_for(N, 128), 128, 0, 4.0f,
+                                          a2, b2, (unsigned long long)N));
+        /* out is copied from the graph's b, which the kernel no longer writes:
+         * the fill leaves it 0. */
+    }
+    CUS_TRY(cus_graph_exec_launch(e, s));
+    CUS_TRY(cus_stream_synchronize(s));
+    for (int i = 0; i < N; i++)
+        EXPECT(out[i] == 0.0f);
+#endif
+    CUS_TRY(cus_graph_exec_set_node_enabled(e, kernel, false));
+    memset(out, 0xff, N * sizeof(float));
+    CUS_TRY(cus_graph_exec_launch(e, s));
+    CUS_TRY(cus_stream_synchronize(s));
+    for (int i = 0; i < N; i++)
+        EXPECT(out[i] == 0.0f); /* the fill, and no kernel (or copy) after it */
+    EXPECT(atomic_load(&runs) == 3);
+    return CUS_SUCCESS;
+}
+
 const scenario graph_scenarios[] = {
     {"graph_capture_replay", scn_graph_capture_replay},
     {"graph_capture_per_thread", scn_graph_capture_per_thread},
@@ -595,5 +703,6 @@ const scenario graph_scenarios[] = {
     {"graph_update", scn_graph_update},
     {"graph_fork_join", scn_graph_fork_join},
     {"graph_update_loop", scn_graph_update_loop},
+    {"graph_nodes_by_hand", scn_graph_nodes_by_hand},
     {NULL, NULL},
 };
