@@ -145,6 +145,7 @@ typedef enum cus_fake_handle_kind {
     CUS_FAKE_HANDLE_VA_RESERVATION,   /* cuMemAddressReserve ranges, until cuMemAddressFree */
     CUS_FAKE_HANDLE_LIBRARY,          /* cuLibraryLoadData, cuLibraryLoadFromFile libraries */
     CUS_FAKE_HANDLE_LINK_STATE,       /* cuLinkCreate link states, until cuLinkDestroy */
+    CUS_FAKE_HANDLE_GREEN_CONTEXT,    /* cuGreenCtxCreate green contexts, until cuGreenCtxDestroy */
     CUS_FAKE_HANDLE_KIND_COUNT_
 } cus_fake_handle_kind;
 
@@ -242,6 +243,12 @@ CUS_API const char *cus_fake_last_misuse(void);
 /* The primary context's retain count on a device, and its handle (stable for
  * the fake's lifetime, as with the real driver). */
 CUS_API int cus_fake_primary_retain_count(int ordinal);
+
+/* The SMs a context has: a green context's (cuCtxFromGreenCtx), else its
+ * device's CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT; 0 for an unknown handle.
+ * For a kernel's host implementation (it takes the fake's lock, and makes no
+ * driver call): what a kernel reading %smid would see at most. */
+CUS_API unsigned int cus_fake_context_sm_count(CUcontext ctx);
 
 /* The depth of the calling thread's emulated driver stack. */
 CUS_API int cus_fake_thread_stack_depth(void);

@@ -191,7 +191,8 @@ enum { FAKE_UNCOUNTED = 1, FAKE_BEFORE_INIT = 2, FAKE_CAPTURE_UNSAFE = 4 };
     FAKE_ENTRIES_12050_(X)                                                            \
     FAKE_ENTRIES_12080_(X)                                                            \
     FAKE_ENTRIES_13000_(X)                                                            \
-    FAKE_ENTRIES_LIBRARY_(X)
+    FAKE_ENTRIES_LIBRARY_(X)                                                          \
+    FAKE_ENTRIES_GREEN_(X)
 
 /* Memory pools (fake_pool.c). */
 #define FAKE_ENTRIES_POOLS_(X)                                                 \
@@ -308,6 +309,22 @@ enum { FAKE_UNCOUNTED = 1, FAKE_BEFORE_INIT = 2, FAKE_CAPTURE_UNSAFE = 4 };
     X(cuKernelGetParamInfo, 12040, cuKernelGetParamInfo, 0)
 #else
 #define FAKE_ENTRIES_LIBRARY_(X)
+#endif
+
+/* Green contexts (fake_green.c): 12.4, cuGreenCtxStreamCreate 12.5. */
+#if CUDA_VERSION >= 12050
+#define FAKE_HAVE_GREEN_ENTRIES 1
+#define FAKE_ENTRIES_GREEN_(X)                                                 \
+    X(cuDeviceGetDevResource, 12040, cuDeviceGetDevResource, 0)                \
+    X(cuCtxGetDevResource, 12040, cuCtxGetDevResource, 0)                      \
+    X(cuDevSmResourceSplitByCount, 12040, cuDevSmResourceSplitByCount, 0)      \
+    X(cuDevResourceGenerateDesc, 12040, cuDevResourceGenerateDesc, 0)          \
+    X(cuGreenCtxCreate, 12040, cuGreenCtxCreate, 0)                            \
+    X(cuGreenCtxDestroy, 12040, cuGreenCtxDestroy, 0)                          \
+    X(cuCtxFromGreenCtx, 12040, cuCtxFromGreenCtx, 0)                          \
+    X(cuGreenCtxStreamCreate, 12050, cuGreenCtxStreamCreate, 0)
+#else
+#define FAKE_ENTRIES_GREEN_(X)
 #endif
 
 typedef enum fake_entry_id {

@@ -44,6 +44,7 @@ static const kind_info kind_info_table[CUS_FAKE_HANDLE_KIND_COUNT_] = {
     [CUS_FAKE_HANDLE_VA_RESERVATION] = {"address reservation", NULL},
     [CUS_FAKE_HANDLE_LIBRARY] = {"library", NULL},
     [CUS_FAKE_HANDLE_LINK_STATE] = {"link state", NULL},
+    [CUS_FAKE_HANDLE_GREEN_CONTEXT] = {"green context", NULL},
 };
 
 typedef struct slot {
