@@ -158,11 +158,8 @@ static CUresult split_locked(CUdevResource *result, unsigned int *nbGroups,
         fake_misuse_locked("cuDevSmResourceSplitByCount of a resource no get call made");
         return CUDA_ERROR_INVALID_VALUE; /* guess */
     }
-    if (t.split_id) {
-        fake_misuse_locked("cuDevSmResourceSplitByCount of a split's output (make a green "
-                           "context of it first)");
+    if (t.split_id) /* documented as a limitation, not misuse */
         return CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION; /* guess */
-    }
     const unsigned int known = CU_DEV_SM_RESOURCE_SPLIT_IGNORE_SM_COSCHEDULING |
                                CU_DEV_SM_RESOURCE_SPLIT_MAX_POTENTIAL_CLUSTER_SIZE;
     int major =
