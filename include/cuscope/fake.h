@@ -145,7 +145,10 @@ typedef enum cus_fake_handle_kind {
     CUS_FAKE_HANDLE_VA_RESERVATION,   /* cuMemAddressReserve ranges, until cuMemAddressFree */
     CUS_FAKE_HANDLE_LIBRARY,          /* cuLibraryLoadData, cuLibraryLoadFromFile libraries */
     CUS_FAKE_HANDLE_LINK_STATE,       /* cuLinkCreate link states, until cuLinkDestroy */
-    CUS_FAKE_HANDLE_GREEN_CONTEXT,    /* cuGreenCtxCreate green contexts, until cuGreenCtxDestroy */
+    /* cuGreenCtxCreate green contexts, until cuGreenCtxDestroy (their
+     * contexts, cuCtxFromGreenCtx, are not counted apart; the primary
+     * context each retains is) */
+    CUS_FAKE_HANDLE_GREEN_CONTEXT,
     CUS_FAKE_HANDLE_KIND_COUNT_
 } cus_fake_handle_kind;
 

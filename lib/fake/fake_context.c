@@ -733,6 +733,8 @@ struct CUctx_st *fake_context_new_green_locked(CUdevice dev)
 {
     struct CUctx_st *c = fake_handle_new_locked(CUS_FAKE_HANDLE_CONTEXT, sizeof *c, 0);
     if (c) {
+        /* Counted as its green context (CUS_FAKE_HANDLE_GREEN_CONTEXT). */
+        fake_handle_uncount_locked(&c->h);
         c->device = dev;
         c->flags = CU_CTX_MAP_HOST; /* it is the primary context's, with fewer SMs */
         fake_context_defaults(c);
@@ -742,9 +744,7 @@ struct CUctx_st *fake_context_new_green_locked(CUdevice dev)
 
 void fake_context_kill_green_locked(struct CUctx_st *c)
 {
-    fake_handle_set_state_locked(&c->h, FAKE_DESTROYED);
-    if (top_locked() == c)
-        pop_locked();
+    c->h.state = FAKE_DESTROYED; /* uncounted */
     fake_context_work->teardown_locked(c);
 }
 

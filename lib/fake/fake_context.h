@@ -49,8 +49,9 @@ FAKE_HIDDEN CUresult fake_context_arg_locked(CUcontext ctx, CUresult if_dead,
                                              struct CUctx_st **out);
 
 /* A green context's own context (fake_green.c): a new live record on dev,
- * not pushed; NULL when out of memory. Its death: marked destroyed, popped
- * from the caller's stack when on top, and torn down, as by cuCtxDestroy. */
+ * not pushed; NULL when out of memory. Its death: marked destroyed and torn
+ * down, as by cuCtxDestroy, but popped from no stack, as a primary
+ * context's last release (a guess: the driver's rule is not probed). */
 FAKE_HIDDEN struct CUctx_st *fake_context_new_green_locked(CUdevice dev);
 FAKE_HIDDEN void fake_context_kill_green_locked(struct CUctx_st *c);
 /* The retain a green context holds on its device's primary context (the

@@ -493,6 +493,10 @@ typedef struct fake_handle {
 FAKE_HIDDEN void *fake_handle_new_locked(cus_fake_handle_kind kind, size_t size, uintptr_t key);
 /* The record registered under key, or NULL. */
 FAKE_HIDDEN fake_handle *fake_handle_find_locked(uintptr_t key);
+/* Takes a new record out of the live counts for good: a part of another
+ * counted handle (a green context's own context). Its state is then set
+ * directly, never with fake_handle_set_state_locked. */
+FAKE_HIDDEN void fake_handle_uncount_locked(fake_handle *h);
 /* Changes a record's state and keeps the live counts. */
 FAKE_HIDDEN void fake_handle_set_state_locked(fake_handle *h, fake_handle_state state);
 /* Live records of kind (CUS_FAKE_HANDLE_ANY: all). */

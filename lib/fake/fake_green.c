@@ -280,7 +280,7 @@ CUresult CUDAAPI fake_cuGreenCtxCreate(CUgreenCtx *phCtx, CUdevResourceDesc desc
     if (!c || fake_primary_retain_locked(dev, &primary) != CUDA_SUCCESS) {
         /* Tombstones, never live to the caller. */
         if (c)
-            fake_handle_set_state_locked(&c->h, FAKE_DESTROYED);
+            c->h.state = FAKE_DESTROYED; /* uncounted */
         fake_handle_set_state_locked(&g->h, FAKE_DESTROYED);
         return fake_leave(CUDA_ERROR_OUT_OF_MEMORY);
     }

@@ -119,6 +119,12 @@ void *fake_handle_new_locked(cus_fake_handle_kind kind, size_t size, uintptr_t k
     return h;
 }
 
+void fake_handle_uncount_locked(fake_handle *h)
+{
+    if (h->state == FAKE_LIVE)
+        live[h->kind]--;
+}
+
 void fake_handle_set_state_locked(fake_handle *h, fake_handle_state state)
 {
     if (h->state == state)
