@@ -21,6 +21,15 @@ static void context_destroy(cus_context *c)
                                "releasing the primary context of device %d",
                                (int)c->device.handle);
         break;
+    case CUS_CONTEXT_GREEN:
+        /* Needs no context current. Its children (streams first: the driver
+         * does not destroy them) went before, as each holds a reference. */
+        r = cus_drv_.cuGreenCtxDestroy_(c->green);
+        if (r)
+            cus_destroy_error_((cus_status)r, "cus_context_unref", "cuGreenCtxDestroy",
+                               "destroying green context %p (context %p)", (void *)c->green,
+                               (void *)c->handle);
+        break;
     case CUS_CONTEXT_FOREIGN:
         break;
     }
@@ -73,6 +82,16 @@ static cus_context *context_publish(cus_context *c)
 {
     cus_refcount_init_(&c->refs);
     return c;
+}
+
+cus_context *cus_context_new_(CUcontext handle, cus_device dev, cus_context_kind kind)
+{
+    return context_new(handle, dev, kind);
+}
+
+cus_context *cus_context_publish_(cus_context *c)
+{
+    return context_publish(c);
 }
 
 CUS_API cus_status cus_context_create(cus_device dev, unsigned int flags, cus_context **out)

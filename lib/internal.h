@@ -391,7 +391,14 @@ struct cus_context {
      * atomics): `known` is set, with release, after the two. */
     atomic_int priority_least, priority_greatest;
     atomic_bool priority_known;
+    CUgreenCtx green; /* a green context's (kind CUS_CONTEXT_GREEN); else NULL */
 };
+
+/* A context record, not yet counted as alive (free it with free() until
+ * published), and its publication (context.c): for the kinds made in other
+ * files (green.c). */
+CUS_HIDDEN cus_context *cus_context_new_(CUcontext handle, cus_device dev, cus_context_kind kind);
+CUS_HIDDEN cus_context *cus_context_publish_(cus_context *c);
 
 /* ctx's stream priority range: the stored one, else asked of the driver
  * (cus_context_stream_priority_range, recorded on failure). */

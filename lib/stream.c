@@ -48,8 +48,26 @@ CUS_API cus_status cus_stream_create(cus_context *ctx, unsigned int flags, int p
     if (!s)
         return CUS_FAIL(CUS_ERROR_OUT_OF_HOST_MEMORY, NULL, "allocating a stream");
     CUstream h = NULL;
-    cus_status st = CUS_CALL_IN(ctx, "cuStreamCreateWithPriority",
-                                cus_drv_.cuStreamCreateWithPriority_(&h, flags, priority));
+    cus_status st;
+    if (ctx->kind == CUS_CONTEXT_GREEN) {
+        /* The driver's streams of a green context are non-blocking (it
+         * refuses others); made so on every driver, so that a program sees
+         * one behaviour. cuGreenCtxStreamCreate (12.5) ignores the current
+         * context; a 12.4 driver ties a stream made with the green context's
+         * CUcontext current to the green context just the same. */
+        flags |= CU_STREAM_NON_BLOCKING;
+        if (cus_drv_.cuGreenCtxStreamCreate_) {
+            CUresult r = cus_drv_.cuGreenCtxStreamCreate_(&h, ctx->green, flags, priority);
+            st = r ? cus_context_driver_fail_(ctx, r, __func__, "cuGreenCtxStreamCreate")
+                   : CUS_SUCCESS;
+        } else {
+            st = CUS_CALL_IN(ctx, "cuStreamCreateWithPriority",
+                             cus_drv_.cuStreamCreateWithPriority_(&h, flags, priority));
+        }
+    } else {
+        st = CUS_CALL_IN(ctx, "cuStreamCreateWithPriority",
+                         cus_drv_.cuStreamCreateWithPriority_(&h, flags, priority));
+    }
     if (st) {
         s->kind = CUS_STREAM_FOREIGN; /* nothing to destroy */
         cus_stream_unref(s);

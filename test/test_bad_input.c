@@ -1367,6 +1367,39 @@ static int nc_cus_graph_texture_arg_(void)
 {
     return cus_graph_texture_arg_(NULL) == 0 ? 0 : -1;
 }
+/* green.h */
+static int nc_cus_device_sm_resource(void)
+{
+    return cus_device_sm_resource(dev0_, NULL);
+}
+static int nc_cus_sm_resource_count(void)
+{
+    return (int)cus_sm_resource_count(NULL);
+}
+static int nc_cus_sm_resource_split(void)
+{
+    return cus_sm_resource_split(NULL, 0, 0, NULL, NULL, NULL);
+}
+static int nc_cus_sm_resource_desc(void)
+{
+    return cus_sm_resource_desc(NULL, 1, NULL);
+}
+static int nc_cus_context_create_green(void)
+{
+    return cus_context_create_green(dev0_, NULL, 1, 0, NULL);
+}
+static int nc_cus_context_sm_resource(void)
+{
+    return cus_context_sm_resource(NULL, NULL);
+}
+static int nc_cus_context_sm_count(void)
+{
+    return cus_context_sm_count(NULL, NULL);
+}
+static int nc_cus_context_green_handle(void)
+{
+    return cus_context_green_handle(NULL) ? -1 : 0;
+}
 /* link.h */
 static int nc_cus_linker_create(void)
 {
@@ -1834,6 +1867,14 @@ static const null_entry null_entries[] = {
     {"link.h", "cus_link_set_nvjitlink_library", nc_cus_link_set_nvjitlink_library, 0, 0, "NULL: back to CUSCOPE_LIBNVJITLINK, then the soname"},
     {"link.h", "cus_link_nvjitlink_version", nc_cus_link_nvjitlink_version, 0, E_SKIP, "both may be NULL; the outcome depends on nvJitLink being installed (test_link.c)"},
     {"link.h", "cus_debug_fail_nvjitlink", nc_cus_debug_fail_nvjitlink, 0, 0, "NULL disarms"},
+    {"green.h", "cus_device_sm_resource", nc_cus_device_sm_resource, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"green.h", "cus_sm_resource_count", nc_cus_sm_resource_count, 0, 0, "returns 0"},
+    {"green.h", "cus_sm_resource_split", nc_cus_sm_resource_split, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"green.h", "cus_sm_resource_desc", nc_cus_sm_resource_desc, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"green.h", "cus_context_create_green", nc_cus_context_create_green, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"green.h", "cus_context_sm_resource", nc_cus_context_sm_resource, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"green.h", "cus_context_sm_count", nc_cus_context_sm_count, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"green.h", "cus_context_green_handle", nc_cus_context_green_handle, 0, 0, "returns NULL"},
     {"raw.h", "cus_driver_mem_free", nc_cus_driver_mem_free, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
     {"raw.h", "cus_driver_mem_release", nc_cus_driver_mem_release, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
     {"raw.h", "cus_raw_mem_free", nc_cus_raw_mem_free, 0, 0, "ignores 0"},

@@ -18,6 +18,7 @@ static const char *kind_name(cus_context_kind kind)
     case CUS_CONTEXT_OWNED: return "owned";
     case CUS_CONTEXT_PRIMARY: return "primary";
     case CUS_CONTEXT_FOREIGN: return "foreign";
+    case CUS_CONTEXT_GREEN: return "green";
     }
     return "?";
 }

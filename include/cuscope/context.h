@@ -5,7 +5,11 @@
  *   primary  cus_context_retain_primary(): one cuDevicePrimaryCtxRetain,
  *            released with cuDevicePrimaryCtxRelease when the last reference
  *            goes; the context that the runtime API and other libraries share;
- *   foreign  cus_context_wrap(): a CUcontext someone else owns; never destroyed.
+ *   foreign  cus_context_wrap(): a CUcontext someone else owns; never destroyed;
+ *   green    cus_context_create_green() (cuscope/green.h): a green context, a
+ *            share of the device's SMs, destroyed with cuGreenCtxDestroy when
+ *            the last reference goes; its CUcontext (cuCtxFromGreenCtx) is
+ *            used as any other context's.
  *
  * The per-thread stack. cuscope keeps, per thread, a mirror of the driver's
  * context stack as far as cuscope changed it. Each entry keeps its context
@@ -74,6 +78,7 @@ typedef enum cus_context_kind {
     CUS_CONTEXT_OWNED,   /* cus_context_create: destroyed (cuCtxDestroy) */
     CUS_CONTEXT_PRIMARY, /* cus_context_retain_primary: cuDevicePrimaryCtxRelease */
     CUS_CONTEXT_FOREIGN, /* cus_context_wrap: someone else's, never destroyed */
+    CUS_CONTEXT_GREEN,   /* cus_context_create_green (cuscope/green.h): cuGreenCtxDestroy */
 } cus_context_kind;
 
 /* cuscope's own flag for cus_context_create(): leave the new context off the

@@ -24,5 +24,6 @@
 #include "raw.h"
 #include "program.h"
 #include "link.h"
+#include "green.h"
 
 #endif

@@ -145,6 +145,10 @@ typedef enum cus_fake_handle_kind {
     CUS_FAKE_HANDLE_VA_RESERVATION,   /* cuMemAddressReserve ranges, until cuMemAddressFree */
     CUS_FAKE_HANDLE_LIBRARY,          /* cuLibraryLoadData, cuLibraryLoadFromFile libraries */
     CUS_FAKE_HANDLE_LINK_STATE,       /* cuLinkCreate link states, until cuLinkDestroy */
+    /* cuGreenCtxCreate green contexts, until cuGreenCtxDestroy (their
+     * contexts, cuCtxFromGreenCtx, are not counted apart; the primary
+     * context each retains is) */
+    CUS_FAKE_HANDLE_GREEN_CONTEXT,
     CUS_FAKE_HANDLE_KIND_COUNT_
 } cus_fake_handle_kind;
 
@@ -266,6 +270,33 @@ CUS_API const char *cus_fake_last_misuse(void);
 /* The primary context's retain count on a device, and its handle (stable for
  * the fake's lifetime, as with the real driver). */
 CUS_API int cus_fake_primary_retain_count(int ordinal);
+
+/* Green contexts (driver 12.4+ entry points: cuDeviceGetDevResource,
+ * cuCtxGetDevResource, cuDevSmResourceSplitByCount, cuDevResourceGenerateDesc,
+ * cuGreenCtxCreate, cuGreenCtxDestroy, cuCtxFromGreenCtx; 12.5:
+ * cuGreenCtxStreamCreate). A device's SM resource is its
+ * CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT; a split makes groups of one
+ * size, min_count rounded up by compute capability (cuda.h's table: 9.0+ at
+ * least 8, a multiple of 8; 8.x at least 4, a multiple of 2; before, at least
+ * 2, a multiple of 2), as many as fit and as asked, the rest in the remaining
+ * group; a split's outputs cannot be split again, and several resources make
+ * one descriptor only from one split. A green context retains its device's
+ * primary context (cus_fake_primary_retain_count) until cuGreenCtxDestroy,
+ * is counted as CUS_FAKE_HANDLE_GREEN_CONTEXT (its CUcontext not apart), and
+ * its CUcontext is a context of the stack emulation that owns what is made in
+ * it; cuCtxDestroy refuses it (CUDA_ERROR_INVALID_CONTEXT), and its
+ * destruction pops it from no thread's stack. Guesses, not probed on a GPU
+ * (lib/fake/fake_green.c marks each): the error codes the documentation does
+ * not name, the device resource's co-scheduling alignment (2), what
+ * CU_DEV_SM_RESOURCE_SPLIT_IGNORE_SM_COSCHEDULING lowers the rules to (at
+ * least 2, a multiple of 2), and the two answers about cuCtxDestroy and the
+ * stack above. */
+
+/* The SMs a context has: a green context's (cuCtxFromGreenCtx), else its
+ * device's CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT; 0 for an unknown handle.
+ * For a kernel's host implementation (it takes the fake's lock, and makes no
+ * driver call): what a kernel reading %smid would see at most. */
+CUS_API unsigned int cus_fake_context_sm_count(CUcontext ctx);
 
 /* The depth of the calling thread's emulated driver stack. */
 CUS_API int cus_fake_thread_stack_depth(void);

@@ -52,7 +52,12 @@ typedef enum cus_stream_kind {
  * greatest <= priority <= least; 0 is the default), else
  * CUS_ERROR_INVALID_ARGUMENT. The range is asked of the driver once per
  * context (by the first create, or cus_context_stream_priority_range), and
- * kept. *out receives a new reference. */
+ * kept. *out receives a new reference. On a green context
+ * (cus_context_create_green) the stream is the green context's, so that its
+ * work runs on the green context's SMs only: cuGreenCtxStreamCreate (driver
+ * 12.5+), or cuStreamCreateWithPriority with its context current (12.4);
+ * always non-blocking there (CU_STREAM_NON_BLOCKING is added: the driver
+ * refuses green streams without it). */
 CUS_API cus_status cus_stream_create(cus_context *ctx, unsigned int flags, int priority,
                                      cus_stream **out);
 

@@ -184,7 +184,8 @@
     X(cuTexObjectGetResourceDesc, cuTexObjectGetResourceDesc, 5000, REQUIRED)  \
     X(cuSurfObjectCreate, cuSurfObjectCreate, 5000, REQUIRED)                  \
     X(cuSurfObjectDestroy, cuSurfObjectDestroy, 5000, REQUIRED) \
-    CUS_DRIVER_ENTRIES_VMM_(X)
+    CUS_DRIVER_ENTRIES_VMM_(X)                                                 \
+    CUS_DRIVER_ENTRIES_GREEN_(X)
 
 /* Virtual memory management (vmm.c, raw.c) and pointer queries (foreign.c).
  * The VMM entries are OPTIONAL: a driver or platform without them makes the
@@ -202,3 +203,18 @@
     X(cuMemGetAccess, cuMemGetAccess, 10020, OPTIONAL)                         \
     X(cuMemExportToShareableHandle, cuMemExportToShareableHandle, 10020, OPTIONAL) \
     X(cuMemImportFromShareableHandle, cuMemImportFromShareableHandle, 10020, OPTIONAL)
+
+/* Green contexts (green.c, context.c, stream.c): 12.4, cuGreenCtxStreamCreate 12.5. OPTIONAL: an
+ * older driver makes the feature CUS_ERROR_NOT_SUPPORTED, naming the version;
+ * without cuGreenCtxStreamCreate (12.4), a green context's streams are made
+ * with its context current (cuStreamCreateWithPriority), which the driver
+ * ties to the green context as well. */
+#define CUS_DRIVER_ENTRIES_GREEN_(X)                                           \
+    X(cuDeviceGetDevResource, cuDeviceGetDevResource, 12040, OPTIONAL)         \
+    X(cuCtxGetDevResource, cuCtxGetDevResource, 12040, OPTIONAL)               \
+    X(cuDevSmResourceSplitByCount, cuDevSmResourceSplitByCount, 12040, OPTIONAL) \
+    X(cuDevResourceGenerateDesc, cuDevResourceGenerateDesc, 12040, OPTIONAL)   \
+    X(cuGreenCtxCreate, cuGreenCtxCreate, 12040, OPTIONAL)                     \
+    X(cuGreenCtxDestroy, cuGreenCtxDestroy, 12040, OPTIONAL)                   \
+    X(cuCtxFromGreenCtx, cuCtxFromGreenCtx, 12040, OPTIONAL)                   \
+    X(cuGreenCtxStreamCreate, cuGreenCtxStreamCreate, 12050, OPTIONAL)

@@ -389,6 +389,15 @@ CUresult CUDAAPI fake_cuCtxDestroy(CUcontext ctx)
         fake_misuse_locked("double destroy of context 0x%" PRIxPTR, (uintptr_t)ctx);
         return fake_leave(CUDA_ERROR_INVALID_CONTEXT);
     }
+    /* A green context's: it goes with cuGreenCtxDestroy. What the driver
+     * answers is not known here (not probed on the H200): the fake refuses,
+     * as for a primary context. */
+    if (((struct CUctx_st *)h)->green) {
+        fake_misuse_locked("cuCtxDestroy of green context 0x%" PRIxPTR
+                           " (green contexts are destroyed with cuGreenCtxDestroy)",
+                           (uintptr_t)ctx);
+        return fake_leave(CUDA_ERROR_INVALID_CONTEXT);
+    }
     fake_handle_set_state_locked(h, FAKE_DESTROYED);
     /* Only the caller's copy, and only on top; other threads keep theirs. */
     if (top_locked() == ctx)
@@ -653,21 +662,15 @@ CUresult CUDAAPI fake_cuCtxGetStreamPriorityRange(int *least, int *greatest)
 
 /* --- primary contexts ------------------------------------------------------------------------------ */
 
-CUresult CUDAAPI fake_cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice_v1 dev)
+CUresult fake_primary_retain_locked(CUdevice dev, struct CUctx_st **out)
 {
-    FAKE_ENTER(cuDevicePrimaryCtxRetain);
-    if (!pctx)
-        return fake_leave(CUDA_ERROR_INVALID_VALUE);
     fake_device *d = fake_device_at_locked(dev);
     if (!d)
-        return fake_leave(CUDA_ERROR_INVALID_DEVICE);
-    CUresult r = current_sticky_locked(); /* as cuCtxCreate */
-    if (r != CUDA_SUCCESS)
-        return fake_leave(r);
+        return CUDA_ERROR_INVALID_DEVICE;
     if (!d->primary) {
         struct CUctx_st *c = fake_handle_new_locked(CUS_FAKE_HANDLE_PRIMARY_CONTEXT, sizeof *c, 0);
         if (!c)
-            return fake_leave(CUDA_ERROR_OUT_OF_MEMORY);
+            return CUDA_ERROR_OUT_OF_MEMORY;
         c->device = dev;
         fake_handle_set_state_locked(&c->h, FAKE_INACTIVE);
         d->primary = c;
@@ -680,8 +683,34 @@ CUresult CUDAAPI fake_cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice_v1 dev)
         fake_handle_set_state_locked(&d->primary->h, FAKE_LIVE);
     }
     d->primary_retains++;
-    *pctx = d->primary;
-    return fake_leave(CUDA_SUCCESS);
+    *out = d->primary;
+    return CUDA_SUCCESS;
+}
+
+void fake_primary_release_locked(CUdevice dev)
+{
+    fake_device *d = fake_device_at_locked(dev);
+    if (d && d->primary_retains > 0 && --d->primary_retains == 0) {
+        fake_handle_set_state_locked(&d->primary->h, FAKE_INACTIVE);
+        fake_context_work->teardown_locked(d->primary); /* as cuCtxDestroy */
+    }
+}
+
+CUresult CUDAAPI fake_cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice_v1 dev)
+{
+    FAKE_ENTER(cuDevicePrimaryCtxRetain);
+    if (!pctx)
+        return fake_leave(CUDA_ERROR_INVALID_VALUE);
+    if (!fake_device_at_locked(dev))
+        return fake_leave(CUDA_ERROR_INVALID_DEVICE);
+    CUresult r = current_sticky_locked(); /* as cuCtxCreate */
+    if (r != CUDA_SUCCESS)
+        return fake_leave(r);
+    struct CUctx_st *c = NULL;
+    r = fake_primary_retain_locked(dev, &c);
+    if (r == CUDA_SUCCESS)
+        *pctx = c;
+    return fake_leave(r);
 }
 
 CUresult CUDAAPI fake_cuDevicePrimaryCtxRelease(CUdevice_v1 dev)
@@ -696,11 +725,27 @@ CUresult CUDAAPI fake_cuDevicePrimaryCtxRelease(CUdevice_v1 dev)
                            (int)dev);
         return fake_leave(CUDA_ERROR_INVALID_CONTEXT);
     }
-    if (--d->primary_retains == 0) {
-        fake_handle_set_state_locked(&d->primary->h, FAKE_INACTIVE);
-        fake_context_work->teardown_locked(d->primary); /* as cuCtxDestroy */
-    }
+    fake_primary_release_locked(dev);
     return fake_leave(CUDA_SUCCESS);
+}
+
+struct CUctx_st *fake_context_new_green_locked(CUdevice dev)
+{
+    struct CUctx_st *c = fake_handle_new_locked(CUS_FAKE_HANDLE_CONTEXT, sizeof *c, 0);
+    if (c) {
+        /* Counted as its green context (CUS_FAKE_HANDLE_GREEN_CONTEXT). */
+        fake_handle_uncount_locked(&c->h);
+        c->device = dev;
+        c->flags = CU_CTX_MAP_HOST; /* it is the primary context's, with fewer SMs */
+        fake_context_defaults(c);
+    }
+    return c;
+}
+
+void fake_context_kill_green_locked(struct CUctx_st *c)
+{
+    c->h.state = FAKE_DESTROYED; /* uncounted */
+    fake_context_work->teardown_locked(c);
 }
 
 CUS_API int cus_fake_primary_retain_count(int ordinal)

@@ -26,6 +26,9 @@ struct CUctx_st {
      * the context answer it (fake_module.c sets it; fake_context_defaults
      * clears it, at creation and when a primary context is reactivated). */
     CUresult sticky;
+    /* The green context whose context this is (cuCtxFromGreenCtx), or NULL:
+     * made and destroyed with it (fake_green.c), never by cuCtxDestroy. */
+    struct CUgreenCtx_st *green;
 };
 
 /* Resets a context's per-context state to the driver's defaults. */
@@ -44,6 +47,18 @@ FAKE_HIDDEN CUresult fake_current_context_any_locked(struct CUctx_st **out);
  * is misuse answered with if_dead; a poisoned one answers its sticky error. */
 FAKE_HIDDEN CUresult fake_context_arg_locked(CUcontext ctx, CUresult if_dead,
                                              struct CUctx_st **out);
+
+/* A green context's own context (fake_green.c): a new live record on dev,
+ * not pushed; NULL when out of memory. Its death: marked destroyed and torn
+ * down, as by cuCtxDestroy, but popped from no stack, as a primary
+ * context's last release (a guess: the driver's rule is not probed). */
+FAKE_HIDDEN struct CUctx_st *fake_context_new_green_locked(CUdevice dev);
+FAKE_HIDDEN void fake_context_kill_green_locked(struct CUctx_st *c);
+/* The retain a green context holds on its device's primary context (the
+ * driver's rule: cuGreenCtxCreate retains it, cuGreenCtxDestroy releases
+ * it), as cuDevicePrimaryCtxRetain and cuDevicePrimaryCtxRelease count. */
+FAKE_HIDDEN CUresult fake_primary_retain_locked(CUdevice dev, struct CUctx_st **out);
+FAKE_HIDDEN void fake_primary_release_locked(CUdevice dev);
 
 /* Pops the calling thread's emulated stack down to depth entries, with no
  * call logged (cus_fake_reset); returns how many it popped. */

@@ -192,7 +192,8 @@ enum { FAKE_UNCOUNTED = 1, FAKE_BEFORE_INIT = 2, FAKE_CAPTURE_UNSAFE = 4 };
     FAKE_ENTRIES_12080_(X)                                                            \
     FAKE_ENTRIES_13000_(X)                                                            \
     FAKE_ENTRIES_LIBRARY_(X)                                                          \
-    FAKE_ENTRIES_GRAPH_NODES_(X)
+    FAKE_ENTRIES_GRAPH_NODES_(X)                                                      \
+    FAKE_ENTRIES_GREEN_(X)
 
 /* Graphs built by hand and per-node updates (fake_graph_nodes.c). */
 #define FAKE_ENTRIES_GRAPH_NODES_(X)                                           \
@@ -336,6 +337,22 @@ enum { FAKE_UNCOUNTED = 1, FAKE_BEFORE_INIT = 2, FAKE_CAPTURE_UNSAFE = 4 };
     X(cuKernelGetParamInfo, 12040, cuKernelGetParamInfo, 0)
 #else
 #define FAKE_ENTRIES_LIBRARY_(X)
+#endif
+
+/* Green contexts (fake_green.c): 12.4, cuGreenCtxStreamCreate 12.5. */
+#if CUDA_VERSION >= 12050
+#define FAKE_HAVE_GREEN_ENTRIES 1
+#define FAKE_ENTRIES_GREEN_(X)                                                 \
+    X(cuDeviceGetDevResource, 12040, cuDeviceGetDevResource, 0)                \
+    X(cuCtxGetDevResource, 12040, cuCtxGetDevResource, 0)                      \
+    X(cuDevSmResourceSplitByCount, 12040, cuDevSmResourceSplitByCount, 0)      \
+    X(cuDevResourceGenerateDesc, 12040, cuDevResourceGenerateDesc, 0)          \
+    X(cuGreenCtxCreate, 12040, cuGreenCtxCreate, 0)                            \
+    X(cuGreenCtxDestroy, 12040, cuGreenCtxDestroy, 0)                          \
+    X(cuCtxFromGreenCtx, 12040, cuCtxFromGreenCtx, 0)                          \
+    X(cuGreenCtxStreamCreate, 12050, cuGreenCtxStreamCreate, 0)
+#else
+#define FAKE_ENTRIES_GREEN_(X)
 #endif
 
 typedef enum fake_entry_id {
@@ -504,6 +521,10 @@ typedef struct fake_handle {
 FAKE_HIDDEN void *fake_handle_new_locked(cus_fake_handle_kind kind, size_t size, uintptr_t key);
 /* The record registered under key, or NULL. */
 FAKE_HIDDEN fake_handle *fake_handle_find_locked(uintptr_t key);
+/* Takes a new record out of the live counts for good: a part of another
+ * counted handle (a green context's own context). Its state is then set
+ * directly, never with fake_handle_set_state_locked. */
+FAKE_HIDDEN void fake_handle_uncount_locked(fake_handle *h);
 /* Changes a record's state and keeps the live counts. */
 FAKE_HIDDEN void fake_handle_set_state_locked(fake_handle *h, fake_handle_state state);
 /* Live records of kind (CUS_FAKE_HANDLE_ANY: all). */

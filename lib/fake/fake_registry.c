@@ -44,6 +44,7 @@ static const kind_info kind_info_table[CUS_FAKE_HANDLE_KIND_COUNT_] = {
     [CUS_FAKE_HANDLE_VA_RESERVATION] = {"address reservation", NULL},
     [CUS_FAKE_HANDLE_LIBRARY] = {"library", NULL},
     [CUS_FAKE_HANDLE_LINK_STATE] = {"link state", NULL},
+    [CUS_FAKE_HANDLE_GREEN_CONTEXT] = {"green context", NULL},
 };
 
 typedef struct slot {
@@ -116,6 +117,12 @@ void *fake_handle_new_locked(cus_fake_handle_kind kind, size_t size, uintptr_t k
     used++;
     live[kind]++;
     return h;
+}
+
+void fake_handle_uncount_locked(fake_handle *h)
+{
+    if (h->state == FAKE_LIVE)
+        live[h->kind]--;
 }
 
 void fake_handle_set_state_locked(fake_handle *h, fake_handle_state state)

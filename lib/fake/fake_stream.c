@@ -701,14 +701,9 @@ __attribute__((constructor)) static void stream_register(void)
 
 /* --- entry points -------------------------------------------------------------------------------- */
 
-static CUresult create_locked(CUstream *phStream, unsigned int flags, int priority)
+CUresult fake_stream_create_in_locked(struct CUctx_st *c, CUstream *phStream, unsigned int flags,
+                                      int priority)
 {
-    if (!phStream || (flags & ~(unsigned int)CU_STREAM_NON_BLOCKING))
-        return CUDA_ERROR_INVALID_VALUE;
-    struct CUctx_st *c = NULL;
-    CUresult r = fake_current_context_locked(&c);
-    if (r != CUDA_SUCCESS)
-        return r;
     if (!reserve_stream_slot_locked())
         return CUDA_ERROR_OUT_OF_MEMORY;
     struct CUstream_st *s = fake_handle_new_locked(CUS_FAKE_HANDLE_STREAM, sizeof *s, 0);
@@ -721,6 +716,17 @@ static CUresult create_locked(CUstream *phStream, unsigned int flags, int priori
     streams[stream_count++] = s;
     *phStream = s;
     return CUDA_SUCCESS;
+}
+
+static CUresult create_locked(CUstream *phStream, unsigned int flags, int priority)
+{
+    if (!phStream || (flags & ~(unsigned int)CU_STREAM_NON_BLOCKING))
+        return CUDA_ERROR_INVALID_VALUE;
+    struct CUctx_st *c = NULL;
+    CUresult r = fake_current_context_locked(&c);
+    if (r != CUDA_SUCCESS)
+        return r;
+    return fake_stream_create_in_locked(c, phStream, flags, priority);
 }
 
 CUresult CUDAAPI fake_cuStreamCreate(CUstream *phStream, unsigned int Flags)
@@ -843,7 +849,7 @@ CUresult CUDAAPI fake_cuStreamGetCtx_v2(CUstream hStream, CUcontext *pCtx, CUgre
     if (r == CUDA_SUCCESS) {
         *pCtx = s->ctx;
         if (pGreenCtx)
-            *pGreenCtx = NULL; /* the fake makes no green contexts */
+            *pGreenCtx = s->ctx->green; /* NULL but for a green context's stream */
     }
     return fake_leave(r);
 }

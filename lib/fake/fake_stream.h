@@ -116,6 +116,11 @@ FAKE_HIDDEN CUresult fake_stream_arg_any_locked(CUstream hs, struct CUstream_st 
 FAKE_HIDDEN CUresult fake_stream_arg_in_locked(CUstream hs, struct CUctx_st *c,
                                                struct CUstream_st **out);
 /* The context's default stream, made on first use; NULL when out of memory. */
+/* A new stream of c (cuStreamCreateWithPriority's work, and
+ * cuGreenCtxStreamCreate's in the green context's c): flags checked by the
+ * caller, priority clamped. */
+FAKE_HIDDEN CUresult fake_stream_create_in_locked(struct CUctx_st *c, CUstream *phStream,
+                                                  unsigned int flags, int priority);
 FAKE_HIDDEN struct CUstream_st *fake_default_stream_locked(struct CUctx_st *c);
 /* The calling thread's per-thread default stream in c, made on first use;
  * NULL when out of memory. create: false finds it only. */

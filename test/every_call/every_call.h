@@ -76,6 +76,10 @@ enum {
      * its own (or is a macro over others): the failing-pops mode does not
      * look for a report naming it; the reports name the calls around it. */
     EC_NO_OWN_SWITCH = 1u << 8,
+    /* A release that fails leaves two fake handles, not one: a green
+     * context and the retain of its device's primary context, which the
+     * driver holds for it. */
+    EC_RELEASE_LEAVES_2 = 1u << 9,
 };
 
 typedef struct every_call {
@@ -116,5 +120,6 @@ extern const every_call every_calls_vmm[]; /* calls_vmm.c: vmm.h, cus_buffer_wra
 extern const every_call every_calls_program[]; /* calls_program.c: program.h */
 extern const every_call every_calls_link[]; /* calls_link.c: link.h */
 extern const every_call every_calls_graph_nodes[]; /* calls_graph_nodes.c: graph_nodes.h */
+extern const every_call every_calls_green[]; /* calls_green.c: green.h */
 
 #endif

@@ -262,6 +262,30 @@ static CUresult fault_twin(const cus_fake_launch *l, void **args, void *user)
     return CUDA_ERROR_ILLEGAL_ADDRESS;
 }
 
+/* sm_ids(unsigned *seen, unsigned nseen, unsigned *count, long long spin):
+ * the blocks spread over the context's SMs (a green context's share, the
+ * fake says how many: cus_fake_context_sm_count), at most one per block, so
+ * SMs 0 to n-1 are marked and *count gains n. */
+static CUresult sm_ids_twin(const cus_fake_launch *l, void **args, void *user)
+{
+    (void)user;
+    unsigned int *seen = ptr_arg(args[0]), *count = ptr_arg(args[2]);
+    unsigned int nseen;
+    memcpy(&nseen, args[1], sizeof nseen);
+    if (unmapped(seen) || unmapped(count))
+        return CUDA_ERROR_ILLEGAL_ADDRESS;
+    unsigned long long blocks = (unsigned long long)l->grid[0] * l->grid[1] * l->grid[2];
+    unsigned long long n = cus_fake_context_sm_count(l->context);
+    if (n > blocks)
+        n = blocks;
+    for (unsigned int id = 0; id < n && id < nseen; id++)
+        if (!seen[id]) {
+            seen[id] = 1;
+            ++*count;
+        }
+    return CUDA_SUCCESS;
+}
+
 static const struct {
     const char *name;
     cus_fake_kernel_fn fn;
@@ -271,6 +295,7 @@ static const struct {
     {"empty16", empty_twin},   {"mixed", mixed_twin},
     {"scale_by_coeffs", scale_twin}, {"fault", fault_twin},
     {"rotate_texture", rotate_texture_twin},
+    {"sm_ids", sm_ids_twin},
 };
 
 void twins_unregister(void)

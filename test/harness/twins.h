@@ -16,6 +16,9 @@
  *                       a misuse (so the test's teardown fails and says why).
  *   rotate_texture      texture.cu's rotation, over the 2D grid, each fetch
  *                       the fake's (cus_fake_tex2d_float)
+ *   sm_ids              smid.cu's distinct SMs: the context's SM count
+ *                       (cus_fake_context_sm_count: a green context's share),
+ *                       at most one SM per block
  *   fault               the illegal-address fault it exists to cause: returns
  *                       CUDA_ERROR_ILLEGAL_ADDRESS, which poisons the context
  *                       the way the fake emulates sticky errors (see fake.h).

@@ -1410,6 +1410,95 @@ CALL(cuLinkDestroy, 5050)
     return drv.cuLinkDestroy_5050(s);
 }
 
+/* --- green contexts ----------------------------------------------------------------------------- */
+#if CUDA_VERSION >= 12050
+/* A green context of all of dev's SMs. */
+static CUresult green_make(CUdevice dev, CUgreenCtx *g)
+{
+    CUdevResource res;
+    CUdevResourceDesc desc = NULL;
+    CUresult r = drv.cuDeviceGetDevResource_12040(dev, &res, CU_DEV_RESOURCE_TYPE_SM);
+    if (r == CUDA_SUCCESS)
+        r = drv.cuDevResourceGenerateDesc_12040(&desc, &res, 1);
+    if (r == CUDA_SUCCESS)
+        r = drv.cuGreenCtxCreate_12040(g, desc, dev, CU_GREEN_CTX_DEFAULT_STREAM);
+    return r;
+}
+
+static CUresult green_end(CUgreenCtx g, CUresult r)
+{
+    (void)drv.cuGreenCtxDestroy_12040(g);
+    return r;
+}
+
+CALL(cuDeviceGetDevResource, 12040)
+{
+    CUdevResource res;
+    return drv.cuDeviceGetDevResource_12040(a->dev, &res, CU_DEV_RESOURCE_TYPE_SM);
+}
+
+CALL(cuCtxGetDevResource, 12040)
+{
+    CUdevResource res;
+    return drv.cuCtxGetDevResource_12040(a->ctx, &res, CU_DEV_RESOURCE_TYPE_SM);
+}
+
+CALL(cuDevSmResourceSplitByCount, 12040)
+{
+    CUdevResource res, group, rest;
+    unsigned int n = 1;
+    CUresult r = drv.cuDeviceGetDevResource_12040(a->dev, &res, CU_DEV_RESOURCE_TYPE_SM);
+    if (r != CUDA_SUCCESS)
+        return r;
+    return drv.cuDevSmResourceSplitByCount_12040(&group, &n, &res, &rest, 0, 0);
+}
+
+CALL(cuDevResourceGenerateDesc, 12040)
+{
+    CUdevResource res;
+    CUdevResourceDesc desc = NULL;
+    CUresult r = drv.cuDeviceGetDevResource_12040(a->dev, &res, CU_DEV_RESOURCE_TYPE_SM);
+    if (r != CUDA_SUCCESS)
+        return r;
+    return drv.cuDevResourceGenerateDesc_12040(&desc, &res, 1);
+}
+
+CALL(cuGreenCtxCreate, 12040)
+{
+    CUgreenCtx g = NULL;
+    CUresult r = green_make(a->dev, &g);
+    return r == CUDA_SUCCESS ? green_end(g, r) : r;
+}
+
+CALL(cuGreenCtxDestroy, 12040)
+{
+    CUgreenCtx g = NULL;
+    CUresult r = green_make(a->dev, &g);
+    return r == CUDA_SUCCESS ? drv.cuGreenCtxDestroy_12040(g) : r;
+}
+
+CALL(cuCtxFromGreenCtx, 12040)
+{
+    CUgreenCtx g = NULL;
+    CUcontext c = NULL;
+    CUresult r = green_make(a->dev, &g);
+    return r == CUDA_SUCCESS ? green_end(g, drv.cuCtxFromGreenCtx_12040(&c, g)) : r;
+}
+
+CALL(cuGreenCtxStreamCreate, 12050)
+{
+    CUgreenCtx g = NULL;
+    CUstream s = NULL;
+    CUresult r = green_make(a->dev, &g);
+    if (r != CUDA_SUCCESS)
+        return r;
+    r = drv.cuGreenCtxStreamCreate_12050(&s, g, CU_STREAM_NON_BLOCKING, 0);
+    if (r == CUDA_SUCCESS)
+        (void)drv.cuStreamDestroy_4000(s);
+    return green_end(g, r);
+}
+#endif
+
 /* --- the table ----------------------------------------------------------------------------------- */
 
 const rules_row rules_rows[] = {

@@ -310,7 +310,8 @@ typedef CUresult (*rules_call_fn)(const rules_args *a, rules_out *o);
     RULES_ROWS_12080_(R)                                                                   \
     RULES_ROWS_13000_(R)                                                                   \
     RULES_ROWS_VMM_(R)                                                                     \
-    RULES_ROWS_LINK_(R)
+    RULES_ROWS_LINK_(R)                                                                    \
+    RULES_ROWS_GREEN_(R)
 
 /* Memory pools: the pool calls make their own pool (created, or the device's
  * default one) and release it, so they take the device's columns;
@@ -457,6 +458,23 @@ typedef CUresult (*rules_call_fn)(const rules_args *a, rules_out *o);
     R(cuCtxSynchronize, 13000, H_CONTEXT, 0, NULL)
 #else
 #define RULES_ROWS_13000_(R)
+#endif
+
+/* Green contexts: the resource calls take the device's SM resource, and a
+ * green context belongs to no fixture context, so the calls on one make
+ * their own (of all the device's SMs) and destroy it (rows.c). */
+#if CUDA_VERSION >= 12050
+#define RULES_ROWS_GREEN_(R)                                                               \
+    R(cuDeviceGetDevResource, 12040, H_DEVICE, 0, NULL)                                    \
+    R(cuCtxGetDevResource, 12040, H_CONTEXT, 0, NULL)                                      \
+    R(cuDevSmResourceSplitByCount, 12040, H_NONE, 0, NULL)                                 \
+    R(cuDevResourceGenerateDesc, 12040, H_NONE, 0, NULL)                                   \
+    R(cuGreenCtxCreate, 12040, H_DEVICE, 0, NULL)                                          \
+    R(cuGreenCtxDestroy, 12040, H_NONE, 0, NULL)                                           \
+    R(cuCtxFromGreenCtx, 12040, H_NONE, 0, NULL)                                           \
+    R(cuGreenCtxStreamCreate, 12050, H_NONE, 0, NULL)
+#else
+#define RULES_ROWS_GREEN_(R)
 #endif
 
 /* The driver under test: one pointer per row, symbol_version, of the row's

@@ -1,0 +1,128 @@
+/* cuscope/green.h: green contexts, a share of a device's SMs (driver 12.4+).
+ *
+ * A green context runs its work on a set of the device's streaming
+ * multiprocessors (SMs). The steps are the driver's:
+ *   1. the device's SM resource: cus_device_sm_resource();
+ *   2. split it into groups of at least min_count SMs:
+ *      cus_sm_resource_split();
+ *   3. make a green context of one or more groups of one split (or of the
+ *      remaining group): cus_context_create_green(), which makes the
+ *      descriptor (cus_sm_resource_desc()) and the green context.
+ * The result is a cus_context of kind CUS_CONTEXT_GREEN: push it, guard it,
+ * and make streams, events, buffers and modules on it and launch there as on
+ * any context; its children hold it, and its last reference destroys the
+ * green context (cuGreenCtxDestroy). Streams made on it
+ * (cus_stream_create) are the green context's, so that their work runs on
+ * its SMs only. The driver also retains the device's primary context for
+ * the green context's life.
+ *
+ * The split's arithmetic (cuda.h, CUDA 13.0). Groups all have one size:
+ * min_count rounded up to the architecture's minimum and granularity:
+ *   compute capability 6.x, 7.x  at least 2 SMs, a multiple of 2;
+ *   8.x                          at least 4 SMs, a multiple of 2;
+ *   9.0 and later                at least 8 SMs, a multiple of 8.
+ * min_count 0 asks for the minimum. The resource's sm.minSmPartitionSize
+ * gives the minimum on this device. As many groups are made as fit and as
+ * asked; the SMs left go to the remaining group, which has none of the
+ * groups' guarantees. An H200 (132 SMs, 9.0) split with min_count 16 gives
+ * up to 8 groups of 16 (4 SMs left over); with min_count 12, groups of 16
+ * too; asking for 1 group of 16 leaves 116 in the remaining group. A
+ * split's outputs cannot be split again (a green context's resource can).
+ * CU_DEV_SM_RESOURCE_SPLIT_IGNORE_SM_COSCHEDULING lowers the minimum and
+ * granularity (at the cost of large thread clusters).
+ * Even disjoint green contexts are not promised to run concurrently, and a
+ * green context's work may run on more SMs than provisioned, never fewer
+ * (MPS; on 9.x, two more SMs once a module with dynamic parallelism is
+ * loaded).
+ *
+ * A driver older than 12.4 has none of this: each function here then fails
+ * with CUS_ERROR_NOT_SUPPORTED, naming the driver's version. Unless said
+ * otherwise, functions are thread-safe, return a cus_status, record the
+ * thread's last error on failure and leave out parameters untouched. The
+ * driver makes a green context current to one thread at a time: do not push
+ * one green context on two threads at once.
+ */
+#ifndef CUSCOPE_GREEN_H
+#define CUSCOPE_GREEN_H
+
+#include <cuda.h>
+
+#include "context.h"
+#include "device.h"
+#include "status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* dev's SM resource (cuDeviceGetDevResource, CU_DEV_RESOURCE_TYPE_SM): all of
+ * the device's SMs (res->sm.smCount, or cus_sm_resource_count), with the
+ * smallest group a split makes (res->sm.minSmPartitionSize). A CUdevResource
+ * is a plain struct, owned by the caller; do not modify it. Errors:
+ * CUS_ERROR_INVALID_ARGUMENT (NULL res), CUS_ERROR_NOT_SUPPORTED (driver
+ * older than 12.4), the driver's (CUDA_ERROR_INVALID_DEVICE). */
+CUS_API cus_status cus_device_sm_resource(cus_device dev, CUdevResource *res);
+
+/* The SMs of an SM resource: res->sm.smCount; 0 for NULL or a resource of
+ * another type. A plain accessor: no driver call, never fails. */
+CUS_API unsigned int cus_sm_resource_count(const CUdevResource *res);
+
+/* Splits an SM resource (cuDevSmResourceSplitByCount) into groups of at
+ * least min_count SMs each, rounded as the header says, with
+ * CUdevSmResourceSplit_flags (0 for the default). *ngroups gives the room in
+ * groups and receives how many were made (fewer when fewer fit); groups NULL
+ * asks only how many would be made (*ngroups receives it). remaining (may be
+ * NULL) receives what is left over. res must come from
+ * cus_device_sm_resource or cus_context_sm_resource, not from a split.
+ * Errors: CUS_ERROR_INVALID_ARGUMENT for NULL res or ngroups, a resource that
+ * is not of SMs, room for 0 groups, and a min_count above the resource's
+ * SMs (checked before the driver is asked); the driver's
+ * CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION when no group fits once rounded
+ * (the message gives the rounding), CUDA_ERROR_INVALID_VALUE for bad flags;
+ * CUS_ERROR_NOT_SUPPORTED before 12.4. Nothing is written on failure. */
+CUS_API cus_status cus_sm_resource_split(const CUdevResource *res, unsigned int min_count,
+                                         unsigned int flags, CUdevResource *groups,
+                                         unsigned int *ngroups, CUdevResource *remaining);
+
+/* A resource descriptor of n resources (cuDevResourceGenerateDesc): one, or
+ * several outputs (groups, remaining) of one split. The driver owns
+ * descriptors and has no call to free one. cus_context_create_green makes its
+ * own: this is for raw cuGreenCtxCreate calls. Errors:
+ * CUS_ERROR_INVALID_ARGUMENT (NULL res or out, n 0), the driver's
+ * (CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION for resources of two splits or
+ * devices, CUDA_ERROR_INVALID_RESOURCE_TYPE), CUS_ERROR_NOT_SUPPORTED before
+ * 12.4. */
+CUS_API cus_status cus_sm_resource_desc(const CUdevResource *res, unsigned int n,
+                                        CUdevResourceDesc *out);
+
+/* Creates a green context on dev with the n resources (as
+ * cus_sm_resource_desc takes them) and CUgreenCtxCreate_flags
+ * (CU_GREEN_CTX_DEFAULT_STREAM, which drivers up to 13.0 require, is always
+ * added: pass 0). cuDevResourceGenerateDesc, cuGreenCtxCreate, then
+ * cuCtxFromGreenCtx for its CUcontext (cus_context_handle). Unlike
+ * cus_context_create, it is not pushed. *out receives a new reference to a
+ * context of kind CUS_CONTEXT_GREEN. Errors: CUS_ERROR_INVALID_ARGUMENT (NULL
+ * resources or out, n 0), the driver's (a failed cuCtxFromGreenCtx destroys
+ * the new green context), CUS_ERROR_NOT_SUPPORTED before 12.4. */
+CUS_API cus_status cus_context_create_green(cus_device dev, const CUdevResource *resources,
+                                            unsigned int n, unsigned int flags,
+                                            cus_context **out);
+
+/* The SM resource of any context (cuCtxGetDevResource): a green context's
+ * share, or all of the device's for another kind. A green context's resource
+ * can be split again. Errors: CUS_ERROR_INVALID_ARGUMENT, a poisoned ctx's
+ * status, the driver's, CUS_ERROR_NOT_SUPPORTED before 12.4. */
+CUS_API cus_status cus_context_sm_resource(cus_context *ctx, CUdevResource *res);
+
+/* The SMs ctx has: cus_context_sm_resource's count. Errors as there. */
+CUS_API cus_status cus_context_sm_count(cus_context *ctx, unsigned int *count);
+
+/* A green context's CUgreenCtx; NULL for a NULL ctx or another kind. A plain
+ * accessor: no driver call, never fails. */
+CUS_API CUgreenCtx cus_context_green_handle(const cus_context *ctx);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
