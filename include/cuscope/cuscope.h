@@ -23,5 +23,6 @@
 #include "raw.h"
 #include "program.h"
 #include "link.h"
+#include "tensor_map.h"
 
 #endif
