@@ -185,13 +185,18 @@ CUS_API CUtexObject cus_texture_arg_(const cus_texture *tex);
  * CUtensorMap (zeros for NULL). */
 CUS_API CUtensorMap cus_tensor_map_arg_(const cus_tensor_map *map);
 
-/* A cus_buffer * becomes its device address, a cus_texture * its handle;
- * anything else stays itself. */
+/* A cus_buffer * becomes its device address, a cus_texture * its handle, a
+ * cus_tensor_map * its CUtensorMap; anything else stays itself. */
 #define CUS_ARG_VALUE_(a)                                                      \
     _Generic((a), cus_buffer *: cus_buffer_arg_(CUS_AS_BUFFER_(a)),            \
              const cus_buffer *: cus_buffer_arg_(CUS_AS_BUFFER_(a)),           \
              cus_texture *: cus_texture_arg_(CUS_AS_TEXTURE_(a)),              \
-             const cus_texture *: cus_texture_arg_(CUS_AS_TEXTURE_(a)), default: (a))
+             const cus_texture *: cus_texture_arg_(CUS_AS_TEXTURE_(a)),      \
+             cus_tensor_map *: cus_tensor_map_arg_(CUS_AS_TENSOR_MAP_(a)),   \
+             const cus_tensor_map *: cus_tensor_map_arg_(CUS_AS_TENSOR_MAP_(a)), default: (a))
+#define CUS_AS_TENSOR_MAP_(a)                                                  \
+    _Generic((a), cus_tensor_map *: (a), const cus_tensor_map *: (a),          \
+             default: (const cus_tensor_map *)0)
 #define CUS_AS_TEXTURE_(a)                                                     \
     _Generic((a), cus_texture *: (a), const cus_texture *: (a), default: (const cus_texture *)0)
 #define CUS_AS_BUFFER_(a)                                                      \
@@ -359,8 +364,8 @@ template <typename T> inline cus_dim3 dim(T x)
     return d;
 }
 
-/* A cus_buffer * becomes its device address, a cus_texture * its handle;
- * anything else stays itself. */
+/* A cus_buffer * becomes its device address, a cus_texture * its handle, a
+ * cus_tensor_map * its CUtensorMap; anything else stays itself. */
 template <typename T> inline T value(T a) { return a; }
 inline CUdeviceptr value(cus_buffer *b) { return cus_buffer_arg_(b); }
 inline CUdeviceptr value(const cus_buffer *b) { return cus_buffer_arg_(b); }

@@ -16,6 +16,8 @@
  *                       a misuse (so the test's teardown fails and says why).
  *   rotate_texture      texture.cu's rotation, over the 2D grid, each fetch
  *                       the fake's (cus_fake_tex2d_float)
+ *   tma_copy_tile       tma.cu's tile copy, each block's box read through the
+ *                       tensor map the fake encoded (cus_fake_tensor_map_decode)
  *   fault               the illegal-address fault it exists to cause: returns
  *                       CUDA_ERROR_ILLEGAL_ADDRESS, which poisons the context
  *                       the way the fake emulates sticky errors (see fake.h).
