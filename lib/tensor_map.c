@@ -17,16 +17,31 @@
 struct cus_tensor_map {
     cus_refcount refs; /* first: the launch path reads it through the object */
     cus_buffer *buf;   /* a reference */
+    void *block;       /* what malloc returned: the record is aligned inside it */
     bool im2col;
     cus_tensor_map_params params; /* element_strides filled in (no zeros) */
-    CUtensorMap map;              /* 128-byte aligned: the record is (cus_calloc_lines_) */
+    CUtensorMap map;              /* 128-byte aligned, as the type is */
 };
+
+/* A record at a 128-byte boundary inside a plain malloc block (not
+ * aligned_alloc, whose blocks glibc's per-thread cache does not recycle:
+ * making a map costs then what encoding it costs). Uninitialized. */
+static cus_tensor_map *record_new(void)
+{
+    void *block = cus_malloc_(sizeof(cus_tensor_map) + _Alignof(cus_tensor_map) - 1);
+    if (!block)
+        return NULL;
+    cus_tensor_map *m = (cus_tensor_map *)(((uintptr_t)block + _Alignof(cus_tensor_map) - 1) &
+                                           ~(uintptr_t)(_Alignof(cus_tensor_map) - 1));
+    m->block = block;
+    return m;
+}
 _Static_assert(offsetof(cus_tensor_map, refs) == 0, "the launch path reads the count first");
 
 static void tensor_map_destroy(cus_tensor_map *m)
 {
     cus_buffer_unref(m->buf);
-    free(m);
+    free(m->block);
 }
 
 CUS_DEFINE_REF_UNREF(cus_tensor_map, tensor_map_destroy)
@@ -145,12 +160,12 @@ static cus_status tensor_map_new(cus_buffer *buf, const cus_tensor_map_params *p
         return cus_fail_(CUS_ERROR_INVALID_ARGUMENT, function, NULL, "%s", msg);
     CUS_TRY(check_extent(&p, buf, function));
 
-    cus_tensor_map *m = cus_calloc_lines_(sizeof *m);
+    cus_tensor_map *m = record_new();
     if (!m)
         return cus_fail_(CUS_ERROR_OUT_OF_HOST_MEMORY, function, NULL, "allocating a tensor map");
     CUresult r = encode(&p, im2col, address, &m->map);
     if (CUS_UNLIKELY(r)) {
-        free(m);
+        free(m->block);
         return cus_context_driver_fail_(ctx, r, function, entry);
     }
     cus_refcount_init_(&m->refs);
@@ -198,13 +213,13 @@ CUS_API cus_status cus_tensor_map_rebind(const cus_tensor_map *map, cus_buffer *
         return CUS_FAIL(CUS_ERROR_INVALID_ARGUMENT, NULL, "%s", msg);
     CUS_TRY(check_extent(&p, buf, __func__));
 
-    cus_tensor_map *m = cus_calloc_lines_(sizeof *m);
+    cus_tensor_map *m = record_new();
     if (!m)
         return CUS_FAIL(CUS_ERROR_OUT_OF_HOST_MEMORY, NULL, "allocating a tensor map");
     m->map = map->map;
     CUresult r = cus_drv_.cuTensorMapReplaceAddress_(&m->map, (void *)(uintptr_t)address);
     if (CUS_UNLIKELY(r)) {
-        free(m);
+        free(m->block);
         return cus_context_driver_fail_(ctx, r, __func__, "cuTensorMapReplaceAddress");
     }
     cus_refcount_init_(&m->refs);
