@@ -16,6 +16,9 @@
  *                cus_buffer_unref, and cuMemAllocAsync + cuMemFreeAsync
  *                against cus_buffer_alloc_async + cus_buffer_unref, with one
  *                stream synchronize closing each block (timed, amortized).
+ *   tensor maps: cuTensorMapEncodeTiled into a stack descriptor against
+ *                cus_tensor_map_create_tiled + cus_tensor_map_unref (the
+ *                documented rules checked, the extent, the record).
  *   pools:       cuMemAllocFromPoolAsync + cuMemFreeAsync against
  *                cus_pool_alloc_async + cus_buffer_unref, from one pool
  *                made by cuscope that keeps what it reserves (release
@@ -587,6 +590,91 @@ static int bench_vmm(const bench_env *env, const bench_opts *opt, bench_report *
 }
 
 
+/* --- tensor maps (cuscope/tensor_map.h): a 1024 x 1024 float tensor in 64 x 32
+ * boxes, raw cuTensorMapEncodeTiled into a stack descriptor against
+ * cus_tensor_map_create_tiled + cus_tensor_map_unref (the rules checked, the
+ * extent, the record allocated and freed) -------------------------------- */
+
+typedef struct tmap_arg {
+    PFN_cuTensorMapEncodeTiled_v12000 raw;
+    cus_buffer *buf;
+    cus_tensor_map_params params;
+} tmap_arg;
+
+static BENCH_NOINLINE int loop_raw_tmap(void *p, int iters, uint64_t *ticks)
+{
+    const tmap_arg *m = p;
+    const cus_tensor_map_params *q = &m->params;
+    static const cuuint32_t ones[5] = {1, 1, 1, 1, 1};
+    int bad = 0;
+    BENCH_LOOP(iters, ticks, {
+        CUtensorMap map;
+        bad |= (int)m->raw(&map, q->data_type, q->rank, (void *)(uintptr_t)cus_buffer_ptr(m->buf),
+                           q->global_dim, q->global_strides, q->box_dim, ones, q->interleave,
+                           q->swizzle, q->l2_promotion, q->oob_fill);
+        __asm__ volatile("" : : "r"(&map) : "memory");
+    });
+    return bad;
+}
+
+static BENCH_NOINLINE int loop_cus_tmap(void *p, int iters, uint64_t *ticks)
+{
+    const tmap_arg *m = p;
+    int bad = 0;
+    BENCH_LOOP(iters, ticks, {
+        cus_tensor_map *map = NULL;
+        bad |= cus_tensor_map_create_tiled(m->buf, &m->params, &map);
+        map = cus_tensor_map_unref(map);
+    });
+    return bad;
+}
+
+static int bench_tensor_map(const bench_env *env, const bench_opts *opt, bench_report *rep,
+                            cus_context *ctx)
+{
+    PFN_cuTensorMapEncodeTiled_v12000 raw = NULL;
+    const bench_sym sym[] = {{"cuTensorMapEncodeTiled", 12000, &raw}};
+    if (bench_resolve(env, sym, 1))
+        return 1;
+    const int blocks = opt->blocks ? opt->blocks : opt->quick ? 3 : 50;
+    const int iters = opt->iters ? opt->iters : opt->quick ? 10 : 1000;
+    enum { SIDE = 1024 };
+    cus_autoptr(cus_buffer) buf = NULL;
+    if (cus_buffer_alloc(ctx, SIDE * SIDE * sizeof(float), &buf))
+        return bench_fail(env, "allocating the tensor");
+    tmap_arg m = {.raw = raw,
+                  .buf = buf,
+                  .params = {.data_type = CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
+                             .rank = 2,
+                             .global_dim = {SIDE, SIDE},
+                             .global_strides = {SIDE * sizeof(float)},
+                             .box_dim = {64, 32},
+                             .swizzle = CU_TENSOR_MAP_SWIZZLE_NONE}};
+    bench_variant v[] = {
+        {.label = "raw cuTensorMapEncodeTiled", .body = loop_raw_tmap, .arg = &m},
+        {.label = "cus_tensor_map_create_tiled + cus_tensor_map_unref", .body = loop_cus_tmap,
+         .arg = &m},
+    };
+    bench_run run = {.blocks = blocks, .iters = iters, .warm_iters = iters};
+    int bad = bench_run_variants(&run, v, 2);
+    if (!bad) {
+        char title[200];
+        snprintf(title, sizeof title,
+                 "tensor maps: a 1024 x 1024 float tensor in 64 x 32 boxes (%d blocks of %d "
+                 "encodings per variant)",
+                 blocks, iters);
+        bench_report_section(rep, title, "ns per map", "over blocks", "median", "p99");
+        static const char *const keys[2] = {"raw_tensor_map_encode", "cus_tensor_map_create"};
+        for (int i = 0; i < 2; i++) {
+            bench_stats st = bench_stats_of(v[i].block_ns, blocks);
+            bench_ratio q = i ? bench_ratio_of(&v[0], &v[1]) : (bench_ratio){0};
+            bench_report_row(rep, keys[i], v[i].label, st.median, st.p99, st.n, i ? &q : NULL);
+        }
+    }
+    bench_run_free(&run, v, 2);
+    return bad ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
     bench_opts opt;
@@ -645,6 +733,8 @@ int main(int argc, char **argv)
         bad = bench_pool_allocs(&opt, rep, &raw, ctx, stream, allocs[i]);
     if (!bad)
         bad = bench_vmm(&env, &opt, rep, &raw, ctx);
+    if (!bad)
+        bad = bench_tensor_map(&env, &opt, rep, ctx);
     bench_report_print(rep, opt.json); /* on a failure, what was measured before it */
     if (bad)
         return 1;

@@ -1531,6 +1531,47 @@ static int nc_cus_nvrtc_version(void)
     return cus_nvrtc_version(NULL, NULL);
 }
 
+static int nc_cus_tensor_map_create_tiled(void)
+{
+    return cus_tensor_map_create_tiled(NULL, NULL, NULL);
+}
+static int nc_cus_tensor_map_create_im2col(void)
+{
+    return cus_tensor_map_create_im2col(NULL, NULL, NULL);
+}
+static int nc_cus_tensor_map_rebind(void)
+{
+    return cus_tensor_map_rebind(NULL, NULL, 0, NULL);
+}
+static int nc_cus_tensor_map_ref(void)
+{
+    return cus_tensor_map_ref(NULL) == 0 ? 0 : -1;
+}
+static int nc_cus_tensor_map_unref(void)
+{
+    return cus_tensor_map_unref(NULL) == 0 ? 0 : -1;
+}
+static int nc_cus_tensor_map_get(void)
+{
+    return cus_tensor_map_get(NULL) == 0 ? 0 : -1;
+}
+static int nc_cus_tensor_map_buffer(void)
+{
+    return cus_tensor_map_buffer(NULL) == 0 ? 0 : -1;
+}
+static int nc_cus_tensor_map_params_of(void)
+{
+    return cus_tensor_map_params_of(NULL) == 0 ? 0 : -1;
+}
+static int nc_cus_tensor_map_arg_(void)
+{
+    CUtensorMap m = cus_tensor_map_arg_(NULL);
+    for (size_t i = 0; i < CU_TENSOR_MAP_NUM_QWORDS; i++)
+        if (m.opaque[i])
+            return -1;
+    return 0;
+}
+
 static const null_entry null_entries[] = {
     {"context.h", "cus_context_create", nc_cus_context_create, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
     {"context.h", "cus_context_retain_primary", nc_cus_context_retain_primary, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
@@ -1899,6 +1940,16 @@ static const null_entry null_entries[] = {
     {"program.h", "cus_nvrtc_library", NULL, 0, E_SKIP, "no pointer parameter"},
     {"program.h", "cus_debug_nvrtc_fail", NULL, 0, E_SKIP, "documented: NULL disarms (test_program.c covers it)"},
     {"program.h", "cus_debug_nvrtc_faults", NULL, 0, E_SKIP, "no pointer parameter"},
+    {"tensor_map.h", "cus_tensor_map_create_tiled", nc_cus_tensor_map_create_tiled, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"tensor_map.h", "cus_tensor_map_create_im2col", nc_cus_tensor_map_create_im2col, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"tensor_map.h", "cus_tensor_map_rebind", nc_cus_tensor_map_rebind, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"tensor_map.h", "cus_tensor_map_ref", nc_cus_tensor_map_ref, 0, 0, "returns NULL"},
+    {"tensor_map.h", "cus_tensor_map_unref", nc_cus_tensor_map_unref, 0, 0, "returns NULL"},
+    {"tensor_map.h", "cus_tensor_map_get", nc_cus_tensor_map_get, 0, 0, "returns NULL"},
+    {"tensor_map.h", "cus_tensor_map_buffer", nc_cus_tensor_map_buffer, 0, 0, "returns NULL"},
+    {"tensor_map.h", "cus_tensor_map_params_of", nc_cus_tensor_map_params_of, 0, 0, "returns NULL"},
+    {"tensor_map.h", "cus_tensor_map_element_bits", NULL, 0, E_SKIP, "no pointer parameter"},
+    {"launch.h", "cus_tensor_map_arg_", nc_cus_tensor_map_arg_, 0, 0, "zeros"},
 };
 
 #if defined(__GNUC__)

@@ -25,5 +25,6 @@
 #include "program.h"
 #include "link.h"
 #include "green.h"
+#include "tensor_map.h"
 
 #endif

@@ -616,6 +616,39 @@ CUS_API bool cus_fake_tex2d(CUtexObject tex, float x, float y, float out[4]);
 /* Its first channel: `tex2D<float>(tex, x, y)`. */
 CUS_API float cus_fake_tex2d_float(CUtexObject tex, float x, float y);
 
+/* --- tensor maps for host twins -----------------------------------------------
+ * The fake's cuTensorMapEncodeTiled and cuTensorMapEncodeIm2col check the
+ * documented rules (CUDA_ERROR_INVALID_VALUE for a broken one, as the driver
+ * documents) and write into the opaque CUtensorMap a layout of the fake's
+ * own (lib/fake/fake_tensor_map.c), which no GPU reads: a twin of a TMA
+ * kernel decodes it with cus_fake_tensor_map_decode. */
+
+/* A tensor map as the fake encoded it. */
+typedef struct cus_fake_tensor_map {
+    bool im2col;                   /* cuTensorMapEncodeIm2col, else tiled */
+    CUtensorMapDataType data_type; /* the encoded data type */
+    unsigned int rank;             /* 1..5 */
+    CUdeviceptr address;           /* the global address (the replaced one after cuTensorMapReplaceAddress) */
+    cuuint64_t global_dim[5];      /* elements per dimension (rank used) */
+    cuuint64_t global_strides[4];  /* bytes, of dimensions 1..rank-1 */
+    cuuint32_t box_dim[5];         /* tiled: the box */
+    cuuint32_t element_strides[5]; /* traversal steps */
+    CUtensorMapInterleave interleave;    /* as encoded */
+    CUtensorMapSwizzle swizzle;          /* as encoded */
+    CUtensorMapL2promotion l2_promotion; /* as encoded */
+    CUtensorMapFloatOOBfill oob_fill;    /* as encoded */
+    int pixel_box_lower[3];        /* im2col: the corners (rank - 2 used) */
+    int pixel_box_upper[3];        /* im2col: see pixel_box_lower */
+    cuuint32_t channels_per_pixel; /* im2col */
+    cuuint32_t pixels_per_column;  /* im2col */
+} cus_fake_tensor_map;
+
+/* Decodes a CUtensorMap the fake encoded into *out: true; false (and *out
+ * untouched) for NULL arguments or 128 bytes that no fake encoding wrote
+ * (a zeroed map, a real driver's). A twin may call it while it runs: it
+ * takes no lock and makes no driver call. */
+CUS_API bool cus_fake_tensor_map_decode(const CUtensorMap *map, cus_fake_tensor_map *out);
+
 /* --- stream capture and graphs ---------------------------------------------
  * cuStreamBeginCapture makes a stream capture: what would be queued on it
  * (kernel launches, async copies and memsets, host functions, stream-ordered

@@ -13,7 +13,9 @@
  * "saxpy: argument 4 is 4 bytes, the kernel's parameter is 8", without
  * reaching the driver. A cus_buffer * argument is passed as its device
  * address (CUdeviceptr), a cus_texture * (cuscope/array.h) as its
- * CUtexObject; a capture keeps both alive with its graph.
+ * CUtexObject, a cus_tensor_map * (cuscope/tensor_map.h) by value as its
+ * CUtensorMap (128 bytes, for a `const __grid_constant__ CUtensorMap`
+ * parameter); a capture keeps them alive with its graph.
  *
  * The launch allocates nothing, takes no lock, and makes one driver call
  * (cuLaunchKernel) when the function's context is current on the calling
@@ -57,6 +59,7 @@
 #include "object.h"
 #include "status.h"
 #include "stream.h"
+#include "tensor_map.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -245,13 +248,22 @@ CUS_API CUdeviceptr cus_buffer_arg_(const cus_buffer *buf);
 /* The same for a cus_texture * (cuscope/array.h): its CUtexObject. */
 CUS_API CUtexObject cus_texture_arg_(const cus_texture *tex);
 
-/* A cus_buffer * becomes its device address, a cus_texture * its handle;
- * anything else stays itself. */
+/* The same for a cus_tensor_map * (cuscope/tensor_map.h): a copy of its
+ * CUtensorMap (zeros for NULL). */
+CUS_API CUtensorMap cus_tensor_map_arg_(const cus_tensor_map *map);
+
+/* A cus_buffer * becomes its device address, a cus_texture * its handle, a
+ * cus_tensor_map * its CUtensorMap; anything else stays itself. */
 #define CUS_ARG_VALUE_(a)                                                      \
     _Generic((a), cus_buffer *: cus_buffer_arg_(CUS_AS_BUFFER_(a)),            \
              const cus_buffer *: cus_buffer_arg_(CUS_AS_BUFFER_(a)),           \
              cus_texture *: cus_texture_arg_(CUS_AS_TEXTURE_(a)),              \
-             const cus_texture *: cus_texture_arg_(CUS_AS_TEXTURE_(a)), default: (a))
+             const cus_texture *: cus_texture_arg_(CUS_AS_TEXTURE_(a)),      \
+             cus_tensor_map *: cus_tensor_map_arg_(CUS_AS_TENSOR_MAP_(a)),   \
+             const cus_tensor_map *: cus_tensor_map_arg_(CUS_AS_TENSOR_MAP_(a)), default: (a))
+#define CUS_AS_TENSOR_MAP_(a)                                                  \
+    _Generic((a), cus_tensor_map *: (a), const cus_tensor_map *: (a),          \
+             default: (const cus_tensor_map *)0)
 #define CUS_AS_TEXTURE_(a)                                                     \
     _Generic((a), cus_texture *: (a), const cus_texture *: (a), default: (const cus_texture *)0)
 #define CUS_AS_BUFFER_(a)                                                      \
@@ -419,13 +431,15 @@ template <typename T> inline cus_dim3 dim(T x)
     return d;
 }
 
-/* A cus_buffer * becomes its device address, a cus_texture * its handle;
- * anything else stays itself. */
+/* A cus_buffer * becomes its device address, a cus_texture * its handle, a
+ * cus_tensor_map * its CUtensorMap; anything else stays itself. */
 template <typename T> inline T value(T a) { return a; }
 inline CUdeviceptr value(cus_buffer *b) { return cus_buffer_arg_(b); }
 inline CUdeviceptr value(const cus_buffer *b) { return cus_buffer_arg_(b); }
 inline CUtexObject value(cus_texture *t) { return cus_texture_arg_(t); }
 inline CUtexObject value(const cus_texture *t) { return cus_texture_arg_(t); }
+inline CUtensorMap value(cus_tensor_map *m) { return cus_tensor_map_arg_(m); }
+inline CUtensorMap value(const cus_tensor_map *m) { return cus_tensor_map_arg_(m); }
 
 template <typename... V> struct sizes {
     static const size_t of[sizeof...(V) ? sizeof...(V) : 1];

@@ -135,6 +135,9 @@
     X(cuKernelSetAttribute, cuKernelSetAttribute, 12000, OPTIONAL)             \
     X(cuKernelGetName, cuKernelGetName, 12030, OPTIONAL)                       \
     X(cuKernelGetParamInfo, cuKernelGetParamInfo, 12040, OPTIONAL)             \
+    X(cuTensorMapEncodeTiled, cuTensorMapEncodeTiled, 12000, OPTIONAL)         \
+    X(cuTensorMapEncodeIm2col, cuTensorMapEncodeIm2col, 12000, OPTIONAL)       \
+    X(cuTensorMapReplaceAddress, cuTensorMapReplaceAddress, 12000, OPTIONAL)   \
     X(cuStreamBeginCapture, cuStreamBeginCapture, 10010, REQUIRED)             \
     X(cuStreamEndCapture, cuStreamEndCapture, 10000, REQUIRED)                 \
     X(cuStreamIsCapturing, cuStreamIsCapturing, 10000, REQUIRED)               \

@@ -193,7 +193,8 @@ enum { FAKE_UNCOUNTED = 1, FAKE_BEFORE_INIT = 2, FAKE_CAPTURE_UNSAFE = 4 };
     FAKE_ENTRIES_13000_(X)                                                            \
     FAKE_ENTRIES_LIBRARY_(X)                                                          \
     FAKE_ENTRIES_GRAPH_NODES_(X)                                                      \
-    FAKE_ENTRIES_GREEN_(X)
+    FAKE_ENTRIES_GREEN_(X)                                                            \
+    FAKE_ENTRIES_TENSOR_MAP_(X)
 
 /* Graphs built by hand and per-node updates (fake_graph_nodes.c). */
 #define FAKE_ENTRIES_GRAPH_NODES_(X)                                           \
@@ -221,6 +222,12 @@ enum { FAKE_UNCOUNTED = 1, FAKE_BEFORE_INIT = 2, FAKE_CAPTURE_UNSAFE = 4 };
 #else
 #define FAKE_ENTRIES_GRAPH_NODES_12030_(X)
 #endif
+
+/* TMA tensor maps (fake_tensor_map.c): 12.0. */
+#define FAKE_ENTRIES_TENSOR_MAP_(X)                                            \
+    X(cuTensorMapEncodeTiled, 12000, cuTensorMapEncodeTiled, 0)                \
+    X(cuTensorMapEncodeIm2col, 12000, cuTensorMapEncodeIm2col, 0)              \
+    X(cuTensorMapReplaceAddress, 12000, cuTensorMapReplaceAddress, 0)
 
 /* Memory pools (fake_pool.c). */
 #define FAKE_ENTRIES_POOLS_(X)                                                 \

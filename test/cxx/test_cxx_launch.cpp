@@ -5,6 +5,7 @@
 // (g++ in the gcc job, clang++ in the clang job), in the unit suite.
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 #include <cuscope/cuscope.h>
 #include <cuscope/fake.h>
@@ -28,6 +29,14 @@ static const char ptx[] = ".version 7.0\n"
                           "{\n\tret;\n}\n"
                           ".visible .entry none()\n"
                           "{\n\tret;\n}\n";
+
+// A kernel that takes a tensor map by value (as `const __grid_constant__
+// CUtensorMap` compiles) and a pointer.
+static const char tmap_ptx[] = ".version 8.0\n"
+                               ".target sm_90\n"
+                               ".address_size 64\n"
+                               ".visible .entry tmap(.param .align 128 .b8 m[128], .param .u64 out)\n"
+                               "{\n\tret;\n}\n";
 
 int main()
 {
@@ -82,6 +91,36 @@ int main()
             kc.block = {16, 1, 1};
             kc.stream = s;
             EXPECT(cus_launch_ex(k, &kc, 2.0f, x, y, 16u) == CUS_SUCCESS);
+            EXPECT(cus_stream_synchronize(s) == CUS_SUCCESS);
+        }
+
+        // A tensor map goes by value, its 128 bytes (the cus_tensor_map overloads).
+        {
+            cus_autoptr(cus_module) tm = NULL;
+            EXPECT(cus_module_load_data(ctx, tmap_ptx, sizeof tmap_ptx, NULL, &tm) == CUS_SUCCESS);
+            cus_autoptr(cus_function) f = NULL;
+            EXPECT(cus_module_get_function(tm, "tmap", &f) == CUS_SUCCESS);
+            cus_tensor_map_params p = {};
+            p.data_type = CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+            p.rank = 1;
+            p.global_dim[0] = 16;
+            p.box_dim[0] = 16;
+            cus_autoptr(cus_tensor_map) map = NULL;
+            EXPECT(cus_tensor_map_create_tiled(x, &p, &map) == CUS_SUCCESS);
+            EXPECT(cus_launch(f, 1, 1, 0, s, map, y) == CUS_SUCCESS);
+            size_t off = 0;
+            EXPECT(cus_function_param_info(f, 0, &off, NULL) == CUS_SUCCESS);
+            cus_fake_launch l;
+            EXPECT(cus_fake_last_launch(&l) == CUS_SUCCESS);
+            EXPECT(std::memcmp(l.args + off, cus_tensor_map_get(map), sizeof(CUtensorMap)) == 0);
+            const cus_tensor_map *cmap = map;
+            cus_launch_config tc = {};
+            tc.grid = {1, 1, 1};
+            tc.block = {1, 1, 1};
+            tc.stream = s;
+            EXPECT(cus_launch_ex(f, &tc, cmap, y) == CUS_SUCCESS);
+            // A pointer where the map goes: 8 bytes for 128.
+            EXPECT(cus_launch(f, 1, 1, 0, s, x, y) == CUS_ERROR_INVALID_ARGUMENT);
             EXPECT(cus_stream_synchronize(s) == CUS_SUCCESS);
         }
 

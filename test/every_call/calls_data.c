@@ -1148,6 +1148,48 @@ static cus_status c_graph_exec_launch_releases_replaced(world *w)
     return cus_graph_exec_launch(e, w->stream);
 }
 
+/* --- tensor_map.h: a 32 x 32 float tensor map of buf (4096 bytes) ------------------------------ */
+
+static cus_tensor_map_params ec_tensor_map_params(void)
+{
+    return (cus_tensor_map_params){.data_type = CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
+                                   .rank = 2,
+                                   .global_dim = {32, 32},
+                                   .global_strides = {128},
+                                   .box_dim = {32, 8}};
+}
+
+static cus_status c_tensor_map_create_tiled(world *w)
+{
+    cus_tensor_map_params p = ec_tensor_map_params();
+    cus_autoptr(cus_tensor_map) m = NULL;
+    EC_RETURN_OUT(cus_tensor_map_create_tiled(w->buf, &p, &m), m && cus_tensor_map_get(m));
+}
+
+static cus_status c_tensor_map_create_im2col(world *w)
+{
+    /* NWC: 8 channels, 16 pixels, 8 images. */
+    cus_tensor_map_params p = {.data_type = CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
+                               .rank = 3,
+                               .global_dim = {8, 16, 8},
+                               .global_strides = {32, 512},
+                               .channels_per_pixel = 8,
+                               .pixels_per_column = 16};
+    cus_autoptr(cus_tensor_map) m = NULL;
+    EC_RETURN_OUT(cus_tensor_map_create_im2col(w->buf, &p, &m), m != NULL);
+}
+
+static cus_status c_tensor_map_rebind(world *w)
+{
+    cus_tensor_map_params p = ec_tensor_map_params();
+    cus_autoptr(cus_tensor_map) m = NULL;
+    cus_status st = cus_tensor_map_create_tiled(w->buf, &p, &m);
+    if (st != CUS_SUCCESS)
+        return st;
+    cus_autoptr(cus_tensor_map) r = NULL;
+    EC_RETURN_OUT(cus_tensor_map_rebind(m, w->buf2, 0, &r), cus_tensor_map_buffer(r) == w->buf2);
+}
+
 /* --- array.h: arrays, pitched buffers, 2D and 3D copies, textures, surfaces ----------------- */
 
 static cus_status ec_new_array(world *w, unsigned int flags, cus_array **out)
@@ -1499,5 +1541,8 @@ const every_call every_calls_data[] = {
     {"cus_texture_create_pitch2d", c_texture_create_pitch2d, 0, NULL, NULL},
     {"cus_texture_resource_desc", c_texture_resource_desc, 0, NULL, NULL},
     {"cus_surface_create", c_surface_create, 0, NULL, NULL},
+    {"cus_tensor_map_create_tiled", c_tensor_map_create_tiled, 0, NULL, NULL},
+    {"cus_tensor_map_create_im2col", c_tensor_map_create_im2col, 0, NULL, NULL},
+    {"cus_tensor_map_rebind", c_tensor_map_rebind, 0, NULL, NULL},
     {NULL, NULL, 0, NULL, NULL},
 };

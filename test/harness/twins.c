@@ -286,6 +286,48 @@ static CUresult sm_ids_twin(const cus_fake_launch *l, void **args, void *user)
     return CUDA_SUCCESS;
 }
 
+/* tma_copy_tile(const __grid_constant__ CUtensorMap map, float *out,
+ * unsigned width, unsigned height, unsigned box_w, unsigned box_h)
+ * (kernels/tma.cu): block (bx, by) copies the map's box at (bx * box_w,
+ * by * box_h) to out, a width x height matrix, where it lies inside it; the
+ * tensor is read through the map the fake encoded
+ * (cus_fake_tensor_map_decode), zeros past its dims, as TMA fills them. A
+ * map the fake did not encode (zeros: a NULL map), one not 2-D of 4-byte
+ * elements, or a box other than the kernel's faults, as the TMA unit would
+ * (or hang, for the box). */
+static CUresult tma_copy_tile_twin(const cus_fake_launch *l, void **args, void *user)
+{
+    (void)user;
+    CUtensorMap map;
+    memcpy(&map, args[0], sizeof map);
+    float *out = ptr_arg(args[1]);
+    unsigned int width, height, box_w, box_h;
+    memcpy(&width, args[2], sizeof width);
+    memcpy(&height, args[3], sizeof height);
+    memcpy(&box_w, args[4], sizeof box_w);
+    memcpy(&box_h, args[5], sizeof box_h);
+    cus_fake_tensor_map d;
+    if (!cus_fake_tensor_map_decode(&map, &d) || d.im2col || d.rank != 2 ||
+        cus_tensor_map_element_bits(d.data_type) != 32 || d.box_dim[0] != box_w ||
+        d.box_dim[1] != box_h || unmapped(out) || unmapped((void *)(uintptr_t)d.address))
+        return CUDA_ERROR_ILLEGAL_ADDRESS;
+    const unsigned char *src = (const unsigned char *)(uintptr_t)d.address;
+    for (unsigned int by = 0; by < l->grid[1]; by++)
+        for (unsigned int bx = 0; bx < l->grid[0]; bx++)
+            for (unsigned int j = 0; j < box_h; j++)
+                for (unsigned int i = 0; i < box_w; i++) {
+                    unsigned long long x = (unsigned long long)bx * box_w + i;
+                    unsigned long long y = (unsigned long long)by * box_h + j;
+                    if (x >= width || y >= height)
+                        continue;
+                    float v = 0;
+                    if (x < d.global_dim[0] && y < d.global_dim[1])
+                        memcpy(&v, src + y * d.global_strides[0] + x * 4, sizeof v);
+                    out[y * width + x] = v;
+                }
+    return CUDA_SUCCESS;
+}
+
 static const struct {
     const char *name;
     cus_fake_kernel_fn fn;
@@ -296,6 +338,7 @@ static const struct {
     {"scale_by_coeffs", scale_twin}, {"fault", fault_twin},
     {"rotate_texture", rotate_texture_twin},
     {"sm_ids", sm_ids_twin},
+    {"tma_copy_tile", tma_copy_tile_twin},
 };
 
 void twins_unregister(void)

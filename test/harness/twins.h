@@ -19,6 +19,8 @@
  *   sm_ids              smid.cu's distinct SMs: the context's SM count
  *                       (cus_fake_context_sm_count: a green context's share),
  *                       at most one SM per block
+ *   tma_copy_tile       tma.cu's tile copy, each block's box read through the
+ *                       tensor map the fake encoded (cus_fake_tensor_map_decode)
  *   fault               the illegal-address fault it exists to cause: returns
  *                       CUDA_ERROR_ILLEGAL_ADDRESS, which poisons the context
  *                       the way the fake emulates sticky errors (see fake.h).

@@ -1499,6 +1499,43 @@ CALL(cuGreenCtxStreamCreate, 12050)
 }
 #endif
 
+/* --- TMA tensor maps: a 64 x 16 float map of the fixture's buffer ------------------------ */
+
+static const cuuint64_t tmap_dim[4] = {16, 4, 4, 2}, tmap_strides[3] = {64, 256, 1024};
+static const cuuint32_t tmap_box[2] = {16, 4}, tmap_es[4] = {1, 1, 1, 1};
+
+static CUresult tmap_tiled(const rules_args *a, CUtensorMap *m)
+{
+    return drv.cuTensorMapEncodeTiled_12000(
+        m, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, (void *)(uintptr_t)a->buf, tmap_dim, tmap_strides,
+        tmap_box, tmap_es, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
+        CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+}
+
+CALL(cuTensorMapEncodeTiled, 12000)
+{
+    CUtensorMap m;
+    return tmap_tiled(a, &m);
+}
+
+CALL(cuTensorMapEncodeIm2col, 12000)
+{
+    CUtensorMap m;
+    static const int lower[2] = {0, 0}, upper[2] = {0, 0};
+    return drv.cuTensorMapEncodeIm2col_12000(
+        &m, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, (void *)(uintptr_t)a->buf, tmap_dim, tmap_strides,
+        lower, upper, 16, 16, tmap_es, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
+        CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+}
+
+CALL(cuTensorMapReplaceAddress, 12000)
+{
+    CUtensorMap m;
+    CUresult r = tmap_tiled(a, &m);
+    return r == CUDA_SUCCESS ? drv.cuTensorMapReplaceAddress_12000(&m, (void *)(uintptr_t)a->buf2)
+                             : r;
+}
+
 /* --- the table ----------------------------------------------------------------------------------- */
 
 const rules_row rules_rows[] = {

@@ -311,7 +311,16 @@ typedef CUresult (*rules_call_fn)(const rules_args *a, rules_out *o);
     RULES_ROWS_13000_(R)                                                                   \
     RULES_ROWS_VMM_(R)                                                                     \
     RULES_ROWS_LINK_(R)                                                                    \
-    RULES_ROWS_GREEN_(R)
+    RULES_ROWS_GREEN_(R)                                                              \
+    RULES_ROWS_TENSOR_MAP_(R)
+
+/* TMA tensor maps: values, not objects; the calls name no context and are
+ * documented without one, so their rows are process-wide (H_NONE). Each
+ * encodes a 2-D float map of the fixture's buffer. */
+#define RULES_ROWS_TENSOR_MAP_(R)                                                          \
+    R(cuTensorMapEncodeTiled, 12000, H_NONE, 0, NULL)                                      \
+    R(cuTensorMapEncodeIm2col, 12000, H_NONE, 0, NULL)                                     \
+    R(cuTensorMapReplaceAddress, 12000, H_NONE, 0, NULL)
 
 /* Memory pools: the pool calls make their own pool (created, or the device's
  * default one) and release it, so they take the device's columns;
