@@ -69,6 +69,55 @@ struct CUlib_st {
 static struct CUlib_st **libraries; /* every library since install */
 static size_t library_count, library_capacity;
 
+/* Every kernel record since install, by its address (the CUkernel handed
+ * out): open addressing, at most half full, never shrinking (an unloaded
+ * library's kernels stay recognisable). A lookup is O(1) however many
+ * libraries were loaded; a scan of them made each launch and lookup of a
+ * kernel grow with every library ever loaded. */
+static fake_lib_kernel **kernel_slots;
+static size_t kernel_slots_capacity, kernel_slots_used;
+
+static size_t kernel_slot_of(uintptr_t key, size_t cap)
+{
+    return (size_t)(((uint64_t)key * UINT64_C(0x9E3779B97F4A7C15)) >> 17) & (cap - 1);
+}
+
+/* Room for n more kernels; false when out of host memory. */
+static bool kernel_index_reserve_locked(size_t n)
+{
+    if ((kernel_slots_used + n) * 2 <= kernel_slots_capacity)
+        return true;
+    size_t cap = kernel_slots_capacity ? kernel_slots_capacity : 64;
+    while ((kernel_slots_used + n) * 2 > cap)
+        cap *= 2;
+    fake_lib_kernel **slots = calloc(cap, sizeof *slots);
+    if (!slots)
+        return false;
+    for (size_t i = 0; i < kernel_slots_capacity; i++) {
+        fake_lib_kernel *k = kernel_slots[i];
+        if (!k)
+            continue;
+        size_t j = kernel_slot_of((uintptr_t)k, cap);
+        while (slots[j])
+            j = (j + 1) & (cap - 1);
+        slots[j] = k;
+    }
+    free(kernel_slots);
+    kernel_slots = slots;
+    kernel_slots_capacity = cap;
+    return true;
+}
+
+/* After kernel_index_reserve_locked. */
+static void kernel_index_put_locked(fake_lib_kernel *k)
+{
+    size_t j = kernel_slot_of((uintptr_t)k, kernel_slots_capacity);
+    while (kernel_slots[j])
+        j = (j + 1) & (kernel_slots_capacity - 1);
+    kernel_slots[j] = k;
+    kernel_slots_used++;
+}
+
 static void library_reset_locked(const cus_fake_config *cfg)
 {
     (void)cfg;
@@ -83,6 +132,9 @@ static void library_reset_locked(const cus_fake_config *cfg)
     free(libraries);
     libraries = NULL;
     library_count = library_capacity = 0;
+    free(kernel_slots);
+    kernel_slots = NULL;
+    kernel_slots_capacity = kernel_slots_used = 0;
 }
 
 /* --- arguments ---------------------------------------------------------------------------- */
@@ -109,15 +161,15 @@ static CUresult library_arg_locked(CUlibrary hlib, struct CUlib_st **out)
 /* The kernel record k points at, or NULL; never dereferences k. */
 static fake_lib_kernel *kernel_find(const void *k)
 {
-    uintptr_t p = (uintptr_t)k;
-    for (size_t i = 0; p && i < library_count; i++) {
-        struct CUlib_st *l = libraries[i];
-        uintptr_t base = (uintptr_t)l->kernels;
-        if (p >= base && p < base + l->nkernels * sizeof *l->kernels &&
-            (p - base) % sizeof *l->kernels == 0)
-            return (fake_lib_kernel *)k;
+    if (!k || !kernel_slots_capacity)
+        return NULL;
+    for (size_t j = kernel_slot_of((uintptr_t)k, kernel_slots_capacity);;
+         j = (j + 1) & (kernel_slots_capacity - 1)) {
+        if (!kernel_slots[j])
+            return NULL;
+        if ((const void *)kernel_slots[j] == k)
+            return kernel_slots[j];
     }
-    return NULL;
 }
 
 /* A kernel argument, by the library's rules; NULL answers if_null. */
@@ -338,7 +390,8 @@ static CUresult load_locked(CUlibrary *library, const void *code, size_t size,
     unsigned char *copy = preserved ? NULL : malloc(extent ? extent : 1);
     fake_lib_kernel *kernels = calloc(img->nfunctions ? img->nfunctions : 1, sizeof *kernels);
     struct CUlib_st *l = NULL;
-    if ((preserved || copy) && kernels && reserve_library_slot_locked())
+    if ((preserved || copy) && kernels && reserve_library_slot_locked() &&
+        kernel_index_reserve_locked(img->nfunctions))
         l = fake_handle_new_locked(CUS_FAKE_HANDLE_LIBRARY, sizeof *l, 0);
     if (!l) {
         free(copy);
@@ -354,8 +407,10 @@ static CUresult load_locked(CUlibrary *library, const void *code, size_t size,
     l->img = img;
     l->nkernels = img->nfunctions;
     l->kernels = kernels;
-    for (size_t i = 0; i < img->nfunctions; i++)
+    for (size_t i = 0; i < img->nfunctions; i++) {
         kernels[i] = (fake_lib_kernel){.lib = l, .index = i};
+        kernel_index_put_locked(&kernels[i]);
+    }
     libraries[library_count++] = l;
     *library = (CUlibrary)l;
     return CUDA_SUCCESS;
