@@ -271,6 +271,78 @@ static void test_driver_failures(void **state)
     body = cus_graph_unref(body);
 }
 
+/* Drivers before 12.3 have no conditional nodes; before 12.8, no SWITCH
+ * and no IF/ELSE: CUS_ERROR_NOT_SUPPORTED naming the versions, before any
+ * driver call of the node. */
+static void test_older_drivers(void **state)
+{
+    (void)state;
+    cus_fake_config cfg = {.driver_version = 12050};
+    assert_int_equal(env_setup_with(&cfg), 0);
+    {
+        cus_autoptr(cus_context) c = new_primary();
+        cus_autoptr(cus_graph) g = NULL;
+        assert_ok(cus_graph_create(c, &g));
+        CUgraphConditionalHandle h = 0;
+        assert_ok(cus_graph_conditional_create(g, 0, true, &h));
+        cus_graph *bodies[2] = {NULL, NULL};
+        assert_status(
+            cus_graph_add_conditional(g, NULL, 0, NULL, h, CU_GRAPH_COND_TYPE_SWITCH, 2, bodies),
+            CUS_ERROR_NOT_SUPPORTED);
+        assert_contains(cus_last_error_message(), "driver API 12.5");
+        assert_contains(cus_last_error_message(), "SWITCH nodes need driver 12.8");
+        assert_status(
+            cus_graph_add_conditional(g, NULL, 0, NULL, h, CU_GRAPH_COND_TYPE_IF, 2, bodies),
+            CUS_ERROR_NOT_SUPPORTED);
+        assert_contains(cus_last_error_message(), "IF/ELSE");
+        assert_null(bodies[0]);
+        assert_ok(cus_graph_add_conditional(g, NULL, 0, NULL, h, CU_GRAPH_COND_TYPE_IF, 1, bodies));
+        bodies[0] = cus_graph_unref(bodies[0]);
+    }
+    assert_int_equal(env_teardown(NULL), 0);
+    cfg.driver_version = 12020;
+    assert_int_equal(env_setup_with(&cfg), 0);
+    cus_autoptr(cus_context) c = new_primary();
+    cus_autoptr(cus_graph) g = NULL;
+    assert_ok(cus_graph_create(c, &g));
+    CUgraphConditionalHandle h = 0;
+    assert_status(cus_graph_conditional_create(g, 0, true, &h), CUS_ERROR_NOT_SUPPORTED);
+    assert_contains(cus_last_error_message(), "cuGraphConditionalHandleCreate");
+    assert_contains(cus_last_error_message(), "12.3");
+}
+
+/* A WHILE loop whose value never becomes 0: the fake stops it after 1e6
+ * passes (misuse, the context poisoned) instead of hanging. */
+static void test_while_bounded(void **state)
+{
+    (void)state;
+    cus_autoptr(cus_context) c = new_primary();
+    cus_autoptr(cus_stream) s = new_stream(c, CU_STREAM_NON_BLOCKING);
+    cus_autoptr(cus_graph) g = NULL;
+    assert_ok(cus_graph_create(c, &g));
+    CUgraphConditionalHandle h = 0;
+    assert_ok(cus_graph_conditional_create(g, 1, true, &h));
+    cus_autoptr(cus_graph) body = NULL;
+    assert_ok(cus_graph_add_conditional(g, NULL, 0, NULL, h, CU_GRAPH_COND_TYPE_WHILE, 1, &body));
+    assert_ok(cus_graph_add_empty(body, NULL, 0, NULL));
+    cus_autoptr(cus_graph_exec) e = instantiate(g);
+    assert_ok(cus_graph_exec_launch(e, s));
+    cus_status st = cus_stream_synchronize(s);
+    assert_int_equal(st, CU(CUDA_ERROR_LAUNCH_FAILED));
+    assert_int_equal(cus_fake_misuse_count(), 1);
+    assert_contains(cus_fake_last_misuse(), "WHILE node ran its body 1000000 times");
+}
+
+/* The misuse test's teardown: a fresh fake, then the usual checks. */
+static int teardown_after_misuse(void **state)
+{
+    cus_release_deferred();
+    if (cus_debug_live_objects())
+        fail_msg("%zu objects alive after the misuse test", cus_debug_live_objects());
+    assert_ok(cus_fake_install(NULL));
+    return env_teardown(state);
+}
+
 /* --- WHILE with the countdown kernel ------------------------------------------------------------- */
 
 #ifdef CUS_TEST_HAVE_KERNELS
@@ -326,6 +398,8 @@ int main(void)
         ENV_TEST(test_keep_alive),
         ENV_TEST(test_bad_input),
         ENV_TEST(test_driver_failures),
+        ENV_TEST(test_older_drivers),
+        cmocka_unit_test_setup_teardown(test_while_bounded, env_setup, teardown_after_misuse),
 #ifdef CUS_TEST_HAVE_KERNELS
         ENV_TEST(test_while_countdown),
 #endif

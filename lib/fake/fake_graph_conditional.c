@@ -12,8 +12,11 @@
  * body 0 when the value is non-zero (body 1, if any, when it is zero), WHILE
  * runs body 0 while the value is non-zero, reading it again after each
  * pass, SWITCH runs body[value] when value < size. A WHILE loop stops after
- * FAKE_COND_MAX_PASSES passes: misuse, and CUDA_ERROR_LAUNCH_TIMEOUT (the
- * closest code to a kernel that never ends), so that a test cannot hang.
+ * FAKE_COND_MAX_PASSES passes: misuse, and the context is poisoned with
+ * CUDA_ERROR_LAUNCH_FAILED (a device fault, as a kernel that never ends
+ * would end under a watchdog; CUDA_ERROR_LAUNCH_TIMEOUT is not among the
+ * errors cuscope treats as sticky), so that a test cannot hang. Errors of a
+ * body's kernels poison the context as at any launch.
  *
  * What the fake does not know of the real driver, and chose (say so in
  * reports): cuGraphAddNode serves the conditional type only
@@ -323,7 +326,11 @@ static CUresult run_cond_locked(const fake_op *op, const struct CUgraphNode_st *
                 fake_misuse_locked("cuGraphLaunch: a WHILE node ran its body %lu times and "
                                    "its condition is still %u: a loop that does not end",
                                    pass, h->value);
-                return CUDA_ERROR_LAUNCH_TIMEOUT;
+                /* A kernel that never ends: the device's fault, sticky. */
+                struct CUctx_st *ctx = op->stream->ctx;
+                if (ctx->sticky == CUDA_SUCCESS)
+                    ctx->sticky = CUDA_ERROR_LAUNCH_FAILED;
+                return CUDA_ERROR_LAUNCH_FAILED;
             }
             CUresult r = run_nodes_locked(op, body_of(c, 0), depth);
             if (r != CUDA_SUCCESS)
