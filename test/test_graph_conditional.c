@@ -14,6 +14,8 @@
  *     instantiated on its own) and each new driver call failing, each adding
  *     and keeping nothing;
  *   - nothing leaked (the harness's teardown). */
+#include <cudaTypedefs.h>
+
 #include <cuscope/graph_conditional.h>
 #include <cuscope/graph_nodes.h>
 
@@ -343,6 +345,102 @@ static int teardown_after_misuse(void **state)
     return env_teardown(state);
 }
 
+/* The fake's cuGraphAddNode, raw: what it refuses, as the driver does
+ * (and its own limit, the other node types). */
+static void test_fake_add_node_raw(void **state)
+{
+    (void)state;
+    PFN_cuGraphAddNode_v12030 add_node = NULL;
+    PFN_cuGraphConditionalHandleCreate_v12030 handle_create = NULL;
+    PFN_cuGraphDestroy_v10000 destroy = NULL;
+    PFN_cuGraphInstantiateWithFlags_v11040 instantiate_raw = NULL;
+    assert_int_equal(cus_fake_get_proc_address("cuGraphAddNode", (void **)&add_node, 12030, 0, NULL), 0);
+    assert_int_equal(cus_fake_get_proc_address("cuGraphConditionalHandleCreate",
+                                               (void **)&handle_create, 12030, 0, NULL), 0);
+    assert_int_equal(cus_fake_get_proc_address("cuGraphDestroy", (void **)&destroy, 10000, 0, NULL), 0);
+    assert_int_equal(cus_fake_get_proc_address("cuGraphInstantiateWithFlags",
+                                               (void **)&instantiate_raw, 11040, 0, NULL), 0);
+    cus_autoptr(cus_context) c = new_primary();
+    cus_context_scope(guard, c);
+    assert_ok(guard.status);
+    CUcontext ctx = cus_context_handle(c);
+    cus_autoptr(cus_graph) g = NULL;
+    cus_autoptr(cus_graph) other = NULL;
+    assert_ok(cus_graph_create(c, &g));
+    assert_ok(cus_graph_create(c, &other));
+    CUgraph hg = cus_graph_handle(g);
+    CUgraphConditionalHandle h = 0, theirs = 0;
+    assert_int_equal(handle_create(NULL, hg, ctx, 0, 0), CUDA_ERROR_INVALID_VALUE);
+    assert_int_equal(handle_create(&h, hg, ctx, 0, 2), CUDA_ERROR_INVALID_VALUE);
+    assert_int_equal(handle_create(&h, hg, NULL, 0, 0), CUDA_ERROR_INVALID_VALUE);
+    assert_int_equal(handle_create(&h, hg, ctx, 0, 0), CUDA_SUCCESS);
+    assert_int_equal(handle_create(&theirs, cus_graph_handle(other), ctx, 0, 0), CUDA_SUCCESS);
+    CUgraph bodies[2] = {NULL, NULL};
+    CUgraphNodeParams p;
+    memset(&p, 0, sizeof p);
+    p.type = CU_GRAPH_NODE_TYPE_CONDITIONAL;
+    p.conditional.handle = h;
+    p.conditional.type = CU_GRAPH_COND_TYPE_WHILE;
+    p.conditional.size = 1;
+    p.conditional.phGraph_out = bodies;
+    p.conditional.ctx = ctx;
+    CUgraphNode node = NULL;
+    CUgraphNodeParams bad = p;
+    bad.conditional.handle = theirs;
+    assert_int_equal(add_node(&node, hg, NULL, NULL, 0, &bad), CUDA_ERROR_INVALID_VALUE);
+    bad = p;
+    bad.conditional.size = 2;
+    assert_int_equal(add_node(&node, hg, NULL, NULL, 0, &bad), CUDA_ERROR_INVALID_VALUE);
+    bad = p;
+    bad.conditional.phGraph_out = NULL;
+    assert_int_equal(add_node(&node, hg, NULL, NULL, 0, &bad), CUDA_ERROR_INVALID_VALUE);
+    bad = p;
+    bad.reserved2 = 1;
+    assert_int_equal(add_node(&node, hg, NULL, NULL, 0, &bad), CUDA_ERROR_INVALID_VALUE);
+    bad = p;
+    bad.type = CU_GRAPH_NODE_TYPE_EMPTY;
+    assert_int_equal(add_node(&node, hg, NULL, NULL, 0, &bad), CUDA_ERROR_NOT_SUPPORTED);
+    assert_int_equal(add_node(&node, hg, NULL, NULL, 0, NULL), CUDA_ERROR_INVALID_VALUE);
+    assert_null(node);
+    assert_null(bodies[0]);
+    assert_int_equal(add_node(&node, hg, NULL, NULL, 0, &p), CUDA_SUCCESS);
+    assert_non_null(node);
+    assert_non_null(bodies[0]);
+    /* A body is neither instantiated nor destroyed on its own. */
+    CUgraphExec x = NULL;
+    assert_int_equal(instantiate_raw(&x, bodies[0], 0), CUDA_ERROR_INVALID_VALUE);
+    assert_int_equal(cus_fake_misuse_count(), 0);
+    assert_int_equal(destroy(bodies[0]), CUDA_ERROR_INVALID_VALUE);
+    assert_int_equal(cus_fake_misuse_count(), 1);
+    assert_contains(cus_fake_last_misuse(), "the body of a conditional node");
+}
+
+/* cus_graph_instantiate passes CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH
+ * through, and the fake applies its rules to it: kernel, copy and memset
+ * nodes only, so a conditional node is refused (whether the driver takes
+ * conditional nodes in a device graph is not probed: a guess). */
+static void test_device_launch_flag(void **state)
+{
+    (void)state;
+    cus_autoptr(cus_context) c = new_primary();
+    cus_autoptr(cus_buffer) buf = new_buffer(c, 16);
+    cus_autoptr(cus_graph) g = NULL;
+    assert_ok(cus_graph_create(c, &g));
+    assert_ok(cus_graph_add_fill_u32(g, NULL, 0, NULL, buf, 0, 1, 4));
+    cus_autoptr(cus_graph_exec) e = NULL;
+    assert_ok(cus_graph_instantiate(g, CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH, &e));
+    cus_autoptr(cus_graph) cond = NULL;
+    assert_ok(cus_graph_create(c, &cond));
+    CUgraphConditionalHandle h = 0;
+    assert_ok(cus_graph_conditional_create(cond, 1, true, &h));
+    cus_autoptr(cus_graph) body = NULL;
+    assert_ok(cus_graph_add_conditional(cond, NULL, 0, NULL, h, CU_GRAPH_COND_TYPE_IF, 1, &body));
+    cus_graph_exec *e2 = NULL;
+    assert_status(cus_graph_instantiate(cond, CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH, &e2),
+                  CU(CUDA_ERROR_INVALID_VALUE));
+    assert_null(e2);
+}
+
 /* --- WHILE with the countdown kernel ------------------------------------------------------------- */
 
 #ifdef CUS_TEST_HAVE_KERNELS
@@ -400,6 +498,8 @@ int main(void)
         ENV_TEST(test_driver_failures),
         ENV_TEST(test_older_drivers),
         cmocka_unit_test_setup_teardown(test_while_bounded, env_setup, teardown_after_misuse),
+        cmocka_unit_test_setup_teardown(test_fake_add_node_raw, env_setup, teardown_after_misuse),
+        ENV_TEST(test_device_launch_flag),
 #ifdef CUS_TEST_HAVE_KERNELS
         ENV_TEST(test_while_countdown),
 #endif
