@@ -13,7 +13,8 @@
  * destroyed even when the context is poisoned: skipping it would leak it. */
 static void graph_destroy(cus_graph *g)
 {
-    if (g->handle && !cus_is_forked_()) {
+    /* A body graph's driver graph is its conditional node's (graph_conditional.c). */
+    if (g->handle && !g->parent && !cus_is_forked_()) {
         CUresult r = cus_drv_.cuGraphDestroy_(g->handle);
         if (r)
             cus_destroy_error_((cus_status)r, "cus_graph_unref", "cuGraphDestroy",
@@ -21,6 +22,9 @@ static void graph_destroy(cus_graph *g)
     }
     cus_keep_list_release_(&g->keep);
     free(g->kept_set);
+    free(g->cond_handles);
+    if (g->parent)
+        cus_graph_unref(g->parent);
     cus_context_unref(g->ctx);
     pthread_mutex_destroy(&g->lock);
     free(g);
@@ -49,9 +53,10 @@ CUS_API cus_status cus_graph_node_count(cus_graph *graph, size_t *count)
     CUS_CHECK_ARG(graph && count);
     CUS_CHECK_POISON(graph->ctx);
     size_t n = 0;
-    pthread_mutex_lock(&graph->lock);
+    pthread_mutex_t *lock = &cus_graph_root_(graph)->lock;
+    pthread_mutex_lock(lock);
     CUresult r = cus_drv_.cuGraphGetNodes_(graph->handle, NULL, &n);
-    pthread_mutex_unlock(&graph->lock);
+    pthread_mutex_unlock(lock);
     if (r)
         return cus_context_driver_fail_(graph->ctx, r, __func__, "cuGraphGetNodes");
     *count = n;

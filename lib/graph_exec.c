@@ -341,6 +341,10 @@ CUS_API cus_status cus_graph_instantiate(cus_graph *graph, unsigned long long fl
     CUS_API_ENTER();
     CUS_CHECK_ARG(graph && out);
     CUS_CHECK_POISON(graph->ctx);
+    if (graph->parent) /* the driver's body graphs run only inside their node */
+        return CUS_FAIL(CUS_ERROR_INVALID_ARGUMENT, NULL,
+                        "invalid argument: graph is the body of a conditional node; instantiate "
+                        "the graph that holds the node");
     cus_release_deferred_if_any_();
     cus_autofree cus_graph_exec *e = cus_calloc_(1, sizeof *e);
     if (!e)

@@ -200,21 +200,30 @@ static cus_status add_node_also(cus_graph *g, const cus_graph_node *deps, size_t
     CUgraphNode inline_deps[INLINE_DEPS], *hdeps, *heap;
     CUS_TRY(deps_of(g, deps, ndeps, inline_deps, &hdeps, &heap, function));
     __attribute__((unused)) cus_autofree CUgraphNode *owned = heap;
+    /* A body graph's nodes are its root's: the root's lock and keep list. */
+    cus_graph *root = cus_graph_root_(g);
     /* Two graphs' locks (a child's): taken in address order. */
-    pthread_mutex_t *first = &g->lock, *second = also;
-    if (also && (uintptr_t)also < (uintptr_t)first)
-        first = also, second = &g->lock;
+    pthread_mutex_t *first = &root->lock, *second = also == &root->lock ? NULL : also;
+    if (second && (uintptr_t)second < (uintptr_t)first)
+        first = second, second = &root->lock;
     CUS_LOCK_SCOPE(first);
     pthread_mutex_t *second_held = second ? cus_mutex_lock_(second) : NULL;
     __attribute__((cleanup(unlock_if), unused)) pthread_mutex_t *second_scope = second_held;
-    CUS_TRY(keep_reserve_locked(g, k ? k->n : 0, function));
+    CUS_TRY(keep_reserve_locked(root, k ? k->n : 0, function));
     CUgraphNode node = NULL;
     CUS_IN_CONTEXT_AS(function, g->ctx, call, add(&node, g->handle, hdeps, ndeps, arg));
     if (k)
-        keep_commit_locked(g, k);
+        keep_commit_locked(root, k);
     if (out)
         *out = (cus_graph_node){node, g};
     return CUS_SUCCESS;
+}
+
+cus_status cus_graph_add_raw_(cus_graph *g, const cus_graph_node *deps, size_t ndeps,
+                              cus_graph_node *out, const char *call, cus_graph_add_fn_ add,
+                              const void *arg, const char *function)
+{
+    return add_node_also(g, deps, ndeps, out, NULL, call, add, arg, NULL, function);
 }
 
 static cus_status add_node(cus_graph *g, const cus_graph_node *deps, size_t ndeps,
@@ -285,7 +294,7 @@ static cus_status list_nodes(cus_graph *g, cus_graph_node *nodes, size_t *count,
     size_t got = n;
     CUresult r;
     {
-        CUS_LOCK_SCOPE(&g->lock);
+        CUS_LOCK_SCOPE(&cus_graph_root_(g)->lock);
         r = list(g->handle, h, &got);
     }
     if (r)
@@ -323,7 +332,7 @@ CUS_API cus_status cus_graph_add_dependencies(cus_graph *graph, const cus_graph_
     __attribute__((unused)) cus_autofree CUgraphNode *owned_f = heap_f;
     CUS_TRY(deps_of(graph, to, n, inline_to, &ht, &heap_t, __func__));
     __attribute__((unused)) cus_autofree CUgraphNode *owned_t = heap_t;
-    CUS_LOCK_SCOPE(&graph->lock);
+    CUS_LOCK_SCOPE(&cus_graph_root_(graph)->lock);
     CUS_IN_CONTEXT(graph->ctx, "cuGraphAddDependencies",
                    cus_drv_.cuGraphAddDependencies_(graph->handle, hf, ht, n));
     return CUS_SUCCESS;

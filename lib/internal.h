@@ -824,7 +824,32 @@ struct cus_graph {
      * an open-addressing set of pointers, so that each is kept once. */
     const void **kept_set;
     size_t kept_set_count, kept_set_capacity;
+    /* A conditional node's body graph (graph_conditional.c): a reference to
+     * the graph of its node, which owns the driver's graph (not destroyed
+     * here); what its nodes use is kept, and its calls locked, by the root. */
+    struct cus_graph *parent;
+    /* The conditional handles made on this graph (its nodes' to use). */
+    CUgraphConditionalHandle *cond_handles;
+    size_t cond_count, cond_capacity;
 };
+
+/* The graph that owns g's driver graph: g, or its body's outermost parent. */
+static inline struct cus_graph *cus_graph_root_(struct cus_graph *g)
+{
+    while (g->parent)
+        g = g->parent;
+    return g;
+}
+
+/* graph_nodes.c's add, for the node types made elsewhere: add(node, graph,
+ * deps, ndeps, arg) is the driver call (call in records), made with the
+ * graph's context current under its root's lock; nothing is kept. */
+typedef CUresult (*cus_graph_add_fn_)(CUgraphNode *node, CUgraph g, const CUgraphNode *deps,
+                                      size_t ndeps, const void *arg);
+CUS_HIDDEN cus_status cus_graph_add_raw_(struct cus_graph *g, const cus_graph_node *deps,
+                                         size_t ndeps, cus_graph_node *out, const char *call,
+                                         cus_graph_add_fn_ add, const void *arg,
+                                         const char *function);
 
 /* --- executable graphs (graph_exec.c) ---------------------------------------- */
 

@@ -1571,6 +1571,14 @@ static int nc_cus_tensor_map_arg_(void)
             return -1;
     return 0;
 }
+static int nc_cus_graph_conditional_create(void)
+{
+    return cus_graph_conditional_create(NULL, 1, true, NULL);
+}
+static int nc_cus_graph_add_conditional(void)
+{
+    return cus_graph_add_conditional(NULL, NULL, 1, NULL, 1, CU_GRAPH_COND_TYPE_WHILE, 1, NULL);
+}
 
 static const null_entry null_entries[] = {
     {"context.h", "cus_context_create", nc_cus_context_create, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
@@ -1950,6 +1958,8 @@ static const null_entry null_entries[] = {
     {"tensor_map.h", "cus_tensor_map_params_of", nc_cus_tensor_map_params_of, 0, 0, "returns NULL"},
     {"tensor_map.h", "cus_tensor_map_element_bits", NULL, 0, E_SKIP, "no pointer parameter"},
     {"launch.h", "cus_tensor_map_arg_", nc_cus_tensor_map_arg_, 0, 0, "zeros"},
+    {"graph_conditional.h", "cus_graph_conditional_create", nc_cus_graph_conditional_create, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"graph_conditional.h", "cus_graph_add_conditional", nc_cus_graph_add_conditional, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
 };
 
 #if defined(__GNUC__)

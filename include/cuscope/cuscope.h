@@ -18,6 +18,7 @@
 #include "launch.h"
 #include "graph.h"
 #include "graph_nodes.h"
+#include "graph_conditional.h"
 #include "ipc.h"
 #include "array.h"
 #include "vmm.h"

@@ -866,6 +866,23 @@ CUS_API unsigned long cus_fake_faults_fired(void);
  * cus_fake_install() and before the first cuscope call. */
 CUS_API cus_status cus_fake_hide_entry(const char *symbol);
 
+/* --- conditional nodes ------------------------------------------------------ */
+
+/* Sets the value of a conditional handle (cuscope/graph_conditional.h), as
+ * the device's cudaGraphSetConditional(handle, value) does: for host twins
+ * of kernels that call it (called from a twin, it takes effect for the
+ * conditional nodes that run after the kernel, as on the device), and for
+ * tests. The fake's replay reads the value when a conditional node runs: IF
+ * runs its body when it is non-zero (its ELSE body when zero), WHILE runs
+ * its body while it is non-zero (at most 1e6 passes: then misuse, and the
+ * context poisoned with CUDA_ERROR_LAUNCH_FAILED), SWITCH runs body[value]. Each launch starts at
+ * the handle's default when made with CU_GRAPH_COND_ASSIGN_DEFAULT.
+ * Returns CUS_ERROR_INVALID_ARGUMENT for a handle the fake did not make
+ * (since the last install), CUS_ERROR_NOT_SUPPORTED when built against a
+ * toolkit older than 12.3. */
+CUS_API cus_status cus_fake_graph_set_conditional(CUgraphConditionalHandle handle,
+                                                  unsigned int value);
+
 /* --- the call log ---------------------------------------------------------- */
 
 /* Counted driver calls since install (every entry point but the

@@ -165,6 +165,9 @@
     X(cuGraphExecMemcpyNodeSetParams, cuGraphExecMemcpyNodeSetParams, 10020, REQUIRED) \
     X(cuGraphExecMemsetNodeSetParams, cuGraphExecMemsetNodeSetParams, 10020, REQUIRED) \
     X(cuGraphNodeSetEnabled, cuGraphNodeSetEnabled, 11060, REQUIRED)           \
+    /* Conditional nodes (graph_conditional.c): 12.3; SWITCH and IF/ELSE 12.8. */ \
+    X(cuGraphConditionalHandleCreate, cuGraphConditionalHandleCreate, 12030, OPTIONAL) \
+    X(cuGraphAddNode, cuGraphAddNode, 12030, OPTIONAL)                         \
     X(cuIpcGetMemHandle, cuIpcGetMemHandle, 4010, OPTIONAL)                    \
     X(cuIpcOpenMemHandle, cuIpcOpenMemHandle, 11000, OPTIONAL)                 \
     X(cuIpcCloseMemHandle, cuIpcCloseMemHandle, 4010, OPTIONAL)                \

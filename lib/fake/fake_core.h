@@ -194,7 +194,18 @@ enum { FAKE_UNCOUNTED = 1, FAKE_BEFORE_INIT = 2, FAKE_CAPTURE_UNSAFE = 4 };
     FAKE_ENTRIES_LIBRARY_(X)                                                          \
     FAKE_ENTRIES_GRAPH_NODES_(X)                                                      \
     FAKE_ENTRIES_GREEN_(X)                                                            \
-    FAKE_ENTRIES_TENSOR_MAP_(X)
+    FAKE_ENTRIES_TENSOR_MAP_(X)                                                       \
+    FAKE_ENTRIES_CONDITIONAL_(X)
+
+/* Conditional nodes (fake_graph_conditional.c): 12.3. */
+#if CUDA_VERSION >= 12030
+#define FAKE_HAVE_CONDITIONAL_ENTRIES 1
+#define FAKE_ENTRIES_CONDITIONAL_(X)                                           \
+    X(cuGraphConditionalHandleCreate, 12030, cuGraphConditionalHandleCreate, 0) \
+    X(cuGraphAddNode, 12030, cuGraphAddNode_v2, 0)
+#else
+#define FAKE_ENTRIES_CONDITIONAL_(X)
+#endif
 
 /* Graphs built by hand and per-node updates (fake_graph_nodes.c). */
 #define FAKE_ENTRIES_GRAPH_NODES_(X)                                           \

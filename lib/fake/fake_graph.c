@@ -154,6 +154,7 @@ static CUgraphNodeType node_type(fake_op_kind kind)
     case FAKE_OP_FREE:
         return CU_GRAPH_NODE_TYPE_MEM_FREE;
     case FAKE_OP_RECORD:
+    case FAKE_OP_CONDITIONAL: /* replays only (fake_graph_conditional.c) */
     case FAKE_OP_WAIT:
     case FAKE_OP_PREFETCH:
         break; /* never nodes */
@@ -188,6 +189,7 @@ bool fake_graph_body_allocates(const fake_graph_body *b, const fake_mem *m)
 /* Destroys a graph record: its handle dies, its body loses a reference. */
 void fake_graph_graph_release_locked(struct CUgraph_st *g)
 {
+    fake_graph_conditional_released_locked(g);
     fake_handle_set_state_locked(&g->h, FAKE_DESTROYED);
     fake_graph_body_unref_locked(g->body);
     g->body = NULL;
@@ -273,6 +275,12 @@ CUresult CUDAAPI fake_cuGraphDestroy(CUgraph hGraph)
         return fake_leave(r);
     if (g->capture) /* the graph of a capture in progress: cuStreamEndCapture owns it */
         return fake_leave(CUDA_ERROR_ILLEGAL_STATE);
+    if (g->cond_parent) {
+        fake_misuse_locked("cuGraphDestroy of graph 0x%" PRIxPTR ", the body of a conditional "
+                           "node: its node's graph owns it",
+                           (uintptr_t)hGraph);
+        return fake_leave(CUDA_ERROR_INVALID_VALUE);
+    }
     /* Its executable graphs are independent of it: they keep the body. */
     fake_graph_graph_release_locked(g);
     return fake_leave(CUDA_SUCCESS);

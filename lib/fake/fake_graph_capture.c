@@ -264,6 +264,7 @@ static CUresult graph_enqueue_locked(struct CUstream_st *s, const fake_op *proto
             cap->graph->body->has_memory_nodes = true;
         return r;
     case FAKE_OP_PREFETCH:
+    case FAKE_OP_CONDITIONAL: /* replays only (fake_graph_conditional.c) */
     case FAKE_OP_RECORD:
     case FAKE_OP_WAIT:
         break;

@@ -73,6 +73,8 @@ CUresult CUDAAPI fake_cuGraphInstantiateWithFlags(CUgraphExec *phGraphExec, CUgr
         return fake_leave(CUDA_ERROR_INVALID_VALUE);
     if (g->capture)
         return fake_leave(CUDA_ERROR_ILLEGAL_STATE); /* not instantiable before its end */
+    if (g->cond_parent)
+        return fake_leave(CUDA_ERROR_INVALID_VALUE); /* a body runs inside its node only */
     const fake_graph_body *b = g->body;
     if (flags & FLAG_DEVICE_LAUNCH) {
         /* Device graphs: kernel, memcpy and memset nodes only, and at least one. */
@@ -183,7 +185,9 @@ CUresult CUDAAPI fake_cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream)
             return fake_leave(CUDA_ERROR_INVALID_VALUE);
         }
     }
-    r = fake_graph_replay_body_locked(x, b, s, hStream);
+    r = fake_graph_conditional_launch_locked(x, s);
+    if (r == CUDA_SUCCESS)
+        r = fake_graph_replay_body_locked(x, b, s, hStream);
     if (r != CUDA_SUCCESS)
         return fake_leave(r);
     /* What the launch leaves allocated, and what it frees of others'. */
@@ -265,6 +269,7 @@ static CUgraphExecUpdateResult compare_bodies(const fake_graph_body *from,
             break;
         case FAKE_OP_HOST_FN:
         case FAKE_OP_RECORD:
+        case FAKE_OP_CONDITIONAL: /* replays only (fake_graph_conditional.c) */
         case FAKE_OP_WAIT:
         case FAKE_OP_PREFETCH:
             break;

@@ -899,6 +899,9 @@ CUresult fake_graph_replay_body_locked(struct CUgraphExec_st *x, const fake_grap
             case CU_GRAPH_NODE_TYPE_WAIT_EVENT:
                 r = replay_wait_locked(n->u.record.event, s);
                 break;
+            case CU_GRAPH_NODE_TYPE_CONDITIONAL:
+                r = fake_graph_conditional_replay_locked(x, n, s, hs);
+                break;
             default:
                 break;
             }
@@ -927,4 +930,18 @@ CUresult fake_graph_replay_body_locked(struct CUgraphExec_st *x, const fake_grap
             fake_memory_graph_op_queued_locked(n->u.mem.mem);
     }
     return CUDA_SUCCESS;
+}
+
+/* --- for the conditional nodes (fake_graph_conditional.c) ---------------------------------------- */
+
+CUresult fake_graph_add_prologue_locked(CUgraphNode *out, CUgraph hg, const CUgraphNode *deps,
+                                        size_t ndeps, struct CUgraph_st **g)
+{
+    return add_prologue_locked(out, hg, deps, ndeps, g);
+}
+
+struct CUgraphNode_st *fake_graph_node_add_locked(struct CUgraph_st *g, const CUgraphNode *deps,
+                                                  size_t ndeps, CUgraphNodeType type)
+{
+    return node_add_locked(g, deps, ndeps, type, FAKE_OP_WAIT, NULL);
 }

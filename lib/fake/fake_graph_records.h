@@ -31,6 +31,7 @@ struct CUgraphNode_st {
     fake_graph_body *child;        /* CHILD_GRAPH: a copy of the child's nodes (a reference) */
     struct CUgraphNode_st *origin; /* in an executable graph's copy: the graph's node */
     bool disabled;                 /* cuGraphNodeSetEnabled in an executable graph */
+    struct fake_cond_node *cond;   /* CONDITIONAL: fake_graph_conditional.c's (shared by copies) */
 };
 
 struct fake_graph_body {
@@ -49,6 +50,7 @@ struct CUgraph_st {
     struct fake_capture *capture; /* being captured: neither instantiable nor destroyable */
     unsigned long execs_live;     /* executable graphs made from it, still alive */
     bool ctx_destroyed;           /* its capture was discarded with its context */
+    struct CUgraph_st *cond_parent; /* a conditional node's body: the graph of the node */
 };
 
 struct CUgraphExec_st {
@@ -137,6 +139,28 @@ FAKE_HIDDEN fake_graph_body *fake_graph_body_clone_locked(const fake_graph_body 
  * launch of x; the operations' payloads are copies. */
 FAKE_HIDDEN CUresult fake_graph_replay_body_locked(struct CUgraphExec_st *x, const fake_graph_body *b,
                                                    struct CUstream_st *s, CUstream hs);
+
+/* --- conditional nodes (fake_graph_conditional.c) ------------------------------------------ */
+
+/* fake_graph_nodes.c's checks of an add (out, graph, dependencies), and
+ * its append of a node of type (kind WAIT: no operation of its own); NULL
+ * when out of memory. */
+FAKE_HIDDEN CUresult fake_graph_add_prologue_locked(CUgraphNode *out, CUgraph hg,
+                                                    const CUgraphNode *deps, size_t ndeps,
+                                                    struct CUgraph_st **g);
+FAKE_HIDDEN struct CUgraphNode_st *fake_graph_node_add_locked(struct CUgraph_st *g,
+                                                              const CUgraphNode *deps,
+                                                              size_t ndeps, CUgraphNodeType type);
+/* Queues n's conditional operation on s for a launch of x. */
+FAKE_HIDDEN CUresult fake_graph_conditional_replay_locked(struct CUgraphExec_st *x,
+                                                          const struct CUgraphNode_st *n,
+                                                          struct CUstream_st *s, CUstream hs);
+/* At the start of a launch of x: queues the defaults of the handles of x's
+ * graph and its bodies (when any asks for them). */
+FAKE_HIDDEN CUresult fake_graph_conditional_launch_locked(struct CUgraphExec_st *x,
+                                                          struct CUstream_st *s);
+/* g is destroyed: so are its conditional nodes' body graphs. */
+FAKE_HIDDEN void fake_graph_conditional_released_locked(struct CUgraph_st *g);
 
 /* --- helpers of fake_graph_capture.c that fake_graph_exec.c uses ------------------------- */
 

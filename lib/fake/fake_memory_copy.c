@@ -75,6 +75,7 @@ static CUresult copy_execute_locked(const fake_op *op)
     case FAKE_OP_FREE:
     case FAKE_OP_HOST_FN:
     case FAKE_OP_RECORD:
+    case FAKE_OP_CONDITIONAL: /* replays only (fake_graph_conditional.c) */
     case FAKE_OP_WAIT:
     case FAKE_OP_LAUNCH:
         break;

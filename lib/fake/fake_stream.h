@@ -26,6 +26,7 @@ typedef enum fake_op_kind {
     FAKE_OP_FREE,     /* cuMemFreeAsync: the block is freed */
     FAKE_OP_PREFETCH, /* cuMemPrefetchAsync: nothing but the lifetime check */
     FAKE_OP_LAUNCH,   /* cuLaunchKernel*: runs the host kernel (fake_module.c) */
+    FAKE_OP_CONDITIONAL, /* a conditional node's replay (fake_graph_conditional.c) */
 } fake_op_kind;
 
 typedef struct fake_launch_exec fake_launch_exec; /* fake_module.c; owned by its op */
@@ -68,6 +69,12 @@ typedef struct fake_op {
         struct { /* LAUNCH: freed with the op (fake_module_launch_free) */
             fake_launch_exec *exec;
         } launch;
+        struct { /* CONDITIONAL: node NULL applies root's handles' defaults */
+            const struct CUgraphNode_st *node;
+            struct CUgraphExec_st *exec;
+            struct CUgraph_st *root;
+            CUstream hs;
+        } cond;
     } u;
     size_t deps_done, ndeps;
     fake_dep deps[]; /* met in order before the operation executes */

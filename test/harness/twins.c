@@ -328,6 +328,26 @@ static CUresult tma_copy_tile_twin(const cus_fake_launch *l, void **args, void *
     return CUDA_SUCCESS;
 }
 
+/* countdown(unsigned *counter, CUgraphConditionalHandle handle): *counter
+ * goes down by one (not below 0) and the handle's value becomes whether it
+ * is still positive (cus_fake_graph_set_conditional, the device's
+ * cudaGraphSetConditional). A handle the fake did not make faults. */
+static CUresult countdown_twin(const cus_fake_launch *l, void **args, void *user)
+{
+    (void)l;
+    (void)user;
+    unsigned int *counter = ptr_arg(args[0]);
+    CUgraphConditionalHandle h;
+    memcpy(&h, args[1], sizeof h);
+    if (unmapped(counter))
+        return CUDA_ERROR_ILLEGAL_ADDRESS;
+    if (*counter)
+        --*counter;
+    return cus_fake_graph_set_conditional(h, *counter > 0) == CUS_SUCCESS
+               ? CUDA_SUCCESS
+               : CUDA_ERROR_ILLEGAL_ADDRESS;
+}
+
 static const struct {
     const char *name;
     cus_fake_kernel_fn fn;
@@ -339,6 +359,7 @@ static const struct {
     {"rotate_texture", rotate_texture_twin},
     {"sm_ids", sm_ids_twin},
     {"tma_copy_tile", tma_copy_tile_twin},
+    {"countdown", countdown_twin},
 };
 
 void twins_unregister(void)

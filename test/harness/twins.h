@@ -21,6 +21,9 @@
  *                       at most one SM per block
  *   tma_copy_tile       tma.cu's tile copy, each block's box read through the
  *                       tensor map the fake encoded (cus_fake_tensor_map_decode)
+ *   countdown           countdown.cu's step of a WHILE loop: *counter down by
+ *                       one, the handle's value set to *counter > 0
+ *                       (cus_fake_graph_set_conditional)
  *   fault               the illegal-address fault it exists to cause: returns
  *                       CUDA_ERROR_ILLEGAL_ADDRESS, which poisons the context
  *                       the way the fake emulates sticky errors (see fake.h).

@@ -696,6 +696,36 @@ CALL(cuGraphAddDependencies, 12030)
 }
 #endif
 
+#if CUDA_VERSION >= 12030
+/* Conditional nodes: a handle on the fixture's graph for A's context. */
+CALL(cuGraphConditionalHandleCreate, 12030)
+{
+    CUgraphConditionalHandle h = 0;
+    return drv.cuGraphConditionalHandleCreate_12030(&h, a->graph, a->ctx, 1,
+                                                    CU_GRAPH_COND_ASSIGN_DEFAULT);
+}
+
+/* A WHILE node after the fixture's node, its handle made first (in A). */
+CALL(cuGraphAddNode, 12030)
+{
+    CUgraphConditionalHandle h = 0;
+    CUresult r = drv.cuGraphConditionalHandleCreate_12030(&h, a->graph, a->ctx, 0, 0);
+    if (r != CUDA_SUCCESS)
+        return r;
+    CUgraph body[1] = {NULL};
+    CUgraphNodeParams p;
+    memset(&p, 0, sizeof p);
+    p.type = CU_GRAPH_NODE_TYPE_CONDITIONAL;
+    p.conditional.handle = h;
+    p.conditional.type = CU_GRAPH_COND_TYPE_WHILE;
+    p.conditional.size = 1;
+    p.conditional.phGraph_out = body;
+    p.conditional.ctx = a->ctx;
+    CUgraphNode node;
+    return drv.cuGraphAddNode_12030(&node, a->graph, &a->node, NULL, 1, &p);
+}
+#endif
+
 CALL(cuGraphGetRootNodes, 10000)
 {
     CUgraphNode nodes[4];
@@ -1578,3 +1608,4 @@ bool rules_row_present(const rules_row *row)
     memcpy(&p, (const char *)&drv + row->driver_offset, sizeof p);
     return p != NULL;
 }
+

@@ -312,7 +312,18 @@ typedef CUresult (*rules_call_fn)(const rules_args *a, rules_out *o);
     RULES_ROWS_VMM_(R)                                                                     \
     RULES_ROWS_LINK_(R)                                                                    \
     RULES_ROWS_GREEN_(R)                                                              \
-    RULES_ROWS_TENSOR_MAP_(R)
+    RULES_ROWS_TENSOR_MAP_(R)                                                         \
+    RULES_ROWS_CONDITIONAL_(R)
+
+/* Conditional nodes: a handle on the fixture's graph, and a WHILE node of
+ * it (the handle made first, rows.c). */
+#if CUDA_VERSION >= 12030
+#define RULES_ROWS_CONDITIONAL_(R)                                                         \
+    R(cuGraphConditionalHandleCreate, 12030, H_GRAPH, 0, NULL)                             \
+    R(cuGraphAddNode, 12030, H_GRAPH, 0, NULL)
+#else
+#define RULES_ROWS_CONDITIONAL_(R)
+#endif
 
 /* TMA tensor maps: values, not objects; the calls name no context and are
  * documented without one, so their rows are process-wide (H_NONE). Each
