@@ -349,16 +349,7 @@ static cus_status check_args(const char *name, bool known, unsigned int nparams,
         return cus_fail_(CUS_ERROR_INVALID_ARGUMENT, function, NULL, "arguments missing");
     if (!sizes || !known)
         return CUS_SUCCESS;
-    if (nargs != nparams)
-        return cus_fail_(CUS_ERROR_INVALID_ARGUMENT, function, NULL,
-                         "%s: %u argument%s given, the kernel takes %u", name, nargs,
-                         nargs == 1 ? "" : "s", nparams);
-    for (unsigned int i = 0; i < nargs; i++)
-        if (sizes[i] != param_sizes[i])
-            return cus_fail_(CUS_ERROR_INVALID_ARGUMENT, function, NULL,
-                             "%s: argument %u is %zu bytes, the kernel's parameter is %zu", name,
-                             i + 1, sizes[i], param_sizes[i]);
-    return CUS_SUCCESS;
+    return cus_layout_mismatch_(name, nparams, param_sizes, nargs, sizes, function);
 }
 
 static CUDA_KERNEL_NODE_PARAMS kernel_params(cus_dim3 grid, cus_dim3 block,

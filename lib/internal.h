@@ -613,6 +613,16 @@ typedef CUresult (*cus_param_info_fn_)(void *handle, size_t i, size_t *offset, s
  * them) and *nparams. Returns CUDA_SUCCESS, or the failing call's CUresult
  * with *out_of_memory false, or CUDA_ERROR_OUT_OF_MEMORY with it true when
  * a host allocation failed. */
+/* Records why an argument list (nargs, sizes) does not match a layout
+ * (nparams, param_sizes) of the kernel called name: the count, else the
+ * first size that differs; CUS_ERROR_INVALID_ARGUMENT (CUS_SUCCESS when they
+ * match). Cold: for cus_launch's and the graph nodes' failure paths. */
+__attribute__((cold)) CUS_HIDDEN cus_status cus_layout_mismatch_(const char *name,
+                                                                 unsigned int nparams,
+                                                                 const size_t *param_sizes,
+                                                                 unsigned int nargs,
+                                                                 const size_t *sizes,
+                                                                 const char *function);
 CUS_HIDDEN CUresult cus_param_layout_read_(int declared, cus_param_info_fn_ info, void *handle,
                                            unsigned int *nparams, size_t **offsets,
                                            size_t **sizes, bool *out_of_memory);

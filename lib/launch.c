@@ -8,30 +8,13 @@
 
 CUS_API const size_t cus_launch_no_args_[1] = {0};
 
-/* Out of line so that the launch path stays small. */
-__attribute__((noinline, cold)) static cus_status check_fail(const cus_function *fn,
-                                                             unsigned int nargs,
-                                                             const size_t *sizes,
-                                                             const char *function)
+static inline bool sizes_match(unsigned int nparams, const size_t *param_sizes,
+                               unsigned int nargs, const size_t *sizes)
 {
-    if (nargs != fn->nparams)
-        return cus_fail_(CUS_ERROR_INVALID_ARGUMENT, function, NULL,
-                         "%s: %u argument%s given, the kernel takes %u", fn->name, nargs,
-                         nargs == 1 ? "" : "s", fn->nparams);
-    for (unsigned int i = 0; i < nargs; i++)
-        if (sizes[i] != fn->param_sizes[i])
-            return cus_fail_(CUS_ERROR_INVALID_ARGUMENT, function, NULL,
-                             "%s: argument %u is %zu bytes, the kernel's parameter is %zu", fn->name,
-                             i + 1, sizes[i], fn->param_sizes[i]);
-    return CUS_SUCCESS;
-}
-
-static inline bool args_match(const cus_function *fn, unsigned int nargs, const size_t *sizes)
-{
-    if (nargs != fn->nparams)
+    if (nargs != nparams)
         return false;
     for (unsigned int i = 0; i < nargs; i++)
-        if (sizes[i] != fn->param_sizes[i])
+        if (sizes[i] != param_sizes[i])
             return false;
     return true;
 }
@@ -51,7 +34,7 @@ static inline __attribute__((always_inline)) bool sizes_ok(cus_function *fn, uns
         sizes == atomic_load_explicit(&fn->checked_sizes, memory_order_relaxed) &&
         nargs == fn->nparams)
         return true;
-    if (!args_match(fn, nargs, sizes))
+    if (!sizes_match(fn->nparams, fn->param_sizes, nargs, sizes))
         return false;
     if (immutable)
         atomic_store_explicit(&fn->checked_sizes, sizes, memory_order_relaxed);
@@ -99,7 +82,8 @@ launch_prologue(cus_function *fn, cus_stream *stream, unsigned int nargs, void *
         *hs = NULL;
     }
     if (CUS_UNLIKELY(!sizes_ok(fn, nargs, sizes, immutable)))
-        return check_fail(fn, nargs, sizes, function);
+        return cus_layout_mismatch_(fn->name, fn->nparams, fn->param_sizes, nargs, sizes,
+                                    function);
     cus_release_deferred_if_any_();
     return CUS_SUCCESS;
 }
@@ -364,23 +348,6 @@ cus_status cus_capture_launch_code_(cus_stream *stream, const cus_keep_item_ *co
  * so cuscope only finds which, for the poison check and the record. A
  * capture keeps the kernel's library, as it keeps a function's module. */
 
-__attribute__((noinline, cold)) static cus_status kernel_check_fail(const cus_kernel *k,
-                                                                    unsigned int nargs,
-                                                                    const size_t *sizes,
-                                                                    const char *function)
-{
-    if (nargs != k->nparams)
-        return cus_fail_(CUS_ERROR_INVALID_ARGUMENT, function, NULL,
-                         "%s: %u argument%s given, the kernel takes %u", k->key.name, nargs,
-                         nargs == 1 ? "" : "s", k->nparams);
-    for (unsigned int i = 0; i < nargs; i++)
-        if (sizes[i] != k->param_sizes[i])
-            return cus_fail_(CUS_ERROR_INVALID_ARGUMENT, function, NULL,
-                             "%s: argument %u is %zu bytes, the kernel's parameter is %zu",
-                             k->key.name, i + 1, sizes[i], k->param_sizes[i]);
-    return CUS_SUCCESS;
-}
-
 /* sizes_ok's rules, on a kernel. */
 static inline bool kernel_sizes_ok(cus_kernel *k, unsigned int nargs, const size_t *sizes,
                                    bool immutable)
@@ -390,11 +357,8 @@ static inline bool kernel_sizes_ok(cus_kernel *k, unsigned int nargs, const size
     if (immutable && sizes == atomic_load_explicit(&k->checked_sizes, memory_order_relaxed) &&
         nargs == k->nparams)
         return true;
-    if (nargs != k->nparams)
+    if (!sizes_match(k->nparams, k->param_sizes, nargs, sizes))
         return false;
-    for (unsigned int i = 0; i < nargs; i++)
-        if (sizes[i] != k->param_sizes[i])
-            return false;
     if (immutable)
         atomic_store_explicit(&k->checked_sizes, sizes, memory_order_relaxed);
     return true;
@@ -489,7 +453,8 @@ static cus_status kernel_prologue(cus_kernel *k, cus_stream *stream, unsigned in
     if (CUS_UNLIKELY(atomic_load_explicit(&c->poison, memory_order_relaxed)))
         return cus_context_poisoned_fail_(c, function);
     if (CUS_UNLIKELY(!kernel_sizes_ok(k, nargs, sizes, immutable)))
-        return kernel_check_fail(k, nargs, sizes, function);
+        return cus_layout_mismatch_(k->key.name, k->nparams, k->param_sizes, nargs, sizes,
+                                    function);
     cus_release_deferred_if_any_();
     *ctx = c;
     return CUS_SUCCESS;

@@ -114,3 +114,19 @@ CUS_HIDDEN CUresult cus_param_layout_read_(int declared, cus_param_info_fn_ info
     }
     return CUDA_SUCCESS;
 }
+
+CUS_HIDDEN cus_status cus_layout_mismatch_(const char *name, unsigned int nparams,
+                                           const size_t *param_sizes, unsigned int nargs,
+                                           const size_t *sizes, const char *function)
+{
+    if (nargs != nparams)
+        return cus_fail_(CUS_ERROR_INVALID_ARGUMENT, function, NULL,
+                         "%s: %u argument%s given, the kernel takes %u", name, nargs,
+                         nargs == 1 ? "" : "s", nparams);
+    for (unsigned int i = 0; i < nargs; i++)
+        if (sizes[i] != param_sizes[i])
+            return cus_fail_(CUS_ERROR_INVALID_ARGUMENT, function, NULL,
+                             "%s: argument %u is %zu bytes, the kernel's parameter is %zu", name,
+                             i + 1, sizes[i], param_sizes[i]);
+    return CUS_SUCCESS;
+}
