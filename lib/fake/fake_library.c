@@ -427,45 +427,6 @@ CUresult CUDAAPI fake_cuLibraryLoadData(CUlibrary *library, const void *code,
                                   numLibraryOptions));
 }
 
-/* The whole file, NUL-terminated (so PTX is a string). */
-static CUresult read_file(const char *path, unsigned char **data, size_t *size)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return CUDA_ERROR_FILE_NOT_FOUND;
-    unsigned char *buf = NULL;
-    size_t len = 0, cap = 0;
-    CUresult r = CUDA_SUCCESS;
-    for (;;) {
-        if (cap - len < 4096 + 1) {
-            size_t ncap = cap ? cap * 2 : 65536;
-            unsigned char *nb = realloc(buf, ncap);
-            if (!nb) {
-                r = CUDA_ERROR_OUT_OF_MEMORY;
-                break;
-            }
-            buf = nb;
-            cap = ncap;
-        }
-        size_t n = fread(buf + len, 1, cap - len - 1, f);
-        len += n;
-        if (n == 0) {
-            if (ferror(f))
-                r = CUDA_ERROR_FILE_NOT_FOUND;
-            break;
-        }
-    }
-    fclose(f);
-    if (r != CUDA_SUCCESS) {
-        free(buf);
-        return r;
-    }
-    buf[len] = '\0';
-    *data = buf;
-    *size = len;
-    return CUDA_SUCCESS;
-}
-
 CUresult CUDAAPI fake_cuLibraryLoadFromFile(CUlibrary *library, const char *fileName,
                                             CUjit_option *jitOptions, void **jitOptionsValues,
                                             unsigned int numJitOptions,
@@ -478,7 +439,7 @@ CUresult CUDAAPI fake_cuLibraryLoadFromFile(CUlibrary *library, const char *file
         return fake_leave(CUDA_ERROR_INVALID_VALUE);
     unsigned char *data = NULL;
     size_t size = 0;
-    CUresult r = read_file(fileName, &data, &size);
+    CUresult r = fake_module_read_file(fileName, &data, &size);
     if (r != CUDA_SUCCESS)
         return fake_leave(r);
     /* the file's bytes are copied: never preserved */

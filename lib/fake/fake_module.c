@@ -627,8 +627,7 @@ CUresult CUDAAPI fake_cuModuleLoadFatBinary(CUmodule *module, const void *fatCub
     return fake_leave(load_locked(module, fatCubin, SIZE_MAX, &jit));
 }
 
-/* The whole file, NUL-terminated (so PTX is a string), and its size. */
-static CUresult read_file(const char *path, unsigned char **data, size_t *size)
+CUresult fake_module_read_file(const char *path, unsigned char **data, size_t *size)
 {
     FILE *f = fopen(path, "rb");
     if (!f)
@@ -677,7 +676,7 @@ CUresult CUDAAPI fake_cuModuleLoad(CUmodule *module, const char *fname)
         return fake_leave(r);
     unsigned char *data = NULL;
     size_t size = 0;
-    r = read_file(fname, &data, &size);
+    r = fake_module_read_file(fname, &data, &size);
     if (r != CUDA_SUCCESS)
         return fake_leave(r);
     jit_options jit;

@@ -80,6 +80,11 @@ FAKE_HIDDEN int fake_module_static_shared_of(const struct CUfunc_st *f);
 /* cuLibraryLoadData's checks of an image for device dev, with the JIT
  * options and logs of cuModuleLoadDataEx (written back): *out the image as
  * parsed for that device (free with fake_image_free). */
+/* The whole file at path, NUL-terminated (so PTX is a string), and its size
+ * (without the NUL), for cuModuleLoad and cuLibraryLoadFromFile; the caller
+ * frees *data. CUDA_ERROR_FILE_NOT_FOUND (missing, a directory, an I/O
+ * error) or CUDA_ERROR_OUT_OF_MEMORY. */
+FAKE_HIDDEN CUresult fake_module_read_file(const char *path, unsigned char **data, size_t *size);
 FAKE_HIDDEN CUresult fake_module_parse_for_device_locked(CUdevice dev, const void *image, size_t size,
                                                          unsigned int n, CUjit_option *options,
                                                          void **values, fake_image **out);
