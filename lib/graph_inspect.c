@@ -318,8 +318,18 @@ CUS_API cus_status cus_graph_node_in_clone(cus_graph *clone, cus_graph_node orig
     CUgraphNode h = NULL;
     CUresult r;
     {
-        CUS_LOCK_SCOPE(&cus_graph_root_(clone)->lock);
+        /* The driver reads both graphs: both locks, in address order. */
+        pthread_mutex_t *a = &cus_graph_root_(clone)->lock;
+        pthread_mutex_t *b = &cus_graph_root_(graph_of(original))->lock;
+        if ((uintptr_t)b < (uintptr_t)a) {
+            pthread_mutex_t *t = a;
+            a = b, b = t;
+        }
+        CUS_LOCK_SCOPE(a);
+        pthread_mutex_t *second = b != a ? cus_mutex_lock_(b) : NULL;
         r = cus_drv_.cuGraphNodeFindInClone_(&h, original.handle, clone->handle);
+        if (second)
+            pthread_mutex_unlock(second);
     }
     if (r)
         return cus_context_driver_fail_(clone->ctx, r, __func__, "cuGraphNodeFindInClone");
