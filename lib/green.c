@@ -179,3 +179,53 @@ CUS_API CUgreenCtx cus_context_green_handle(const cus_context *ctx)
 {
     return ctx ? ctx->green : NULL;
 }
+
+/* The checks both event calls share: a green ctx, live ctx and event. */
+static cus_status green_event_args(cus_context *ctx, cus_event *event, const char *function)
+{
+    if (ctx->kind != CUS_CONTEXT_GREEN)
+        return cus_fail_(CUS_ERROR_INVALID_ARGUMENT, function, NULL,
+                         "context %p is not a green context: record or wait on one of its "
+                         "streams instead (cus_event_record, cus_stream_wait_event)",
+                         (void *)ctx->handle);
+    if (CUS_UNLIKELY(atomic_load_explicit(&ctx->poison, memory_order_relaxed)))
+        return cus_context_poisoned_fail_(ctx, function);
+    if (CUS_UNLIKELY(atomic_load_explicit(&event->ctx->poison, memory_order_relaxed)))
+        return cus_context_poisoned_fail_(event->ctx, function);
+    return CUS_SUCCESS;
+}
+
+CUS_API cus_status cus_context_record_event(cus_context *ctx, cus_event *event)
+{
+    CUS_API_ENTER();
+    CUS_CHECK_ARG(ctx && event);
+    CUS_TRY(green_event_args(ctx, event, __func__));
+    /* "The same primary context": the device's primary context and its green
+     * contexts. What cuscope knows to be of another is refused here; a
+     * wrapped context is the driver's to judge. */
+    const cus_context *ec = event->ctx;
+    if (ec->kind == CUS_CONTEXT_OWNED || ec->device.handle != ctx->device.handle)
+        return CUS_FAIL(CUS_ERROR_CONTEXT_MISMATCH, NULL,
+                        "event of context %p (device %d) recorded for green context %p of "
+                        "device %d: the event must be of the device's primary context or of "
+                        "one of its green contexts",
+                        (void *)ec->handle, (int)ec->device.handle, (void *)ctx->handle,
+                        (int)ctx->device.handle);
+    CUS_NEED_ENTRY(cuGreenCtxRecordEvent);
+    CUresult r = cus_drv_.cuGreenCtxRecordEvent_(ctx->green, event->handle);
+    if (r)
+        return cus_context_driver_fail_(ctx, r, __func__, "cuGreenCtxRecordEvent");
+    return CUS_SUCCESS;
+}
+
+CUS_API cus_status cus_context_wait_event(cus_context *ctx, cus_event *event)
+{
+    CUS_API_ENTER();
+    CUS_CHECK_ARG(ctx && event);
+    CUS_TRY(green_event_args(ctx, event, __func__));
+    CUS_NEED_ENTRY(cuGreenCtxWaitEvent);
+    CUresult r = cus_drv_.cuGreenCtxWaitEvent_(ctx->green, event->handle);
+    if (r)
+        return cus_context_driver_fail_(ctx, r, __func__, "cuGreenCtxWaitEvent");
+    return CUS_SUCCESS;
+}

@@ -49,6 +49,7 @@
 
 #include "context.h"
 #include "device.h"
+#include "event.h"
 #include "status.h"
 
 #ifdef __cplusplus
@@ -120,6 +121,44 @@ CUS_API cus_status cus_context_sm_count(cus_context *ctx, unsigned int *count);
 /* A green context's CUgreenCtx; NULL for a NULL ctx or another kind. A plain
  * accessor: no driver call, never fails. */
 CUS_API CUgreenCtx cus_context_green_handle(const cus_context *ctx);
+
+/* Records in event all the work submitted to the green context ctx so far,
+ * on every one of its streams (cuGreenCtxRecordEvent): the event completes
+ * once all of it has; cus_event_synchronize, cus_event_query,
+ * cus_stream_wait_event and cus_context_wait_event then wait for or examine
+ * it. Work submitted to ctx later is not part of it. event must be of ctx,
+ * of another green context of the same device, or of the device's primary
+ * context: the driver requires "the same primary context". Needs no current
+ * context and switches none. Only a green context: any other kind is
+ * CUS_ERROR_INVALID_ARGUMENT, since the driver's context-wide record of
+ * other contexts (cuCtxRecordEvent) is a 12.5 call that cuscope does not
+ * wrap; record on a stream there (cus_event_record).
+ * Errors: CUS_ERROR_INVALID_ARGUMENT (NULL, a context that is not green),
+ * CUS_ERROR_CONTEXT_MISMATCH (an event of a context cuscope knows to be of
+ * another primary context: another device's, or one made by
+ * cus_context_create), a poisoned ctx's or event's status, the driver's
+ * (CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED while a stream of ctx captures,
+ * which invalidates that capture; CUDA_ERROR_INVALID_HANDLE for an event the
+ * driver finds of another primary context), CUS_ERROR_NOT_SUPPORTED before
+ * 12.4. Thread-safe as the driver makes it: not while another thread uses
+ * ctx (see the top). */
+CUS_API cus_status cus_context_record_event(cus_context *ctx, cus_event *event);
+
+/* Makes all work submitted to the green context ctx from now on, on any of
+ * its streams (those made later included), wait on the device for the work
+ * recorded in event (cuGreenCtxWaitEvent); the calling thread does not
+ * wait. event may be of any context, of any device; an event never recorded
+ * gives nothing to wait for. Only a green context, as for
+ * cus_context_record_event (any other kind: CUS_ERROR_INVALID_ARGUMENT; wait
+ * on a stream there, cus_stream_wait_event). Needs no current context and
+ * switches none.
+ * Errors: CUS_ERROR_INVALID_ARGUMENT (NULL, a context that is not green), a
+ * poisoned ctx's or event's status, the driver's
+ * (CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED when event was recorded in a
+ * capture still open or a stream of ctx captures, which invalidates the
+ * capture), CUS_ERROR_NOT_SUPPORTED before 12.4. Thread-safe as
+ * cus_context_record_event. */
+CUS_API cus_status cus_context_wait_event(cus_context *ctx, cus_event *event);
 
 #ifdef __cplusplus
 }

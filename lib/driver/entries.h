@@ -211,7 +211,8 @@
     X(cuMemExportToShareableHandle, cuMemExportToShareableHandle, 10020, OPTIONAL) \
     X(cuMemImportFromShareableHandle, cuMemImportFromShareableHandle, 10020, OPTIONAL)
 
-/* Green contexts (green.c, context.c, stream.c): 12.4, cuGreenCtxStreamCreate 12.5. OPTIONAL: an
+/* Green contexts (green.c, context.c, stream.c): 12.4, cuGreenCtxStreamCreate 12.5; their
+ * event calls (cuGreenCtxRecordEvent, cuGreenCtxWaitEvent) 12.4. OPTIONAL: an
  * older driver makes the feature CUS_ERROR_NOT_SUPPORTED, naming the version;
  * without cuGreenCtxStreamCreate (12.4), a green context's streams are made
  * with its context current (cuStreamCreateWithPriority), which the driver
@@ -224,7 +225,9 @@
     X(cuGreenCtxCreate, cuGreenCtxCreate, 12040, OPTIONAL)                     \
     X(cuGreenCtxDestroy, cuGreenCtxDestroy, 12040, OPTIONAL)                   \
     X(cuCtxFromGreenCtx, cuCtxFromGreenCtx, 12040, OPTIONAL)                   \
-    X(cuGreenCtxStreamCreate, cuGreenCtxStreamCreate, 12050, OPTIONAL)
+    X(cuGreenCtxStreamCreate, cuGreenCtxStreamCreate, 12050, OPTIONAL)         \
+    X(cuGreenCtxRecordEvent, cuGreenCtxRecordEvent, 12040, OPTIONAL)           \
+    X(cuGreenCtxWaitEvent, cuGreenCtxWaitEvent, 12040, OPTIONAL)
 
 /* Graph inspection and editing (graph_inspect.c). The edge entry points are
  * the 12.3 edge-data variants that cuda.h's names resolve to

@@ -29,6 +29,11 @@ struct CUctx_st {
     /* The green context whose context this is (cuCtxFromGreenCtx), or NULL:
      * made and destroyed with it (fake_green.c), never by cuCtxDestroy. */
     struct CUgreenCtx_st *green;
+    /* Its internal streams for context-wide records and waits, or NULL
+     * (fake_context_record_locked, fake_context_wait_locked; fake_stream.c);
+     * gate_pos: the gate stream's position of the latest wait. */
+    struct CUstream_st *record_stream, *gate_stream;
+    uint64_t gate_pos;
 };
 
 /* Resets a context's per-context state to the driver's defaults. */

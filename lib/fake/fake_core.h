@@ -398,7 +398,9 @@ enum { FAKE_UNCOUNTED = 1, FAKE_BEFORE_INIT = 2, FAKE_CAPTURE_UNSAFE = 4 };
     X(cuGreenCtxCreate, 12040, cuGreenCtxCreate, 0)                            \
     X(cuGreenCtxDestroy, 12040, cuGreenCtxDestroy, 0)                          \
     X(cuCtxFromGreenCtx, 12040, cuCtxFromGreenCtx, 0)                          \
-    X(cuGreenCtxStreamCreate, 12050, cuGreenCtxStreamCreate, 0)
+    X(cuGreenCtxStreamCreate, 12050, cuGreenCtxStreamCreate, 0)                \
+    X(cuGreenCtxRecordEvent, 12040, cuGreenCtxRecordEvent, 0)                  \
+    X(cuGreenCtxWaitEvent, 12040, cuGreenCtxWaitEvent, 0)
 #else
 #define FAKE_ENTRIES_GREEN_(X)
 #endif

@@ -185,8 +185,14 @@ CUresult fake_event_record_locked(struct CUevent_st *e, struct CUstream_st *s)
 {
     if (s->capture) /* a fork or join point, not an operation */
         return fake_capture_ops->record_locked(s, e);
+    return fake_event_record_after_locked(e, s, NULL, 0);
+}
+
+CUresult fake_event_record_after_locked(struct CUevent_st *e, struct CUstream_st *s,
+                                        const fake_dep *deps, size_t ndeps)
+{
     fake_op op = {.kind = FAKE_OP_RECORD, .u.record = {e, e->generation + 1}};
-    CUresult r = fake_stream_enqueue_locked(s, &op, NULL, 0);
+    CUresult r = fake_stream_enqueue_locked(s, &op, deps, ndeps);
     if (r != CUDA_SUCCESS)
         return r;
     e->capture_id = 0;

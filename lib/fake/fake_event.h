@@ -36,5 +36,9 @@ FAKE_HIDDEN CUresult fake_event_new_locked(struct CUctx_st *c, unsigned int flag
 /* Records e on s as cuEventRecord does, both checked and of one context
  * (for the programmatic event of a launch, fake_module_launch.c). */
 FAKE_HIDDEN CUresult fake_event_record_locked(struct CUevent_st *e, struct CUstream_st *s);
+/* The same on a stream that does not capture, once deps (ndeps of them) are
+ * met too (a green context's record, fake_green.c). */
+FAKE_HIDDEN CUresult fake_event_record_after_locked(struct CUevent_st *e, struct CUstream_st *s,
+                                                    const fake_dep *deps, size_t ndeps);
 
 #endif

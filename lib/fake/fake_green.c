@@ -14,7 +14,15 @@
  *     context like any other in the stack emulation, and owns what is made
  *     in it;
  *   - cuGreenCtxStreamCreate requires CU_STREAM_NON_BLOCKING and ignores the
- *     current context.
+ *     current context;
+ *   - cuGreenCtxRecordEvent captures the work of all the green context's
+ *     streams at the call, with an event of the same primary context
+ *     (else CUDA_ERROR_INVALID_HANDLE); cuGreenCtxWaitEvent makes all later
+ *     work of the green context wait for an event of any context; both
+ *     refuse a green context with a capturing stream
+ *     (CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, the capture invalidated), the
+ *     wait an event of an open capture too; neither uses the current
+ *     context (fake_stream.c keeps the context's record and gate streams).
  * Not probed on a GPU, so the fake's guesses (each marked "guess" below):
  * the error codes of the cases the documentation does not name, the device
  * resource's co-scheduling alignment (2, a TPC), and what
@@ -24,7 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fake_stream.h"
+#include "fake_event.h"
 
 static unsigned int device_sm_count(CUdevice dev)
 {
@@ -349,6 +357,86 @@ CUresult CUDAAPI fake_cuGreenCtxStreamCreate(CUstream *phStream, CUgreenCtx gree
     if (g->ctx->sticky != CUDA_SUCCESS)
         return fake_leave(g->ctx->sticky);
     return fake_leave(fake_stream_create_in_locked(g->ctx, phStream, flags, priority));
+}
+
+/* An event of "the same primary context" as g (cuda.h: otherwise
+ * CUDA_ERROR_INVALID_HANDLE): of the device's primary context or of one of
+ * its green contexts, which all retain it. Which of these the driver takes
+ * is a guess: the documentation names the rule only. */
+static bool same_primary(const struct CUgreenCtx_st *g, const struct CUevent_st *e)
+{
+    const struct CUctx_st *c = e->ctx;
+    return c->device == g->device &&
+           (c->green || c->h.kind == CUS_FAKE_HANDLE_PRIMARY_CONTEXT);
+}
+
+/* Both calls: the green context (a destroyed one answers
+ * CUDA_ERROR_INVALID_CONTEXT, a guess, as for cuGreenCtxStreamCreate), then
+ * the event, then the context's poison, then its captures: a stream of it
+ * in capture mode refuses the call and has its capture invalidated
+ * (documented). */
+static CUresult green_event_args_locked(CUgreenCtx hCtx, CUevent hEvent,
+                                        struct CUgreenCtx_st **g, struct CUevent_st **e)
+{
+    CUresult r = green_arg_locked(hCtx, CUDA_ERROR_INVALID_CONTEXT, g);
+    if (r == CUDA_SUCCESS)
+        r = fake_event_arg_locked(hEvent, e);
+    if (r == CUDA_SUCCESS && (*g)->ctx->sticky != CUDA_SUCCESS)
+        r = (*g)->ctx->sticky;
+    if (r == CUDA_SUCCESS)
+        r = fake_context_capture_check_locked((*g)->ctx);
+    return r;
+}
+
+/* The event takes the position of a record on the green context's record
+ * stream that follows the work every stream of it had queued: it completes
+ * once all of that has, and later work is not part of it. */
+CUresult CUDAAPI fake_cuGreenCtxRecordEvent(CUgreenCtx hCtx, CUevent hEvent)
+{
+    FAKE_ENTER(cuGreenCtxRecordEvent);
+    struct CUgreenCtx_st *g = NULL;
+    struct CUevent_st *e = NULL;
+    CUresult r = green_event_args_locked(hCtx, hEvent, &g, &e);
+    if (r != CUDA_SUCCESS)
+        return fake_leave(r);
+    if (!same_primary(g, e))
+        return fake_leave(CUDA_ERROR_INVALID_HANDLE);
+    struct CUstream_st *rs = NULL;
+    fake_dep *deps = NULL;
+    size_t n = 0;
+    r = fake_context_record_locked(g->ctx, &rs, &deps, &n);
+    if (r == CUDA_SUCCESS)
+        r = fake_event_record_after_locked(e, rs, deps, n);
+    free(deps);
+    return fake_leave(r);
+}
+
+/* Every stream of the green context, and each one made in it later, waits
+ * for the event's latest record; the event may be of any context or
+ * device. */
+CUresult CUDAAPI fake_cuGreenCtxWaitEvent(CUgreenCtx hCtx, CUevent hEvent)
+{
+    FAKE_ENTER(cuGreenCtxWaitEvent);
+    struct CUgreenCtx_st *g = NULL;
+    struct CUevent_st *e = NULL;
+    CUresult r = green_event_args_locked(hCtx, hEvent, &g, &e);
+    if (r != CUDA_SUCCESS)
+        return fake_leave(r);
+    if (e->capture_id) {
+        /* An event of an open capture: refused, and the capture invalidated
+         * (documented), which is what the capture code does to a wait of the
+         * context's legacy stream, which can take part in no capture. An
+         * event of a capture that ended answers as for cuStreamWaitEvent. */
+        struct CUstream_st *legacy = fake_default_stream_locked(g->ctx);
+        if (!legacy)
+            return fake_leave(CUDA_ERROR_OUT_OF_MEMORY);
+        bool handled = false;
+        r = fake_capture_ops->wait_locked(legacy, e, 0, &handled);
+        return fake_leave(handled ? r : CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+    }
+    if (!e->recorded || e->stream->executed >= e->pos)
+        return fake_leave(CUDA_SUCCESS);
+    return fake_leave(fake_context_wait_locked(g->ctx, (fake_dep){e->stream, e->pos}));
 }
 
 #endif /* FAKE_HAVE_GREEN_ENTRIES */

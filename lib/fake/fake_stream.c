@@ -121,15 +121,61 @@ static void pending_update_locked(struct CUstream_st *s)
     s->pending_listed = want;
 }
 
+/* A WAIT operation for (stream, pos), not yet queued; NULL when out of memory. */
+static fake_op *wait_op_new(struct CUstream_st *stream, uint64_t pos)
+{
+    fake_op *op = calloc(1, sizeof *op + sizeof op->deps[0]);
+    if (!op)
+        return NULL;
+    op->kind = FAKE_OP_WAIT;
+    op->call = fake_g.current_call;
+    op->deps[0] = (fake_dep){stream, pos};
+    op->ndeps = 1;
+    return op;
+}
+
+/* Queues op on s as it is: no legacy-stream dependencies, no capture. */
+static void append_locked(struct CUstream_st *s, fake_op *op)
+{
+    op->stream = s;
+    op->seq = ++next_seq;
+    if (s->tail)
+        s->tail->next = op;
+    else
+        s->head = op;
+    s->tail = op;
+    s->enqueued++;
+    pending_update_locked(s);
+}
+
+/* A stream made in c after a context-wide wait (fake_context_wait_locked)
+ * waits for it too: *gate is the WAIT to queue on it first, or NULL when
+ * there is nothing to wait for. Made before the stream, so that an
+ * allocation failure leaves nothing behind. */
+static CUresult gate_op_locked(struct CUctx_st *c, fake_op **gate)
+{
+    *gate = NULL;
+    struct CUstream_st *g = c->gate_stream;
+    if (!g || g->executed >= c->gate_pos)
+        return CUDA_SUCCESS;
+    *gate = wait_op_new(g, c->gate_pos);
+    return *gate ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
 struct CUstream_st *fake_default_stream_locked(struct CUctx_st *c)
 {
     if (c->default_stream)
         return c->default_stream;
     if (!reserve_stream_slot_locked())
         return NULL;
-    struct CUstream_st *s = calloc(1, sizeof *s);
-    if (!s)
+    fake_op *gate = NULL;
+    if (gate_op_locked(c, &gate) != CUDA_SUCCESS)
         return NULL;
+    struct CUstream_st *s = calloc(1, sizeof *s);
+    if (!s) {
+        free(gate);
+        return NULL;
+    }
     /* Not registered: no handle value names it, and it is never counted. */
     s->h.kind = CUS_FAKE_HANDLE_STREAM;
     s->h.state = FAKE_LIVE;
@@ -137,6 +183,8 @@ struct CUstream_st *fake_default_stream_locked(struct CUctx_st *c)
     s->is_default = true;
     streams[stream_count++] = s;
     c->default_stream = s;
+    if (gate)
+        append_locked(s, gate);
     return s;
 }
 
@@ -155,15 +203,22 @@ struct CUstream_st *fake_per_thread_stream_locked(struct CUctx_st *c, bool creat
             return streams[i];
     if (!create || !reserve_stream_slot_locked())
         return NULL;
-    struct CUstream_st *s = calloc(1, sizeof *s);
-    if (!s)
+    fake_op *gate = NULL;
+    if (gate_op_locked(c, &gate) != CUDA_SUCCESS)
         return NULL;
+    struct CUstream_st *s = calloc(1, sizeof *s);
+    if (!s) {
+        free(gate);
+        return NULL;
+    }
     s->h.kind = CUS_FAKE_HANDLE_STREAM;
     s->h.state = FAKE_LIVE;
     s->ctx = c;
     s->per_thread = true;
     s->owner = tls_thread_number;
     streams[stream_count++] = s;
+    if (gate)
+        append_locked(s, gate);
     return s;
 }
 
@@ -190,7 +245,7 @@ static void stream_reset_locked(const cus_fake_config *cfg)
     (void)cfg;
     for (size_t i = 0; i < stream_count; i++) {
         free_queue(streams[i]->head);
-        if (streams[i]->is_default || streams[i]->per_thread)
+        if (streams[i]->is_default || streams[i]->per_thread || streams[i]->internal)
             free(streams[i]); /* the registry frees the others */
     }
     free(streams);
@@ -607,7 +662,7 @@ void fake_context_teardown_locked(struct CUctx_st *c)
     unsigned long ticket = ++teardown_tickets;
     for (size_t i = 0; i < stream_count; i++) {
         struct CUstream_st *s = streams[i];
-        if (s->ctx == c && !s->is_default && !s->per_thread && !s->torn_down)
+        if (s->ctx == c && !s->is_default && !s->per_thread && !s->internal && !s->torn_down)
             s->doomed = ticket;
     }
     fake_areas_doom_locked(c, ticket);
@@ -706,15 +761,122 @@ CUresult fake_stream_create_in_locked(struct CUctx_st *c, CUstream *phStream, un
 {
     if (!reserve_stream_slot_locked())
         return CUDA_ERROR_OUT_OF_MEMORY;
-    struct CUstream_st *s = fake_handle_new_locked(CUS_FAKE_HANDLE_STREAM, sizeof *s, 0);
-    if (!s)
+    fake_op *gate = NULL;
+    if (gate_op_locked(c, &gate) != CUDA_SUCCESS)
         return CUDA_ERROR_OUT_OF_MEMORY;
+    struct CUstream_st *s = fake_handle_new_locked(CUS_FAKE_HANDLE_STREAM, sizeof *s, 0);
+    if (!s) {
+        free(gate);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
     s->ctx = c;
     s->flags = flags;
     /* Clamped to the range cuCtxGetStreamPriorityRange reports, [-5, 0]. */
     s->priority = priority < -5 ? -5 : priority > 0 ? 0 : priority;
     streams[stream_count++] = s;
+    if (gate)
+        append_locked(s, gate);
     *phStream = s;
+    return CUDA_SUCCESS;
+}
+
+/* --- context-wide records and waits (green contexts) ------------------------------------------- */
+
+/* One of c's internal streams, made on first use: non-blocking, so that the
+ * legacy stream's implicit ordering never involves it. */
+static struct CUstream_st *internal_stream_locked(struct CUctx_st *c, struct CUstream_st **slot)
+{
+    if (*slot)
+        return *slot;
+    if (!reserve_stream_slot_locked())
+        return NULL;
+    struct CUstream_st *s = calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    s->h.kind = CUS_FAKE_HANDLE_STREAM;
+    s->h.state = FAKE_LIVE;
+    s->ctx = c;
+    s->flags = CU_STREAM_NON_BLOCKING;
+    s->internal = true;
+    streams[stream_count++] = s;
+    *slot = s;
+    return s;
+}
+
+/* The streams of c that work can still be queued on. */
+static bool usable_in(const struct CUstream_st *s, const struct CUctx_st *c)
+{
+    return s->ctx == c && !s->torn_down && s->h.state == FAKE_LIVE;
+}
+
+CUresult fake_context_capture_check_locked(struct CUctx_st *c)
+{
+    CUresult r = CUDA_SUCCESS;
+    for (size_t i = 0; i < stream_count; i++)
+        if (usable_in(streams[i], c) && streams[i]->capture &&
+            fake_capture_ops->sync_check_locked(streams[i]) != CUDA_SUCCESS)
+            r = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED; /* each one invalidated */
+    return r;
+}
+
+CUresult fake_context_record_locked(struct CUctx_st *c, struct CUstream_st **stream,
+                                    fake_dep **deps, size_t *n)
+{
+    struct CUstream_st *rs = internal_stream_locked(c, &c->record_stream);
+    if (!rs)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    size_t count = 0;
+    for (size_t i = 0; i < stream_count; i++)
+        if (streams[i] != rs && usable_in(streams[i], c) &&
+            streams[i]->executed < streams[i]->enqueued)
+            count++;
+    fake_dep *d = calloc(count ? count : 1, sizeof *d);
+    if (!d)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    size_t k = 0;
+    for (size_t i = 0; i < stream_count; i++)
+        if (streams[i] != rs && usable_in(streams[i], c) &&
+            streams[i]->executed < streams[i]->enqueued)
+            d[k++] = (fake_dep){streams[i], streams[i]->enqueued};
+    *stream = rs;
+    *deps = d;
+    *n = k;
+    return CUDA_SUCCESS;
+}
+
+CUresult fake_context_wait_locked(struct CUctx_st *c, fake_dep d)
+{
+    struct CUstream_st *g = internal_stream_locked(c, &c->gate_stream);
+    if (!g)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    /* Every operation first: nothing is queued unless all can be. */
+    size_t count = 1;
+    for (size_t i = 0; i < stream_count; i++)
+        if (streams[i] != g && usable_in(streams[i], c))
+            count++;
+    fake_op **ops = calloc(count, sizeof *ops);
+    if (!ops)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    uint64_t pos = g->enqueued + 1;
+    ops[0] = wait_op_new(d.stream, d.pos);
+    for (size_t i = 0, k = 1; i < stream_count; i++)
+        if (streams[i] != g && usable_in(streams[i], c))
+            ops[k++] = wait_op_new(g, pos);
+    bool ok = true;
+    for (size_t k = 0; k < count; k++)
+        ok = ok && ops[k];
+    if (!ok) {
+        for (size_t k = 0; k < count; k++)
+            free(ops[k]);
+        free(ops);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    append_locked(g, ops[0]);
+    c->gate_pos = pos;
+    for (size_t i = 0, k = 1; i < stream_count; i++)
+        if (streams[i] != g && usable_in(streams[i], c))
+            append_locked(streams[i], ops[k++]);
+    free(ops);
     return CUDA_SUCCESS;
 }
 

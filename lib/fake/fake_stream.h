@@ -92,6 +92,10 @@ struct CUstream_st {
      * until the next install. */
     bool per_thread;
     unsigned long owner;
+    /* One of a context's own streams (fake_context_record_locked,
+     * fake_context_wait_locked): made on first use, never registered, kept
+     * until the next install, like the default ones. */
+    bool internal;
     bool ctx_destroyed; /* destroyed with its context rather than by cuStreamDestroy */
     bool torn_down;     /* its context's teardown took it */
     bool busy;          /* an operation is executing (maybe with the lock released) */
@@ -146,6 +150,25 @@ FAKE_HIDDEN void fake_stream_run_to_locked(struct CUstream_st *s, uint64_t pos);
  * target on entry; CUDA_ERROR_NOT_READY otherwise, after running what the
  * query mode says. May release the lock. */
 FAKE_HIDDEN CUresult fake_stream_query_locked(struct CUstream_st *s, uint64_t target);
+
+/* Context-wide records and waits (cuGreenCtxRecordEvent, cuGreenCtxWaitEvent,
+ * fake_green.c). A context has two internal streams for them, made on first
+ * use: the record stream, on which a context-wide record queues its RECORD
+ * operation after the work every stream of c had queued, and the gate
+ * stream, which holds only the context-wide waits, so that a stream made in
+ * c later waits for them too (and not for any record).
+ *   fake_context_capture_check_locked: CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED
+ *     if a stream of c captures (each such capture is invalidated), else
+ *     CUDA_SUCCESS;
+ *   fake_context_record_locked: the record stream, with *deps (n of them, a
+ *     new array the caller frees) on every stream of c with work queued;
+ *     CUDA_ERROR_OUT_OF_MEMORY;
+ *   fake_context_wait_locked: every stream of c (those made later too) waits
+ *     for d; CUDA_ERROR_OUT_OF_MEMORY, having queued nothing. */
+FAKE_HIDDEN CUresult fake_context_capture_check_locked(struct CUctx_st *c);
+FAKE_HIDDEN CUresult fake_context_record_locked(struct CUctx_st *c, struct CUstream_st **stream,
+                                                fake_dep **deps, size_t *n);
+FAKE_HIDDEN CUresult fake_context_wait_locked(struct CUctx_st *c, fake_dep d);
 
 /* Runs every operation of c's streams queued before the call (all contexts'
  * for NULL). May release the lock. */
