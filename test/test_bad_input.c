@@ -1400,6 +1400,14 @@ static int nc_cus_context_green_handle(void)
 {
     return cus_context_green_handle(NULL) ? -1 : 0;
 }
+static int nc_cus_context_record_event(void)
+{
+    return cus_context_record_event(NULL, NULL);
+}
+static int nc_cus_context_wait_event(void)
+{
+    return cus_context_wait_event(NULL, NULL);
+}
 /* link.h */
 static int nc_cus_linker_create(void)
 {
@@ -1991,6 +1999,8 @@ static const null_entry null_entries[] = {
     {"green.h", "cus_context_sm_resource", nc_cus_context_sm_resource, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
     {"green.h", "cus_context_sm_count", nc_cus_context_sm_count, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
     {"green.h", "cus_context_green_handle", nc_cus_context_green_handle, 0, 0, "returns NULL"},
+    {"green.h", "cus_context_record_event", nc_cus_context_record_event, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"green.h", "cus_context_wait_event", nc_cus_context_wait_event, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
     {"raw.h", "cus_driver_mem_free", nc_cus_driver_mem_free, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
     {"raw.h", "cus_driver_mem_release", nc_cus_driver_mem_release, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
     {"raw.h", "cus_raw_mem_free", nc_cus_raw_mem_free, 0, 0, "ignores 0"},

@@ -4,7 +4,10 @@
  * refusals explained), green contexts as cus_contexts (the stack, guards,
  * streams, events, buffers, modules and a launch that sees only the green
  * context's SMs), any release order, every driver call failed in turn, and
- * drivers without the 12.4 entry points. */
+ * drivers without the 12.4 entry points; context-wide event records and
+ * waits (what a record takes, a wait holding back streams made after it,
+ * the primary-context rule, captures refused, faults, missing entries). */
+#include <stdatomic.h>
 #include <stdio.h>
 
 #include <cuscope/cuscope.h>
@@ -360,6 +363,236 @@ static void test_kernel_sees_the_green_sms(void **state)
 }
 #endif
 
+/* --- context-wide events (cus_context_record_event, cus_context_wait_event) ---------------- */
+
+static uint32_t read_u32(cus_buffer *b)
+{
+    uint32_t v = 0;
+    assert_ok(cus_copy_to_host(&v, b, 0, sizeof v));
+    return v;
+}
+
+/* A record takes the work every stream of the green context queued before
+ * it, none queued after; the event completes once all of it ran. */
+static void test_context_record_event(void **state)
+{
+    (void)state;
+    CUdevResource groups[2], rest;
+    CUdevResource res = device_sms();
+    unsigned int n = 2;
+    assert_ok(cus_sm_resource_split(&res, 16, 0, groups, &n, &rest));
+    cus_autoptr(cus_context) g = new_green(&groups[0]);
+    cus_autoptr(cus_stream) s1 = new_stream(g, 0);
+    cus_autoptr(cus_stream) s2 = new_stream(g, 0);
+    cus_autoptr(cus_buffer) a = NULL;
+    cus_autoptr(cus_buffer) b = NULL;
+    assert_ok(cus_buffer_alloc(g, 4, &a));
+    assert_ok(cus_buffer_alloc(g, 4, &b));
+    assert_ok(cus_buffer_fill_u32_async(a, 0, 11, 1, s1));
+    assert_ok(cus_buffer_fill_u32_async(b, 0, 22, 1, s2));
+    cus_autoptr(cus_event) e = new_event(g, CU_EVENT_DISABLE_TIMING);
+    unsigned long calls = cus_fake_call_count();
+    stack_snap before = snap();
+    assert_ok(cus_context_record_event(g, e));
+    /* One call, no switch. */
+    assert_calls_since(calls, "cuGreenCtxRecordEvent");
+    assert_stack_unchanged(before);
+    /* Work after the record is not part of it. */
+    assert_ok(cus_buffer_fill_u32_async(a, 0, 33, 1, s1));
+    bool done = true;
+    cus_fake_set_query_mode(CUS_FAKE_QUERY_NONE);
+    assert_ok(cus_event_query(e, &done));
+    assert_false(done);
+    cus_fake_set_query_mode(CUS_FAKE_QUERY_STEP);
+    assert_ok(cus_event_synchronize(e));
+    assert_int_equal(cus_fake_stream_pending(cus_stream_handle(s1)), 1);
+    assert_int_equal(cus_fake_stream_pending(cus_stream_handle(s2)), 0);
+    assert_ok(cus_event_query(e, &done));
+    assert_true(done);
+    assert_int_equal(read_u32(b), 22);
+    assert_ok(cus_stream_synchronize(s1));
+    assert_int_equal(read_u32(a), 33);
+
+    /* An event of the device's primary context, or of another green context
+     * of the device, will do: "the same primary context". */
+    cus_autoptr(cus_context) p = new_primary();
+    cus_autoptr(cus_event) pe = new_event(p, 0);
+    assert_ok(cus_context_record_event(g, pe));
+    assert_ok(cus_event_synchronize(pe));
+    cus_autoptr(cus_context) g2 = new_green(&groups[1]);
+    cus_autoptr(cus_event) e2 = new_event(g2, 0);
+    assert_ok(cus_context_record_event(g, e2));
+    /* A green context with no stream: the record waits for nothing. */
+    assert_ok(cus_context_record_event(g2, e2));
+    assert_ok(cus_event_synchronize(e2));
+    assert_int_equal(cus_fake_stream_pending(cus_stream_handle(s1)), 0);
+}
+
+/* Host functions that leave a trace: the producer's sets the flag, each
+ * consumer's copies what it sees. */
+static atomic_int produced;
+static void produce(void *arg)
+{
+    (void)arg;
+    atomic_store(&produced, 1);
+}
+static void consume(void *arg)
+{
+    *(int *)arg = atomic_load(&produced);
+}
+
+/* A wait holds back every stream of the green context, those made after it
+ * included, until the event's work ran; the event may be of any context. */
+static void test_context_wait_event(void **state)
+{
+    (void)state;
+    CUdevResource groups[2], rest;
+    CUdevResource res = device_sms();
+    unsigned int n = 2;
+    assert_ok(cus_sm_resource_split(&res, 16, 0, groups, &n, &rest));
+    cus_autoptr(cus_context) producer = new_green(&groups[0]);
+    cus_autoptr(cus_context) consumer = new_green(&groups[1]);
+    cus_autoptr(cus_stream) ps = new_stream(producer, 0);
+    cus_autoptr(cus_stream) early = new_stream(consumer, 0);
+    atomic_store(&produced, 0);
+    assert_ok(cus_stream_launch_host_fn(ps, produce, NULL));
+    cus_autoptr(cus_event) e = new_event(producer, CU_EVENT_DISABLE_TIMING);
+    assert_ok(cus_context_record_event(producer, e));
+    unsigned long calls = cus_fake_call_count();
+    stack_snap before = snap();
+    assert_ok(cus_context_wait_event(consumer, e));
+    assert_calls_since(calls, "cuGreenCtxWaitEvent");
+    assert_stack_unchanged(before);
+    /* A stream made after the wait waits too. */
+    cus_autoptr(cus_stream) late = new_stream(consumer, 0);
+    int seen[2] = {-1, -1};
+    assert_ok(cus_stream_launch_host_fn(late, consume, &seen[1]));
+    assert_ok(cus_stream_launch_host_fn(early, consume, &seen[0]));
+    assert_ok(cus_stream_synchronize(late));
+    assert_int_equal(seen[1], 1);
+    assert_ok(cus_stream_synchronize(early));
+    assert_int_equal(seen[0], 1);
+    /* Without the wait, nothing holds a consumer back. */
+    atomic_store(&produced, 0);
+    assert_ok(cus_stream_launch_host_fn(ps, produce, NULL));
+    assert_ok(cus_stream_launch_host_fn(early, consume, &seen[0]));
+    assert_ok(cus_stream_synchronize(early));
+    assert_int_equal(seen[0], 0);
+    assert_ok(cus_stream_synchronize(ps));
+    /* An event of another context (a created one) may be waited for; one
+     * never recorded, or complete, gives nothing to wait for. */
+    cus_autoptr(cus_context) other = new_ctx();
+    cus_autoptr(cus_event) idle = new_event(other, 0);
+    assert_ok(cus_context_wait_event(consumer, idle));
+    assert_ok(cus_context_wait_event(consumer, e));
+    assert_int_equal(cus_fake_stream_pending(cus_stream_handle(early)), 0);
+    assert_int_equal(cus_fake_stream_pending(cus_stream_handle(late)), 0);
+}
+
+static void test_context_events_bad_input(void **state)
+{
+    (void)state;
+    CUdevResource group, rest;
+    split_one(16, &group, &rest);
+    cus_autoptr(cus_context) g = new_green(&group);
+    cus_autoptr(cus_context) p = new_primary();
+    cus_autoptr(cus_context) owned = new_ctx();
+    cus_autoptr(cus_event) pe = new_event(p, 0);
+    cus_autoptr(cus_event) oe = new_event(owned, 0);
+    unsigned long calls = cus_fake_call_count();
+    assert_status(cus_context_record_event(NULL, pe), CUS_ERROR_INVALID_ARGUMENT);
+    assert_status(cus_context_record_event(g, NULL), CUS_ERROR_INVALID_ARGUMENT);
+    assert_status(cus_context_wait_event(NULL, pe), CUS_ERROR_INVALID_ARGUMENT);
+    assert_status(cus_context_wait_event(g, NULL), CUS_ERROR_INVALID_ARGUMENT);
+    /* Not a green context: primary, created. */
+    assert_status(cus_context_record_event(p, pe), CUS_ERROR_INVALID_ARGUMENT);
+    assert_contains(cus_last_error_message(), "not a green context");
+    assert_status(cus_context_wait_event(owned, pe), CUS_ERROR_INVALID_ARGUMENT);
+    assert_contains(cus_last_error_message(), "cus_stream_wait_event");
+    /* An event of another primary context. */
+    assert_status(cus_context_record_event(g, oe), CUS_ERROR_CONTEXT_MISMATCH);
+    assert_contains(cus_last_error_message(), "primary context");
+    assert_no_calls_since(calls);
+    /* What cuscope lets through, the fake refuses as the driver does. */
+    PFN_cuGreenCtxRecordEvent_v12040 record =
+        RAW_FN(PFN_cuGreenCtxRecordEvent_v12040, "cuGreenCtxRecordEvent", 12040);
+    assert_int_equal(record(cus_context_green_handle(g), cus_event_handle(oe)),
+                     CUDA_ERROR_INVALID_HANDLE);
+}
+
+/* cuda.h: a green context with a capturing stream refuses both calls and the
+ * capture is invalidated; so does a wait for an event of an open capture. */
+static void test_context_events_and_captures(void **state)
+{
+    (void)state;
+    CUdevResource group, rest;
+    split_one(16, &group, &rest);
+    cus_autoptr(cus_context) g = new_green(&group);
+    cus_autoptr(cus_stream) s = new_stream(g, 0);
+    cus_autoptr(cus_event) e = new_event(g, 0);
+    for (int wait = 0; wait < 2; wait++) {
+        cus_capture_guard cap = cus_capture_begin(s, CU_STREAM_CAPTURE_MODE_RELAXED);
+        assert_ok(cap.status);
+        assert_status(wait ? cus_context_wait_event(g, e) : cus_context_record_event(g, e),
+                      CU(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED));
+        cus_graph *graph = NULL;
+        assert_status(cus_capture_end(&cap, &graph), CU(CUDA_ERROR_STREAM_CAPTURE_INVALIDATED));
+        assert_null(graph);
+    }
+    /* An event recorded in an open capture of another context. */
+    cus_autoptr(cus_context) p = new_primary();
+    cus_autoptr(cus_stream) ps = new_stream(p, CU_STREAM_NON_BLOCKING);
+    cus_autoptr(cus_event) ce = new_event(p, 0);
+    cus_capture_guard cap = cus_capture_begin(ps, CU_STREAM_CAPTURE_MODE_RELAXED);
+    assert_ok(cap.status);
+    assert_ok(cus_event_record(ce, ps));
+    assert_status(cus_context_wait_event(g, ce), CU(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED));
+    cus_graph *graph = NULL;
+    assert_status(cus_capture_end(&cap, &graph), CU(CUDA_ERROR_STREAM_CAPTURE_INVALIDATED));
+    assert_null(graph);
+    assert_int_equal(cus_fake_stream_pending(cus_stream_handle(s)), 0);
+}
+
+/* Each driver call failed; a driver that lacks the entry points. */
+static void test_context_events_failures(void **state)
+{
+    (void)state;
+    CUdevResource group, rest;
+    split_one(16, &group, &rest);
+    cus_autoptr(cus_context) g = new_green(&group);
+    cus_autoptr(cus_stream) s = new_stream(g, 0);
+    cus_autoptr(cus_event) e = new_event(g, 0);
+    assert_fault_surfaces("cuGreenCtxRecordEvent", cus_context_record_event(g, e));
+    assert_string_equal(cus_last_error()->driver_call, "cuGreenCtxRecordEvent");
+    assert_string_equal(cus_last_error()->function, "cus_context_record_event");
+    assert_ok(cus_context_record_event(g, e));
+    assert_fault_surfaces("cuGreenCtxWaitEvent", cus_context_wait_event(g, e));
+    assert_string_equal(cus_last_error()->driver_call, "cuGreenCtxWaitEvent");
+    /* A failure is not sticky: the context stays usable. */
+    assert_ok(cus_context_wait_event(g, e));
+}
+
+/* A driver without the two entry points (12.4 has them; a driver that
+ * resolves green contexts without them is hypothetical, but the calls are
+ * optional each): CUS_ERROR_NOT_SUPPORTED naming the call and 12.4. */
+static void test_context_events_without_entries(void **state)
+{
+    (void)state;
+    assert_ok(cus_fake_hide_entry("cuGreenCtxRecordEvent"));
+    assert_ok(cus_fake_hide_entry("cuGreenCtxWaitEvent"));
+    CUdevResource group, rest;
+    split_one(16, &group, &rest);
+    cus_autoptr(cus_context) g = new_green(&group);
+    cus_autoptr(cus_event) e = new_event(g, 0);
+    unsigned long calls = cus_fake_call_count();
+    assert_status(cus_context_record_event(g, e), CUS_ERROR_NOT_SUPPORTED);
+    assert_contains(cus_last_error_message(), "cuGreenCtxRecordEvent");
+    assert_contains(cus_last_error_message(), "12.4");
+    assert_status(cus_context_wait_event(g, e), CUS_ERROR_NOT_SUPPORTED);
+    assert_contains(cus_last_error_message(), "cuGreenCtxWaitEvent");
+    assert_no_calls_since(calls);
+}
+
 static void test_every_driver_call_failed_in_turn(void **state)
 {
     (void)state;
@@ -471,6 +704,12 @@ int main(void)
 #ifdef CUS_TEST_HAVE_KERNELS
         ENV_TEST(test_kernel_sees_the_green_sms),
 #endif
+        ENV_TEST(test_context_record_event),
+        ENV_TEST(test_context_wait_event),
+        ENV_TEST(test_context_events_bad_input),
+        ENV_TEST(test_context_events_and_captures),
+        ENV_TEST(test_context_events_failures),
+        ENV_TEST(test_context_events_without_entries),
         ENV_TEST(test_every_driver_call_failed_in_turn),
         ENV_TEST(test_null_arguments),
         ENV_TEST(test_driver_without_green_entries),

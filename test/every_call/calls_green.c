@@ -70,6 +70,29 @@ static cus_status c_stream_create_green(world *w)
     EC_RETURN_OUT(cus_stream_create(g, 0, 0, &s), s != NULL);
 }
 
+/* An event of a green context of its own, recorded for it (the green
+ * context has no stream: the record waits for nothing), then waited for. */
+static cus_status c_context_record_event(world *w)
+{
+    cus_autoptr(cus_context) g = NULL;
+    CUS_TRY(green16(w, &g));
+    cus_autoptr(cus_event) e = NULL;
+    CUS_TRY(cus_event_create(g, CU_EVENT_DISABLE_TIMING, &e));
+    CUS_TRY(cus_context_record_event(g, e));
+    return cus_event_synchronize(e);
+}
+
+/* A green context of its own waits for an event recorded for it. */
+static cus_status c_context_wait_event(world *w)
+{
+    cus_autoptr(cus_context) g = NULL;
+    CUS_TRY(green16(w, &g));
+    cus_autoptr(cus_event) e = NULL;
+    CUS_TRY(cus_event_create(g, CU_EVENT_DISABLE_TIMING, &e));
+    CUS_TRY(cus_context_record_event(g, e));
+    return cus_context_wait_event(g, e);
+}
+
 #define OWN_OBJECTS "touches no object of the world's context"
 
 const every_call every_calls_green[] = {
@@ -82,5 +105,12 @@ const every_call every_calls_green[] = {
     {"cus_context_sm_count", c_context_sm_count, 0, NULL, NULL},
     {"cus_stream_create", c_stream_create_green, EC_NOT_POISONED | EC_RELEASE_LEAVES_2,
      "on a green context of its own: " OWN_OBJECTS, NULL},
+    {"cus_context_record_event", c_context_record_event,
+     EC_NOT_POISONED | EC_RELEASE_LEAVES_2 | EC_NO_OWN_SWITCH,
+     "on a green context of its own, with an event of it (no switch: the calls name the green "
+     "context): " OWN_OBJECTS, NULL},
+    {"cus_context_wait_event", c_context_wait_event,
+     EC_NOT_POISONED | EC_RELEASE_LEAVES_2 | EC_NO_OWN_SWITCH,
+     "on a green context of its own, with an event of it (no switch): " OWN_OBJECTS, NULL},
     {NULL, NULL, 0, NULL, NULL},
 };

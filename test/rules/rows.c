@@ -1527,6 +1527,39 @@ CALL(cuGreenCtxStreamCreate, 12050)
         (void)drv.cuStreamDestroy_4000(s);
     return green_end(g, r);
 }
+
+/* An event of the green context's own context (made with it pushed, the
+ * thread's stack as it was after), recorded for the green context: its
+ * streams have no work, so the record completes at once. */
+CALL(cuGreenCtxRecordEvent, 12040)
+{
+    CUgreenCtx g = NULL;
+    CUcontext c = NULL, popped = NULL;
+    CUevent e = NULL;
+    CUresult r = green_make(a->dev, &g);
+    if (r != CUDA_SUCCESS)
+        return r;
+    if ((r = drv.cuCtxFromGreenCtx_12040(&c, g)) != CUDA_SUCCESS)
+        return green_end(g, r);
+    if ((r = drv.cuCtxPushCurrent_4000(c)) != CUDA_SUCCESS)
+        return green_end(g, r);
+    r = drv.cuEventCreate_2000(&e, CU_EVENT_DISABLE_TIMING);
+    (void)drv.cuCtxPopCurrent_4000(&popped);
+    if (r != CUDA_SUCCESS)
+        return green_end(g, r);
+    r = drv.cuGreenCtxRecordEvent_12040(g, e);
+    (void)drv.cuEventDestroy_4000(e);
+    return green_end(g, r);
+}
+
+/* The green context waits for the fixture's first event (of context A: a
+ * wait takes an event of any context). */
+CALL(cuGreenCtxWaitEvent, 12040)
+{
+    CUgreenCtx g = NULL;
+    CUresult r = green_make(a->dev, &g);
+    return r == CUDA_SUCCESS ? green_end(g, drv.cuGreenCtxWaitEvent_12040(g, a->event)) : r;
+}
 #endif
 
 /* --- TMA tensor maps: a 64 x 16 float map of the fixture's buffer ------------------------ */

@@ -525,7 +525,9 @@ typedef CUresult (*rules_call_fn)(const rules_args *a, rules_out *o);
     R(cuGreenCtxCreate, 12040, H_DEVICE, 0, NULL)                                          \
     R(cuGreenCtxDestroy, 12040, H_NONE, 0, NULL)                                           \
     R(cuCtxFromGreenCtx, 12040, H_NONE, 0, NULL)                                           \
-    R(cuGreenCtxStreamCreate, 12050, H_NONE, 0, NULL)
+    R(cuGreenCtxStreamCreate, 12050, H_NONE, 0, NULL)                                     \
+    R(cuGreenCtxRecordEvent, 12040, H_NONE, 0, NULL)                                       \
+    R(cuGreenCtxWaitEvent, 12040, H_NONE, 0, NULL)
 #else
 #define RULES_ROWS_GREEN_(R)
 #endif
