@@ -39,9 +39,10 @@ int main(int argc, char **argv)
     static const scenario *const lists[] = {context_scenarios, stream_scenarios,
                                                 module_scenarios, graph_scenarios,
                                                 multi_scenarios, pool_scenarios,
-                                                vmm_scenarios, library_scenarios};
+                                                vmm_scenarios, library_scenarios,
+                                                advanced_scenarios};
     static const char *const list_names[] = {"context", "stream", "module", "graph", "multi",
-                                             "pool", "vmm", "library"};
+                                             "pool", "vmm", "library", "advanced"};
     for (size_t l = 0; l < sizeof lists / sizeof lists[0]; l++) {
         if (argc > 1 && strcmp(argv[1], list_names[l]) != 0)
             continue;

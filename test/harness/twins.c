@@ -348,6 +348,59 @@ static CUresult countdown_twin(const cus_fake_launch *l, void **args, void *user
                : CUDA_ERROR_ILLEGAL_ADDRESS;
 }
 
+/* pdl_primary(const float *in, float *out, unsigned long long n)
+ * (kernels/pdl.cu): out[i] = 2 * in[i], one element per x thread. Its
+ * trigger needs nothing here: the fake runs kernels one after another. */
+static CUresult pdl_primary_twin(const cus_fake_launch *l, void **args, void *user)
+{
+    (void)user;
+    const float *in = ptr_arg(args[0]);
+    float *out = ptr_arg(args[1]);
+    unsigned long long n;
+    memcpy(&n, args[2], sizeof n);
+    unsigned long long active = x_threads(l) < n ? x_threads(l) : n;
+    if (active && (unmapped(in) || unmapped(out)))
+        return CUDA_ERROR_ILLEGAL_ADDRESS;
+    for (unsigned long long i = 0; i < active; i++)
+        out[i] = 2.0f * in[i];
+    return CUDA_SUCCESS;
+}
+
+/* pdl_secondary(const float *out, float *out2, unsigned long long n):
+ * out2[i] = out[i] + 1, after the primary (its cudaGridDependencySynchronize). */
+static CUresult pdl_secondary_twin(const cus_fake_launch *l, void **args, void *user)
+{
+    (void)user;
+    const float *out = ptr_arg(args[0]);
+    float *out2 = ptr_arg(args[1]);
+    unsigned long long n;
+    memcpy(&n, args[2], sizeof n);
+    unsigned long long active = x_threads(l) < n ? x_threads(l) : n;
+    if (active && (unmapped(out) || unmapped(out2)))
+        return CUDA_ERROR_ILLEGAL_ADDRESS;
+    for (unsigned long long i = 0; i < active; i++)
+        out2[i] = out[i] + 1.0f;
+    return CUDA_SUCCESS;
+}
+
+/* link_scale(float *x, int n) (kernels/link, once linked): x[i] = 2 * x[i] + 1,
+ * one element per x thread. */
+static CUresult link_scale_twin(const cus_fake_launch *l, void **args, void *user)
+{
+    (void)user;
+    float *x = ptr_arg(args[0]);
+    int n;
+    memcpy(&n, args[1], sizeof n);
+    unsigned long long active = n > 0 ? (unsigned long long)n : 0;
+    if (x_threads(l) < active)
+        active = x_threads(l);
+    if (active && unmapped(x))
+        return CUDA_ERROR_ILLEGAL_ADDRESS;
+    for (unsigned long long i = 0; i < active; i++)
+        x[i] = 2.0f * x[i] + 1.0f;
+    return CUDA_SUCCESS;
+}
+
 static const struct {
     const char *name;
     cus_fake_kernel_fn fn;
@@ -360,6 +413,9 @@ static const struct {
     {"sm_ids", sm_ids_twin},
     {"tma_copy_tile", tma_copy_tile_twin},
     {"countdown", countdown_twin},
+    {"pdl_primary", pdl_primary_twin},
+    {"pdl_secondary", pdl_secondary_twin},
+    {"link_scale", link_scale_twin},
 };
 
 void twins_unregister(void)

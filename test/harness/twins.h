@@ -24,6 +24,9 @@
  *   countdown           countdown.cu's step of a WHILE loop: *counter down by
  *                       one, the handle's value set to *counter > 0
  *                       (cus_fake_graph_set_conditional)
+ *   pdl_primary, pdl_secondary
+ *                       pdl.cu's pair: out = 2 * in, then out2 = out + 1
+ *   link_scale          kernels/link's kernel once linked: x = 2 * x + 1
  *   fault               the illegal-address fault it exists to cause: returns
  *                       CUDA_ERROR_ILLEGAL_ADDRESS, which poisons the context
  *                       the way the fake emulates sticky errors (see fake.h).

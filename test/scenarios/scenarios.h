@@ -6,10 +6,20 @@
 #ifndef CUSCOPE_TEST_SCENARIOS_H
 #define CUSCOPE_TEST_SCENARIOS_H
 
+#include <stdarg.h>
+#include <stdio.h>
+
 #include <cuscope/cuscope.h>
 
 /* Returned when a scenario observes a wrong result (not a driver error). */
 #define SCN_WRONG 19999
+/* Returned when a scenario cannot run here: a driver older than the feature
+ * it needs, a device below the compute capability or with fewer SMs than it
+ * needs. It says why on stderr first (scn_skip). The gpu suite reports the
+ * scenario skipped; on the fake, which has all of it, and under the sweep
+ * it is a failure. Decided only from what a call answered successfully or
+ * from CUS_ERROR_NOT_SUPPORTED, which the sweep never injects. */
+#define SCN_SKIP 19998
 
 typedef struct scenario {
     const char *name;
@@ -34,5 +44,25 @@ extern const scenario vmm_scenarios[];
 /* Libraries (cuscope/library.h): a kernel launched on a stream (empty
  * without nvcc; passes doing nothing before a 12.0 driver). */
 extern const scenario library_scenarios[];
+/* The newer groups, one scenario each: a WHILE conditional node counting
+ * down, launch attributes (priority and programmatic serialization), green
+ * contexts with their context-wide events, a tiled tensor map and its
+ * rebinding, a JIT link of PTX. Those that need kernels of kernels/ are
+ * left out without nvcc; each returns SCN_SKIP where the driver or the
+ * device cannot run it. */
+extern const scenario advanced_scenarios[];
+
+/* Prints why a scenario skips ("name: skipped: ..."), returns SCN_SKIP. */
+__attribute__((format(printf, 2, 3))) static inline cus_status scn_skip(const char *name,
+                                                                       const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "%s: skipped: ", name);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    return (cus_status)SCN_SKIP;
+}
 
 #endif
