@@ -30,6 +30,16 @@ static void sweep_scenario_old_driver(void **state)
     sweep_run(s->name, s->run, NULL, &cfg);
 }
 
+/* The green scenarios again, impersonating a 12.4 driver (no
+ * cuGreenCtxStreamCreate): a green context's streams are then made with it
+ * pushed, whose switch's failure paths this reaches. */
+static void sweep_scenario_12_4_driver(void **state)
+{
+    const scenario *s = *state;
+    cus_fake_config cfg = {.driver_version = 12040};
+    sweep_run(s->name, s->run, NULL, &cfg);
+}
+
 /* No argument: every list. A list's name: that list only (meson runs each
  * list as its own test, so that each reports separately). */
 int main(int argc, char **argv)
@@ -58,6 +68,9 @@ int main(int argc, char **argv)
                                              NULL, env_teardown, (void *)s};
             if (strstr(s->name, "create") || strstr(s->name, "guards"))
                 tests[n++] = (struct CMUnitTest){s->name, sweep_scenario_old_driver, NULL,
+                                                 env_teardown, (void *)s};
+            if (strncmp(s->name, "green", 5) == 0 && n < 254)
+                tests[n++] = (struct CMUnitTest){s->name, sweep_scenario_12_4_driver, NULL,
                                                  env_teardown, (void *)s};
         }
     }

@@ -329,7 +329,9 @@ static cus_status scn_conditional_while_countdown(void *arg)
  * priority, then pdl_secondary (out2 = out + 1) at the least, launched with
  * programmatic stream serialization, so that it may start before the
  * primary ends and waits for it on the device. Three rounds with new
- * inputs: a secondary that read too early would see the last round's. */
+ * inputs: a secondary that read too early would see the last round's. Then
+ * the primary with a programmatic event, and the pair captured into a graph
+ * that alone keeps what it uses. */
 static cus_status scn_launch_priority_pdl(void *arg)
 {
     (void)arg;
@@ -381,11 +383,60 @@ static cus_status scn_launch_priority_pdl(void *arg)
         for (int i = 0; i < N; i++)
             EXPECT(got[i] == 2.0f * host[i] + 1.0f);
     }
+    /* The primary with a programmatic event, which fires once its blocks
+     * have triggered: the host waits for it, then for the pair. */
+    cus_autoptr(cus_event) fired = NULL;
+    CUS_TRY(cus_event_create(ctx, CU_EVENT_DISABLE_TIMING, &fired));
+    cus_launch_config signalled = first;
+    signalled.programmatic_event = fired;
+    CUS_TRY(cus_launch_ex(primary, &signalled, in, out, (unsigned long long)N));
+    CUS_TRY(cus_launch_ex(secondary, &second, out, out2, (unsigned long long)N));
+    CUS_TRY(cus_event_synchronize(fired));
+    CUS_TRY(cus_stream_synchronize(s));
+    float got[N];
+    CUS_TRY(cus_copy_to_host(got, out2, 0, sizeof got));
+    for (int i = 0; i < N; i++)
+        EXPECT(got[i] == 2.0f * host[i] + 1.0f);
+
     /* A priority outside the range is refused before the driver. */
     cus_launch_config wrong = first;
     wrong.priority = least + 1;
     EXPECT_STATUS(cus_launch_ex(primary, &wrong, in, out, (unsigned long long)N),
                   CUS_ERROR_INVALID_ARGUMENT);
+
+    /* The pair captured (a programmatic edge in the graph) and replayed on
+     * new input, with every reference but the executable graph's dropped:
+     * the graph keeps the module and the buffers its nodes use. */
+    cus_autoptr(cus_graph_exec) exec = NULL;
+    {
+        cus_autoptr(cus_graph) graph = NULL;
+        cus_capture_scope(cap, s, CU_STREAM_CAPTURE_MODE_RELAXED);
+        CUS_TRY(cap.status);
+        CUS_TRY(cus_launch_ex(primary, &first, in, out, (unsigned long long)N));
+        CUS_TRY(cus_launch_ex(secondary, &second, out, out2, (unsigned long long)N));
+        CUS_TRY(cus_capture_end(&cap, &graph));
+        CUS_TRY(cus_graph_instantiate(graph, 0, &exec));
+    }
+    for (int i = 0; i < N; i++)
+        host[i] = (float)(i % 7);
+    CUS_TRY(cus_copy_to_device(in, 0, host, sizeof host));
+    cus_buffer *keep_in = cus_buffer_ref(in), *keep_out2 = cus_buffer_ref(out2);
+    primary = cus_function_unref(primary);
+    m = cus_module_unref(m);
+    in = cus_buffer_unref(in);
+    out = cus_buffer_unref(out);
+    out2 = cus_buffer_unref(out2);
+    cus_status st = cus_graph_exec_launch(exec, s);
+    if (st == CUS_SUCCESS)
+        st = cus_stream_synchronize(s);
+    if (st == CUS_SUCCESS)
+        st = cus_copy_to_host(got, keep_out2, 0, sizeof got);
+    cus_buffer_unref(keep_in);
+    cus_buffer_unref(keep_out2);
+    CUS_TRY(st);
+    for (int i = 0; i < N; i++)
+        EXPECT(got[i] == 2.0f * host[i] + 1.0f);
+
     return CUS_SUCCESS;
 }
 #endif /* CUS_TEST_HAVE_KERNELS */
