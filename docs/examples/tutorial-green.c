@@ -4,7 +4,8 @@
  * The device's SMs split into a group of 16 and the rest, a green context
  * on each, a stream, buffers and a module on each, and kernels/smid.cu's
  * sm_ids launched with many blocks: it counts the distinct SMs its blocks
- * ran on, which stays within the green context's share. Needs driver 12.4
+ * ran on, which stays within the green context's share; then B ordered
+ * after A with a context-wide event record and wait. Needs driver 12.4
  * or later (it says so and stops on an older one). Without a GPU it runs on
  * the fake driver, with a host twin of the kernel that reports the green
  * context's SM count.
@@ -122,6 +123,30 @@ static cus_status run(void)
         printf("a kernel ran on more SMs than its green context has\n");
         return CUS_ERROR_INVALID_ARGUMENT;
     }
+
+    /* 4. Ordering one green context after another: B's work from now on,
+     *    on every stream of B (those made later too), waits on the device
+     *    for all the work A had queued at the record. The host goes on. */
+    cus_autoptr(cus_stream) sa_stream = NULL;
+    cus_autoptr(cus_buffer) from_a = NULL;
+    CUS_TRY(cus_stream_create(a, CU_STREAM_NON_BLOCKING, 0, &sa_stream));
+    CUS_TRY(cus_buffer_alloc(a, sizeof(uint32_t), &from_a));
+    CUS_TRY(cus_buffer_fill_u32_async(from_a, 0, 42, 1, sa_stream));
+    cus_autoptr(cus_event) a_done = NULL;
+    CUS_TRY(cus_event_create(b, CU_EVENT_DISABLE_TIMING, &a_done));
+    CUS_TRY(cus_context_record_event(a, a_done));
+    CUS_TRY(cus_context_wait_event(b, a_done));
+    cus_autoptr(cus_stream) sb_stream = NULL;
+    cus_autoptr(cus_buffer) in_b = NULL;
+    CUS_TRY(cus_stream_create(b, CU_STREAM_NON_BLOCKING, 0, &sb_stream));
+    CUS_TRY(cus_buffer_alloc(b, sizeof(uint32_t), &in_b));
+    CUS_TRY(cus_copy_device_async(in_b, 0, from_a, 0, sizeof(uint32_t), sb_stream));
+    CUS_TRY(cus_stream_synchronize(sb_stream));
+    uint32_t v = 0;
+    CUS_TRY(cus_copy_to_host(&v, in_b, 0, sizeof v));
+    printf("green context B copied A's result after waiting for it: %u\n", v);
+    if (v != 42)
+        return CUS_ERROR_INVALID_ARGUMENT;
     /* a and b go at the end of the scope, after what was made on them; any
      * order would do: children hold their context. */
     return CUS_SUCCESS;

@@ -15,6 +15,9 @@
  * (cus_stream_create) are the green context's, so that their work runs on
  * its SMs only. The driver also retains the device's primary context for
  * the green context's life.
+ * Work of one green context is ordered after another's with
+ * cus_context_record_event and cus_context_wait_event (context-wide, on all
+ * of a green context's streams).
  *
  * The split's arithmetic (cuda.h, CUDA 13.0). Groups all have one size:
  * min_count rounded up to the architecture's minimum and granularity:
