@@ -553,7 +553,7 @@ static void test_context_events_and_captures(void **state)
     assert_int_equal(cus_fake_stream_pending(cus_stream_handle(s)), 0);
 }
 
-/* Each driver call failed; a driver that lacks the entry points. */
+/* Each driver call failed: the injected status, recorded, nothing queued. */
 static void test_context_events_failures(void **state)
 {
     (void)state;
@@ -562,10 +562,16 @@ static void test_context_events_failures(void **state)
     cus_autoptr(cus_context) g = new_green(&group);
     cus_autoptr(cus_stream) s = new_stream(g, 0);
     cus_autoptr(cus_event) e = new_event(g, 0);
+    atomic_store(&produced, 0);
+    assert_ok(cus_stream_launch_host_fn(s, produce, NULL));
     assert_fault_surfaces("cuGreenCtxRecordEvent", cus_context_record_event(g, e));
     assert_string_equal(cus_last_error()->driver_call, "cuGreenCtxRecordEvent");
     assert_string_equal(cus_last_error()->function, "cus_context_record_event");
+    assert_ok(cus_event_synchronize(e)); /* never recorded: nothing to wait for */
+    assert_int_equal(cus_fake_stream_pending(cus_stream_handle(s)), 1);
     assert_ok(cus_context_record_event(g, e));
+    assert_ok(cus_event_synchronize(e));
+    assert_int_equal(atomic_load(&produced), 1);
     assert_fault_surfaces("cuGreenCtxWaitEvent", cus_context_wait_event(g, e));
     assert_string_equal(cus_last_error()->driver_call, "cuGreenCtxWaitEvent");
     /* A failure is not sticky: the context stays usable. */
