@@ -352,6 +352,7 @@ CUS_API cus_status cus_graph_instantiate(cus_graph *graph, unsigned long long fl
     CUgraphExec h = NULL;
     {
         CUS_LOCK_SCOPE(&graph->lock);
+        CUS_TRY(cus_graph_idle_locked_(graph, __func__));
         CUS_IN_CONTEXT(graph->ctx, "cuGraphInstantiateWithFlags",
                        cus_drv_.cuGraphInstantiateWithFlags_(&h, graph->handle, flags));
     }
