@@ -92,6 +92,9 @@ struct fake_capture {
     size_t nmembers, members_capacity;
     capture_record *records;
     size_t nrecords, records_capacity;
+    /* Begun into a graph that existed (cuStreamBeginCaptureToGraph): the
+     * graph is its owner's, whatever becomes of the capture. */
+    bool to_graph;
 };
 
 /* --- state of fake_graph.c ---------------------------------------------------------------- */
@@ -131,6 +134,9 @@ FAKE_HIDDEN CUresult fake_graph_exec_arg_locked(CUgraphExec he, bool healthy,
 
 /* --- helpers of fake_graph_nodes.c (nodes built by hand) ------------------------------------ */
 
+/* Before g's nodes change (an add, or a capture into it): the executable
+ * graphs that share its body get a copy of it; CUDA_ERROR_OUT_OF_MEMORY. */
+FAKE_HIDDEN CUresult fake_graph_detach_execs_locked(struct CUgraph_st *g);
 /* What cuGraphNodeGetType answers for n. */
 FAKE_HIDDEN CUgraphNodeType fake_graph_node_type(const struct CUgraphNode_st *n);
 /* A deep copy of b (new node records, origin set), NULL when out of memory. */
