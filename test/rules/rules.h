@@ -313,7 +313,17 @@ typedef CUresult (*rules_call_fn)(const rules_args *a, rules_out *o);
     RULES_ROWS_LINK_(R)                                                                    \
     RULES_ROWS_GREEN_(R)                                                              \
     RULES_ROWS_TENSOR_MAP_(R)                                                         \
-    RULES_ROWS_CONDITIONAL_(R)
+    RULES_ROWS_CONDITIONAL_(R)                                                         \
+    RULES_ROWS_CAPTURE_TO_GRAPH_(R)
+
+/* Capture into a graph: a capture on the fixture's stream into the
+ * fixture's graph, after its node, ended again in the call (rows.c). */
+#if CUDA_VERSION >= 12030
+#define RULES_ROWS_CAPTURE_TO_GRAPH_(R)                                                    \
+    R(cuStreamBeginCaptureToGraph, 12030, H_STREAM, 0, NULL)
+#else
+#define RULES_ROWS_CAPTURE_TO_GRAPH_(R)
+#endif
 
 /* Conditional nodes: a handle on the fixture's graph, and a WHILE node of
  * it (the handle made first, rows.c). */
