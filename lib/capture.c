@@ -685,11 +685,37 @@ static CUresult end_to_graph(cus_capture_guard *g, const char **call, bool alway
     return r;
 }
 
+/* The count of references the open capture begun on stream holds. */
+static size_t kept_so_far(cus_stream *stream)
+{
+    cuuint64_t id = atomic_load_explicit(&stream->capture_id, memory_order_acquire);
+    if (!id)
+        return 0;
+    shard *sh = shard_of(id);
+    shard_lock(sh);
+    capture_record *rec = find_locked(sh, id);
+    size_t n = rec ? rec->keep.count : 0;
+    shard_unlock(sh);
+    return n;
+}
+
 /* cus_capture_end for a capture into a graph. */
 static cus_status capture_end_to_graph(cus_capture_guard *guard, cus_graph **out,
                                        const char *function)
 {
     cus_context *ctx = guard->stream->ctx;
+    /* Room in the graph's keep list first, the capture still open (the call
+     * may be retried): its end must not find the graph unable to hold what
+     * its nodes use. Nothing else can take that room before the end: the
+     * graph refuses cuscope's calls while captured into. */
+    cus_graph *root = cus_graph_root_(guard->graph);
+    pthread_mutex_lock(&root->lock);
+    bool room = cus_graph_keep_reserve_locked_(root, kept_so_far(guard->stream));
+    pthread_mutex_unlock(&root->lock);
+    if (!room)
+        return cus_fail_(CUS_ERROR_OUT_OF_HOST_MEMORY, function, NULL,
+                         "making room for what the captured work uses in the graph: the "
+                         "capture is still open");
     const char *call;
     bool over;
     CUresult r = end_to_graph(guard, &call, false, &over, function);

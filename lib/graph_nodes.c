@@ -136,6 +136,11 @@ static cus_status keep_reserve_locked(cus_graph *g, size_t n, const char *functi
                      "keeping what the node uses alive with its graph");
 }
 
+bool cus_graph_keep_reserve_locked_(cus_graph *root, size_t n)
+{
+    return keep_room_locked(root, n);
+}
+
 bool cus_graph_keep_adopt_locked_(cus_graph *root, keep_list *from)
 {
     if (!keep_room_locked(root, from->count))

@@ -887,6 +887,9 @@ CUS_HIDDEN cus_status cus_graph_add_keeping_(struct cus_graph *g, const cus_grap
  * dropping those root holds already; from is left empty. False when out of
  * host memory: then nothing moved. */
 CUS_HIDDEN bool cus_graph_keep_adopt_locked_(struct cus_graph *root, keep_list *from);
+/* Room for n more references in root's keep list (its lock held), so that
+ * an adopt of n cannot fail; false when out of host memory. */
+CUS_HIDDEN bool cus_graph_keep_reserve_locked_(struct cus_graph *root, size_t n);
 
 /* --- executable graphs (graph_exec.c) ---------------------------------------- */
 

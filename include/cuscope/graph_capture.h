@@ -23,7 +23,13 @@
  * added to the graph's keep list at the capture's end, each once however
  * many nodes, added or captured, use it (cus_graph_kept_objects counts
  * them). A capture that ends badly (invalidated, abandoned) hands them to the
- * graph all the same: the driver may have left its nodes there.
+ * graph all the same: the driver may have left its nodes there. The end
+ * makes room for them in the graph before it ends the driver's capture: out
+ * of host memory, it fails with CUS_ERROR_OUT_OF_HOST_MEMORY and the capture
+ * stays open (end it again, or let the scope abandon it). A keep that fails
+ * for want of memory during the capture fails the call that would have
+ * queued the work (CUS_ERROR_OUT_OF_HOST_MEMORY, nothing queued), since the
+ * end cannot discard the graph as a capture's end discards its own.
  *
  * While the capture is open the graph is the driver's: cuscope's calls on it
  * (adding nodes or edges, listing or counting nodes, instantiating) are
