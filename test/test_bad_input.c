@@ -1580,6 +1580,31 @@ static int nc_cus_graph_add_conditional(void)
     return cus_graph_add_conditional(NULL, NULL, 1, NULL, 1, CU_GRAPH_COND_TYPE_WHILE, 1, NULL);
 }
 
+static int nc_cus_capture_begin_to_graph(void)
+{
+    return cus_capture_begin_to_graph(NULL, NULL, NULL, 1, 0).status;
+}
+static int nc_cus_capture_leaves(void)
+{
+    return cus_capture_leaves(NULL, NULL, NULL);
+}
+static int nc_cus_graph_add_copy_2d(void)
+{
+    return cus_graph_add_copy_2d(NULL, NULL, 1, NULL, NULL);
+}
+static int nc_cus_graph_add_copy_3d(void)
+{
+    return cus_graph_add_copy_3d(NULL, NULL, 1, NULL, NULL);
+}
+static int nc_cus_graph_exec_set_copy_2d(void)
+{
+    return cus_graph_exec_set_copy_2d(NULL, (cus_graph_node){0}, NULL);
+}
+static int nc_cus_graph_exec_set_copy_3d(void)
+{
+    return cus_graph_exec_set_copy_3d(NULL, (cus_graph_node){0}, NULL);
+}
+
 static const null_entry null_entries[] = {
     {"context.h", "cus_context_create", nc_cus_context_create, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
     {"context.h", "cus_context_retain_primary", nc_cus_context_retain_primary, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
@@ -1960,6 +1985,12 @@ static const null_entry null_entries[] = {
     {"launch.h", "cus_tensor_map_arg_", nc_cus_tensor_map_arg_, 0, 0, "zeros"},
     {"graph_conditional.h", "cus_graph_conditional_create", nc_cus_graph_conditional_create, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
     {"graph_conditional.h", "cus_graph_add_conditional", nc_cus_graph_add_conditional, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"graph_capture.h", "cus_capture_begin_to_graph", nc_cus_capture_begin_to_graph, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, "the guard's status"},
+    {"graph_capture.h", "cus_capture_leaves", nc_cus_capture_leaves, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"graph_nodes.h", "cus_graph_add_copy_2d", nc_cus_graph_add_copy_2d, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"graph_nodes.h", "cus_graph_add_copy_3d", nc_cus_graph_add_copy_3d, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"graph_nodes.h", "cus_graph_exec_set_copy_2d", nc_cus_graph_exec_set_copy_2d, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"graph_nodes.h", "cus_graph_exec_set_copy_3d", nc_cus_graph_exec_set_copy_3d, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
 };
 
 #if defined(__GNUC__)
