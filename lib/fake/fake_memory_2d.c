@@ -4,7 +4,9 @@
  * fake_array.c's). A copy is checked whole before anything is queued, then
  * queued as ordinary COPY operations: one for a contiguous region, else one
  * per row (so a captured 2D copy of a strided region is that many memcpy
- * nodes, where the driver makes one: deliberate.txt). */
+ * nodes, where the driver makes one: deliberate.txt). A 2D or 3D memcpy
+ * node added by hand is checked the same way and kept as one strided COPY
+ * (fake_memory_copy_3d_payload_locked, for fake_graph_nodes.c). */
 #include <inttypes.h>
 #include <string.h>
 
