@@ -401,6 +401,7 @@ static void test_mixed_saxpy(void **state)
         cus_autoptr(cus_stream) s = new_stream(c, CU_STREAM_NON_BLOCKING);
         cus_autoptr(cus_function) fn = NULL;
         cus_autoptr(cus_module) m = load_saxpy(c, &fn);
+        assert_non_null(m);
         cus_autoptr(cus_buffer) x = new_buffer(c, G_N * 4);
         cus_autoptr(cus_buffer) y = new_buffer(c, G_N * 4);
         cus_autoptr(cus_graph) g = new_graph(c);
