@@ -131,6 +131,9 @@ CUS_API cus_status cus_graph_add_conditional(cus_graph *graph, const cus_graph_n
     p.conditional.handle = handle;
     p.conditional.type = type;
     p.conditional.size = size;
+    /* An output: the driver points it at its own array of the bodies ("CUDA-
+     * owned"). Ours is given as well, so that a driver which fills the
+     * caller's array instead is read the same way. */
     p.conditional.phGraph_out = handles;
     p.conditional.ctx = graph->ctx->handle;
     cus_status st = cus_graph_add_raw_(graph, deps, ndeps, out, "cuGraphAddNode",
@@ -144,7 +147,7 @@ CUS_API cus_status cus_graph_add_conditional(cus_graph *graph, const cus_graph_n
         cus_graph *b = made[i];
         cus_refcount_init_(&b->refs);
         pthread_mutex_init(&b->lock, NULL);
-        b->handle = handles[i];
+        b->handle = p.conditional.phGraph_out[i];
         b->ctx = cus_context_ref(graph->ctx);
         b->parent = cus_graph_ref(graph);
         bodies[i] = b;

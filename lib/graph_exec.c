@@ -335,26 +335,26 @@ static void exec_destroy(cus_graph_exec *e)
 
 CUS_DEFINE_REF_UNREF(cus_graph_exec, exec_destroy)
 
-CUS_API cus_status cus_graph_instantiate(cus_graph *graph, unsigned long long flags,
-                                         cus_graph_exec **out)
+cus_status cus_graph_exec_instantiate_(cus_graph *graph, const char *driver_call,
+                                       CUresult (*inst)(CUgraphExec *h, CUgraph g, void *arg),
+                                       void *arg, cus_graph_exec **out, const char *function)
 {
-    CUS_API_ENTER();
-    CUS_CHECK_ARG(graph && out);
-    CUS_CHECK_POISON(graph->ctx);
+    if (atomic_load_explicit(&graph->ctx->poison, memory_order_relaxed))
+        return cus_context_poisoned_fail_(graph->ctx, function);
     if (graph->parent) /* the driver's body graphs run only inside their node */
-        return CUS_FAIL(CUS_ERROR_INVALID_ARGUMENT, NULL,
-                        "invalid argument: graph is the body of a conditional node; instantiate "
-                        "the graph that holds the node");
+        return cus_fail_(CUS_ERROR_INVALID_ARGUMENT, function, NULL,
+                         "invalid argument: graph is the body of a conditional node; "
+                         "instantiate the graph that holds the node");
     cus_release_deferred_if_any_();
     cus_autofree cus_graph_exec *e = cus_calloc_(1, sizeof *e);
     if (!e)
-        return CUS_FAIL(CUS_ERROR_OUT_OF_HOST_MEMORY, NULL, "allocating an executable graph");
+        return cus_fail_(CUS_ERROR_OUT_OF_HOST_MEMORY, function, NULL,
+                         "allocating an executable graph");
     CUgraphExec h = NULL;
     {
         CUS_LOCK_SCOPE(&graph->lock);
-        CUS_TRY(cus_graph_idle_locked_(graph, __func__));
-        CUS_IN_CONTEXT(graph->ctx, "cuGraphInstantiateWithFlags",
-                       cus_drv_.cuGraphInstantiateWithFlags_(&h, graph->handle, flags));
+        CUS_TRY(cus_graph_idle_locked_(graph, function));
+        CUS_IN_CONTEXT_AS(function, graph->ctx, driver_call, inst(&h, graph->handle, arg));
     }
     cus_refcount_init_(&e->refs);
     pthread_mutex_init(&e->lock, NULL);
@@ -366,6 +366,20 @@ CUS_API cus_status cus_graph_instantiate(cus_graph *graph, unsigned long long fl
     e->stream_capacity = INLINE_STREAMS;
     *out = cus_steal(&e);
     return CUS_SUCCESS;
+}
+
+static CUresult instantiate_call(CUgraphExec *h, CUgraph g, void *arg)
+{
+    return cus_drv_.cuGraphInstantiateWithFlags_(h, g, *(const unsigned long long *)arg);
+}
+
+CUS_API cus_status cus_graph_instantiate(cus_graph *graph, unsigned long long flags,
+                                         cus_graph_exec **out)
+{
+    CUS_API_ENTER();
+    CUS_CHECK_ARG(graph && out);
+    return cus_graph_exec_instantiate_(graph, "cuGraphInstantiateWithFlags", instantiate_call,
+                                       &flags, out, __func__);
 }
 
 CUS_API CUgraphExec cus_graph_exec_handle(const cus_graph_exec *exec)
@@ -759,4 +773,21 @@ cus_status cus_graph_exec_node_update_(cus_graph_exec *e, cus_graph_node node,
 CUcontext cus_graph_exec_context_handle_(const cus_graph_exec *e)
 {
     return e->ctx_handle;
+}
+
+cus_status cus_graph_exec_query_(cus_graph_exec *e, const cus_graph *graph,
+                                 const char *driver_call,
+                                 CUresult (*call)(CUgraphExec h, void *arg), void *arg,
+                                 const char *function)
+{
+    CUS_LOCK_SCOPE(&e->lock);
+    if (poisoned(e->ctx))
+        return cus_context_poisoned_fail_(e->ctx, function);
+    if (graph && graph != e->graph)
+        return cus_fail_(CUS_ERROR_INVALID_ARGUMENT, function, NULL,
+                         "the node is not one of the graph the executable graph replays");
+    CUresult r = call(e->handle, arg);
+    if (r)
+        return cus_context_driver_fail_(e->ctx, r, function, driver_call);
+    return CUS_SUCCESS;
 }

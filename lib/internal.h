@@ -910,6 +910,23 @@ CUS_HIDDEN cus_status cus_graph_exec_node_update_(cus_graph_exec *e, cus_graph_n
                                                   void *arg, const char *function);
 /* e's context's handle: fixed for e's life (read without its lock). */
 CUS_HIDDEN CUcontext cus_graph_exec_context_handle_(const cus_graph_exec *e);
+/* A new executable graph of graph (graph_inspect.c's instantiation, and
+ * cus_graph_instantiate's): inst(&h, graph's handle, arg) is the driver call
+ * (driver_call in records), made with graph's context current under its
+ * lock; the checks of cus_graph_instantiate (poison, a body graph) first. */
+CUS_HIDDEN cus_status cus_graph_exec_instantiate_(struct cus_graph *graph, const char *driver_call,
+                                                  CUresult (*inst)(CUgraphExec *h, CUgraph g,
+                                                                   void *arg),
+                                                  void *arg, cus_graph_exec **out,
+                                                  const char *function);
+/* A query of e (graph_inspect.c): call(handle, arg) under e's lock, with no
+ * context made current (the driver needs none); a poisoned context, and a
+ * node's graph (when graph is not NULL) other than the one e replays
+ * (CUS_ERROR_INVALID_ARGUMENT), are refused before the call. */
+CUS_HIDDEN cus_status cus_graph_exec_query_(cus_graph_exec *e, const struct cus_graph *graph,
+                                            const char *driver_call,
+                                            CUresult (*call)(CUgraphExec h, void *arg), void *arg,
+                                            const char *function);
 
 /* Runs `call` with ctx current (CUS_CALL_IN) and returns its status from the
  * enclosing function on failure. The _AS form names another function than the

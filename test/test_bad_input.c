@@ -1604,6 +1604,72 @@ static int nc_cus_graph_exec_set_copy_3d(void)
 {
     return cus_graph_exec_set_copy_3d(NULL, (cus_graph_node){0}, NULL);
 }
+/* graph_inspect.h */
+static const cus_graph_node no_node_ = {0};
+static int nc_cus_graph_node_type(void)
+{
+    return cus_graph_node_type(no_node_, NULL);
+}
+static int nc_cus_graph_node_dependencies(void)
+{
+    return cus_graph_node_dependencies(no_node_, NULL, NULL);
+}
+static int nc_cus_graph_node_dependents(void)
+{
+    return cus_graph_node_dependents(no_node_, NULL, NULL);
+}
+static int nc_cus_graph_edges(void)
+{
+    return cus_graph_edges(NULL, NULL, NULL, NULL);
+}
+static int nc_cus_graph_node_enabled(void)
+{
+    return cus_graph_node_enabled(NULL, no_node_, NULL);
+}
+static int nc_cus_graph_exec_flags(void)
+{
+    return cus_graph_exec_flags(NULL, NULL);
+}
+static int nc_cus_graph_debug_dot(void)
+{
+    return cus_graph_debug_dot(NULL, NULL, 0);
+}
+static int nc_cus_graph_remove_dependencies(void)
+{
+    return cus_graph_remove_dependencies(NULL, NULL, NULL, 1);
+}
+static int nc_cus_graph_destroy_node(void)
+{
+    return cus_graph_destroy_node(no_node_);
+}
+static int nc_cus_graph_clone(void)
+{
+    return cus_graph_clone(NULL, NULL);
+}
+static int nc_cus_graph_node_in_clone(void)
+{
+    return cus_graph_node_in_clone(NULL, no_node_, NULL);
+}
+static int nc_cus_graph_exec_set_event_record(void)
+{
+    return cus_graph_exec_set_event_record(NULL, no_node_, NULL);
+}
+static int nc_cus_graph_exec_set_event_wait(void)
+{
+    return cus_graph_exec_set_event_wait(NULL, no_node_, NULL);
+}
+static int nc_cus_graph_exec_set_host_fn(void)
+{
+    return cus_graph_exec_set_host_fn(NULL, no_node_, NULL, NULL);
+}
+static int nc_cus_graph_exec_set_child(void)
+{
+    return cus_graph_exec_set_child(NULL, no_node_, NULL);
+}
+static int nc_cus_graph_instantiate_with_params(void)
+{
+    return cus_graph_instantiate_with_params(NULL, 0, NULL, NULL, NULL);
+}
 
 static const null_entry null_entries[] = {
     {"context.h", "cus_context_create", nc_cus_context_create, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
@@ -1984,7 +2050,22 @@ static const null_entry null_entries[] = {
     {"tensor_map.h", "cus_tensor_map_element_bits", NULL, 0, E_SKIP, "no pointer parameter"},
     {"launch.h", "cus_tensor_map_arg_", nc_cus_tensor_map_arg_, 0, 0, "zeros"},
     {"graph_conditional.h", "cus_graph_conditional_create", nc_cus_graph_conditional_create, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
-    {"graph_conditional.h", "cus_graph_add_conditional", nc_cus_graph_add_conditional, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"graph_conditional.h", "cus_graph_add_conditional", nc_cus_graph_add_conditional, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},    {"graph_inspect.h", "cus_graph_node_type", nc_cus_graph_node_type, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"graph_inspect.h", "cus_graph_node_dependencies", nc_cus_graph_node_dependencies, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"graph_inspect.h", "cus_graph_node_dependents", nc_cus_graph_node_dependents, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"graph_inspect.h", "cus_graph_edges", nc_cus_graph_edges, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"graph_inspect.h", "cus_graph_node_enabled", nc_cus_graph_node_enabled, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"graph_inspect.h", "cus_graph_exec_flags", nc_cus_graph_exec_flags, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"graph_inspect.h", "cus_graph_debug_dot", nc_cus_graph_debug_dot, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"graph_inspect.h", "cus_graph_remove_dependencies", nc_cus_graph_remove_dependencies, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"graph_inspect.h", "cus_graph_destroy_node", nc_cus_graph_destroy_node, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"graph_inspect.h", "cus_graph_clone", nc_cus_graph_clone, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"graph_inspect.h", "cus_graph_node_in_clone", nc_cus_graph_node_in_clone, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"graph_inspect.h", "cus_graph_exec_set_event_record", nc_cus_graph_exec_set_event_record, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"graph_inspect.h", "cus_graph_exec_set_event_wait", nc_cus_graph_exec_set_event_wait, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"graph_inspect.h", "cus_graph_exec_set_host_fn", nc_cus_graph_exec_set_host_fn, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"graph_inspect.h", "cus_graph_exec_set_child", nc_cus_graph_exec_set_child, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"graph_inspect.h", "cus_graph_instantiate_with_params", nc_cus_graph_instantiate_with_params, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
     {"graph_capture.h", "cus_capture_begin_to_graph", nc_cus_capture_begin_to_graph, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, "the guard's status"},
     {"graph_capture.h", "cus_capture_leaves", nc_cus_capture_leaves, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
     {"graph_nodes.h", "cus_graph_add_copy_2d", nc_cus_graph_add_copy_2d, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},

@@ -152,7 +152,8 @@ static const every_call *const tables[] = {every_calls_core, every_calls_data, e
                                             every_calls_vmm,
                                             every_calls_program, every_calls_link,
                                             every_calls_graph_nodes, every_calls_green,
-                                            every_calls_graph_conditional};
+                                            every_calls_graph_conditional,
+                                            every_calls_graph_inspect};
 
 #define FOR_EACH_CALL(e)                                                       \
     for (size_t t_ = 0; t_ < sizeof tables / sizeof tables[0]; t_++)           \

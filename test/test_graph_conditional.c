@@ -392,9 +392,6 @@ static void test_fake_add_node_raw(void **state)
     bad.conditional.size = 2;
     assert_int_equal(add_node(&node, hg, NULL, NULL, 0, &bad), CUDA_ERROR_INVALID_VALUE);
     bad = p;
-    bad.conditional.phGraph_out = NULL;
-    assert_int_equal(add_node(&node, hg, NULL, NULL, 0, &bad), CUDA_ERROR_INVALID_VALUE);
-    bad = p;
     bad.reserved2 = 1;
     assert_int_equal(add_node(&node, hg, NULL, NULL, 0, &bad), CUDA_ERROR_INVALID_VALUE);
     bad = p;
@@ -403,8 +400,14 @@ static void test_fake_add_node_raw(void **state)
     assert_int_equal(add_node(&node, hg, NULL, NULL, 0, NULL), CUDA_ERROR_INVALID_VALUE);
     assert_null(node);
     assert_null(bodies[0]);
+    /* phGraph_out is an output: NULL in, the driver's own array out (the
+     * caller's array is not written). */
+    p.conditional.phGraph_out = NULL;
     assert_int_equal(add_node(&node, hg, NULL, NULL, 0, &p), CUDA_SUCCESS);
     assert_non_null(node);
+    assert_non_null(p.conditional.phGraph_out);
+    assert_null(bodies[0]);
+    bodies[0] = p.conditional.phGraph_out[0];
     assert_non_null(bodies[0]);
     /* A body is neither instantiated nor destroyed on its own. */
     CUgraphExec x = NULL;

@@ -19,6 +19,7 @@
 #include "graph.h"
 #include "graph_nodes.h"
 #include "graph_conditional.h"
+#include "graph_inspect.h"
 #include "graph_capture.h"
 #include "ipc.h"
 #include "array.h"

@@ -195,7 +195,8 @@
     X(cuSurfObjectCreate, cuSurfObjectCreate, 5000, REQUIRED)                  \
     X(cuSurfObjectDestroy, cuSurfObjectDestroy, 5000, REQUIRED) \
     CUS_DRIVER_ENTRIES_VMM_(X)                                                 \
-    CUS_DRIVER_ENTRIES_GREEN_(X)
+    CUS_DRIVER_ENTRIES_GREEN_(X)                                               \
+    CUS_DRIVER_ENTRIES_GRAPH_INSPECT_(X)
 
 /* Virtual memory management (vmm.c, raw.c) and pointer queries (foreign.c).
  * The VMM entries are OPTIONAL: a driver or platform without them makes the
@@ -228,3 +229,25 @@
     X(cuGreenCtxDestroy, cuGreenCtxDestroy, 12040, OPTIONAL)                   \
     X(cuCtxFromGreenCtx, cuCtxFromGreenCtx, 12040, OPTIONAL)                   \
     X(cuGreenCtxStreamCreate, cuGreenCtxStreamCreate, 12050, OPTIONAL)
+
+/* Graph inspection and editing (graph_inspect.c). The edge entry points are
+ * the 12.3 edge-data variants that cuda.h's names resolve to
+ * (cuGraphGetEdges is cuGraphGetEdges_v2), OPTIONAL as cuGraphAddNode is: an
+ * older driver makes those calls CUS_ERROR_NOT_SUPPORTED, naming 12.3. */
+#define CUS_DRIVER_ENTRIES_GRAPH_INSPECT_(X)                                   \
+    X(cuGraphNodeGetType, cuGraphNodeGetType, 10000, REQUIRED)                 \
+    X(cuGraphNodeGetDependencies, cuGraphNodeGetDependencies, 12030, OPTIONAL) \
+    X(cuGraphNodeGetDependentNodes, cuGraphNodeGetDependentNodes, 12030, OPTIONAL) \
+    X(cuGraphGetEdges, cuGraphGetEdges, 12030, OPTIONAL)                       \
+    X(cuGraphRemoveDependencies, cuGraphRemoveDependencies, 12030, OPTIONAL)   \
+    X(cuGraphNodeGetEnabled, cuGraphNodeGetEnabled, 11060, REQUIRED)           \
+    X(cuGraphExecGetFlags, cuGraphExecGetFlags, 12000, REQUIRED)               \
+    X(cuGraphDebugDotPrint, cuGraphDebugDotPrint, 11030, REQUIRED)             \
+    X(cuGraphDestroyNode, cuGraphDestroyNode, 10000, REQUIRED)                 \
+    X(cuGraphClone, cuGraphClone, 10000, REQUIRED)                             \
+    X(cuGraphNodeFindInClone, cuGraphNodeFindInClone, 10000, REQUIRED)         \
+    X(cuGraphExecEventRecordNodeSetEvent, cuGraphExecEventRecordNodeSetEvent, 11010, REQUIRED) \
+    X(cuGraphExecEventWaitNodeSetEvent, cuGraphExecEventWaitNodeSetEvent, 11010, REQUIRED) \
+    X(cuGraphExecHostNodeSetParams, cuGraphExecHostNodeSetParams, 10020, REQUIRED) \
+    X(cuGraphExecChildGraphNodeSetParams, cuGraphExecChildGraphNodeSetParams, 11010, REQUIRED) \
+    X(cuGraphInstantiateWithParams, cuGraphInstantiateWithParams, 12000, REQUIRED)

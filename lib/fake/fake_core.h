@@ -193,6 +193,7 @@ enum { FAKE_UNCOUNTED = 1, FAKE_BEFORE_INIT = 2, FAKE_CAPTURE_UNSAFE = 4 };
     FAKE_ENTRIES_13000_(X)                                                            \
     FAKE_ENTRIES_LIBRARY_(X)                                                          \
     FAKE_ENTRIES_GRAPH_NODES_(X)                                                      \
+    FAKE_ENTRIES_GRAPH_INSPECT_(X)                                                    \
     FAKE_ENTRIES_GREEN_(X)                                                            \
     FAKE_ENTRIES_TENSOR_MAP_(X)                                                       \
     FAKE_ENTRIES_CONDITIONAL_(X)                                                      \
@@ -242,6 +243,35 @@ enum { FAKE_UNCOUNTED = 1, FAKE_BEFORE_INIT = 2, FAKE_CAPTURE_UNSAFE = 4 };
     X(cuGraphAddDependencies, 12030, cuGraphAddDependencies_v2, 0)
 #else
 #define FAKE_ENTRIES_GRAPH_NODES_12030_(X)
+#endif
+
+/* Graph inspection and editing (fake_graph_inspect.c); the edge-data
+ * variants from 12.3. */
+#define FAKE_ENTRIES_GRAPH_INSPECT_(X)                                         \
+    X(cuGraphNodeGetDependencies, 10000, cuGraphNodeGetDependencies, 0)        \
+    X(cuGraphNodeGetDependentNodes, 10000, cuGraphNodeGetDependentNodes, 0)    \
+    X(cuGraphGetEdges, 10000, cuGraphGetEdges, 0)                              \
+    X(cuGraphRemoveDependencies, 10000, cuGraphRemoveDependencies, 0)          \
+    FAKE_ENTRIES_GRAPH_INSPECT_12030_(X)                                       \
+    X(cuGraphNodeGetEnabled, 11060, cuGraphNodeGetEnabled, 0)                  \
+    X(cuGraphExecGetFlags, 12000, cuGraphExecGetFlags, 0)                      \
+    X(cuGraphDebugDotPrint, 11030, cuGraphDebugDotPrint, 0)                    \
+    X(cuGraphDestroyNode, 10000, cuGraphDestroyNode, 0)                        \
+    X(cuGraphClone, 10000, cuGraphClone, 0)                                    \
+    X(cuGraphNodeFindInClone, 10000, cuGraphNodeFindInClone, 0)                \
+    X(cuGraphExecEventRecordNodeSetEvent, 11010, cuGraphExecEventRecordNodeSetEvent, 0) \
+    X(cuGraphExecEventWaitNodeSetEvent, 11010, cuGraphExecEventWaitNodeSetEvent, 0) \
+    X(cuGraphExecHostNodeSetParams, 10020, cuGraphExecHostNodeSetParams, 0)    \
+    X(cuGraphExecChildGraphNodeSetParams, 11010, cuGraphExecChildGraphNodeSetParams, 0) \
+    X(cuGraphInstantiateWithParams, 12000, cuGraphInstantiateWithParams, 0)
+#if CUDA_VERSION >= 12030
+#define FAKE_ENTRIES_GRAPH_INSPECT_12030_(X)                                   \
+    X(cuGraphNodeGetDependencies, 12030, cuGraphNodeGetDependencies_v2, 0)     \
+    X(cuGraphNodeGetDependentNodes, 12030, cuGraphNodeGetDependentNodes_v2, 0) \
+    X(cuGraphGetEdges, 12030, cuGraphGetEdges_v2, 0)                           \
+    X(cuGraphRemoveDependencies, 12030, cuGraphRemoveDependencies_v2, 0)
+#else
+#define FAKE_ENTRIES_GRAPH_INSPECT_12030_(X)
 #endif
 
 /* TMA tensor maps (fake_tensor_map.c): 12.0. */

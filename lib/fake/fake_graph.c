@@ -111,6 +111,11 @@ static void node_release(struct CUgraphNode_st *n, bool touch_memory)
     n->released = true;
 }
 
+void fake_graph_node_release_locked(struct CUgraphNode_st *n)
+{
+    node_release(n, true);
+}
+
 static void body_free(fake_graph_body *b, bool touch_memory)
 {
     for (size_t i = 0; i < b->nnodes; i++)

@@ -22,7 +22,10 @@
  * reports): cuGraphAddNode serves the conditional type only
  * (CUDA_ERROR_NOT_SUPPORTED for the others); edge data must be all zeros; a
  * handle of another graph, a context other than the handle's, a size the
- * type does not take, NULL phGraph_out are CUDA_ERROR_INVALID_VALUE; a body
+ * type does not take are CUDA_ERROR_INVALID_VALUE; phGraph_out is an output
+ * only, as the driver documents it ("CUDA-owned array populated with
+ * conditional node child graphs"): whatever the caller put there is
+ * ignored, and the fake points it at the node's own array; a body
  * graph is not destroyable (misuse, CUDA_ERROR_INVALID_VALUE) nor
  * instantiable (CUDA_ERROR_INVALID_VALUE), and dies with its node's graph;
  * nodes a body may not hold (host, event, memory nodes) are refused when
@@ -138,7 +141,7 @@ static struct CUgraph_st *body_graph_new_locked(struct CUgraph_st *g)
 
 static CUresult add_conditional_locked(CUgraphNode *out, CUgraph hg, const CUgraphNode *deps,
                                        const CUgraphEdgeData *edges, size_t ndeps,
-                                       const CUgraphNodeParams *p)
+                                       CUgraphNodeParams *p)
 {
     if (!p || !zeros(p->reserved0, sizeof p->reserved0) || p->reserved2)
         return CUDA_ERROR_INVALID_VALUE;
@@ -150,9 +153,9 @@ static CUresult add_conditional_locked(CUgraphNode *out, CUgraph hg, const CUgra
     CUresult r = fake_graph_add_prologue_locked(out, hg, deps, ndeps, &g);
     if (r != CUDA_SUCCESS)
         return r;
-    const CUDA_CONDITIONAL_NODE_PARAMS *cp = &p->conditional;
+    CUDA_CONDITIONAL_NODE_PARAMS *cp = &p->conditional;
     cond_handle *h = handle_of(cp->handle);
-    if (!h || h->graph != g || !cp->phGraph_out || cp->ctx != (CUcontext)h->ctx)
+    if (!h || h->graph != g || cp->ctx != (CUcontext)h->ctx)
         return CUDA_ERROR_INVALID_VALUE;
     bool size_ok = (cp->type == CU_GRAPH_COND_TYPE_IF && (cp->size == 1 || cp->size == 2)) ||
                    (cp->type == CU_GRAPH_COND_TYPE_WHILE && cp->size == 1) ||
@@ -192,8 +195,9 @@ static CUresult add_conditional_locked(CUgraphNode *out, CUgraph hg, const CUgra
         return CUDA_ERROR_OUT_OF_MEMORY;
     }
     n->cond = c;
-    for (unsigned int i = 0; i < cp->size; i++)
-        cp->phGraph_out[i] = bodies[i];
+    /* The node's array, valid as long as the node (the records live until
+     * the next install). */
+    cp->phGraph_out = (CUgraph *)bodies;
     *out = n;
     return CUDA_SUCCESS;
 }

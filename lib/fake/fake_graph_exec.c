@@ -51,55 +51,57 @@ static bool nodes_survive_locked(const struct CUgraph_st *g)
  * with none; a poisoned one answers its error); the executable graph belongs
  * to the graph's context, or, once that is dead, to the current one (a graph
  * outlives its context: see nodes_survive_locked for what it can still be). */
-CUresult CUDAAPI fake_cuGraphInstantiateWithFlags(CUgraphExec *phGraphExec, CUgraph hGraph,
-                                                  unsigned long long flags)
+static CUresult instantiate_locked(CUgraphExec *phGraphExec, CUgraph hGraph,
+                                   unsigned long long flags, bool with_params,
+                                   CUgraphNode *err_node)
 {
-    FAKE_ENTER(cuGraphInstantiateWithFlags);
     if (!phGraphExec)
-        return fake_leave(CUDA_ERROR_INVALID_VALUE);
+        return CUDA_ERROR_INVALID_VALUE;
     struct CUgraph_st *g = NULL;
     CUresult r = fake_graph_graph_arg_locked(hGraph, &g);
     if (r != CUDA_SUCCESS)
-        return fake_leave(r);
+        return r;
     struct CUctx_st *current = NULL;
     r = fake_current_context_locked(&current);
     if (r != CUDA_SUCCESS)
-        return fake_leave(r);
+        return r;
     const unsigned long long known =
         FLAG_AUTO_FREE_ON_LAUNCH | FLAG_UPLOAD | FLAG_DEVICE_LAUNCH | FLAG_USE_NODE_PRIORITY;
     /* UPLOAD is for cuGraphInstantiateWithParams only; DEVICE_LAUNCH excludes AUTO_FREE. */
-    if ((flags & ~known) || (flags & FLAG_UPLOAD) ||
+    if ((flags & ~known) || ((flags & FLAG_UPLOAD) && !with_params) ||
         ((flags & FLAG_DEVICE_LAUNCH) && (flags & FLAG_AUTO_FREE_ON_LAUNCH)))
-        return fake_leave(CUDA_ERROR_INVALID_VALUE);
+        return CUDA_ERROR_INVALID_VALUE;
     if (g->capture)
-        return fake_leave(CUDA_ERROR_ILLEGAL_STATE); /* not instantiable before its end */
+        return CUDA_ERROR_ILLEGAL_STATE; /* not instantiable before its end */
     if (g->cond_parent)
-        return fake_leave(CUDA_ERROR_INVALID_VALUE); /* a body runs inside its node only */
+        return CUDA_ERROR_INVALID_VALUE; /* a body runs inside its node only */
     const fake_graph_body *b = g->body;
     if (flags & FLAG_DEVICE_LAUNCH) {
         /* Device graphs: kernel, memcpy and memset nodes only, and at least one. */
         if (b->nnodes == 0)
-            return fake_leave(CUDA_ERROR_INVALID_VALUE);
+            return CUDA_ERROR_INVALID_VALUE;
         for (size_t i = 0; i < b->nnodes; i++) {
             fake_op_kind k = b->nodes[i]->kind;
-            if (k != FAKE_OP_LAUNCH && k != FAKE_OP_COPY && k != FAKE_OP_MEMSET)
-                return fake_leave(CUDA_ERROR_INVALID_VALUE);
+            if (k != FAKE_OP_LAUNCH && k != FAKE_OP_COPY && k != FAKE_OP_MEMSET) {
+                *err_node = b->nodes[i];
+                return CUDA_ERROR_INVALID_VALUE;
+            }
         }
     }
     /* A graph with memory nodes has one executable graph at a time. */
     if (b->has_memory_nodes && g->execs_live)
-        return fake_leave(CUDA_ERROR_INVALID_VALUE);
+        return CUDA_ERROR_INVALID_VALUE;
     struct CUctx_st *owner = g->ctx; /* NULL: made by cuGraphCreate with none current */
     if (!owner || owner->h.state != FAKE_LIVE) {
         if (!nodes_survive_locked(g))
-            return fake_leave(CUDA_ERROR_INVALID_VALUE);
+            return CUDA_ERROR_INVALID_VALUE;
         owner = current;
     }
     if (!RESERVE(fake_graph_execs, fake_graph_exec_count, fake_graph_exec_capacity))
-        return fake_leave(CUDA_ERROR_OUT_OF_MEMORY);
+        return CUDA_ERROR_OUT_OF_MEMORY;
     struct CUgraphExec_st *x = fake_handle_new_locked(CUS_FAKE_HANDLE_GRAPH_EXEC, sizeof *x, 0);
     if (!x)
-        return fake_leave(CUDA_ERROR_OUT_OF_MEMORY);
+        return CUDA_ERROR_OUT_OF_MEMORY;
     x->ctx = owner;
     x->body = fake_graph_body_ref(g->body); /* a snapshot: the body never changes */
     x->origin = g;
@@ -107,7 +109,29 @@ CUresult CUDAAPI fake_cuGraphInstantiateWithFlags(CUgraphExec *phGraphExec, CUgr
     g->execs_live++;
     fake_graph_execs[fake_graph_exec_count++] = x;
     *phGraphExec = x;
-    return fake_leave(CUDA_SUCCESS);
+    return CUDA_SUCCESS;
+}
+
+CUresult fake_graph_instantiate_locked(CUgraphExec *phGraphExec, CUgraph hGraph,
+                                       unsigned long long flags, bool with_params,
+                                       CUgraphInstantiateResult *result, CUgraphNode *err_node)
+{
+    CUgraphNode bad = NULL;
+    CUresult r = instantiate_locked(phGraphExec, hGraph, flags, with_params, &bad);
+    if (result)
+        *result = r == CUDA_SUCCESS ? CUDA_GRAPH_INSTANTIATE_SUCCESS
+                  : bad             ? CUDA_GRAPH_INSTANTIATE_NODE_OPERATION_NOT_SUPPORTED
+                                    : CUDA_GRAPH_INSTANTIATE_ERROR;
+    if (err_node)
+        *err_node = bad;
+    return r;
+}
+
+CUresult CUDAAPI fake_cuGraphInstantiateWithFlags(CUgraphExec *phGraphExec, CUgraph hGraph,
+                                                  unsigned long long flags)
+{
+    FAKE_ENTER(cuGraphInstantiateWithFlags);
+    return fake_leave(fake_graph_instantiate_locked(phGraphExec, hGraph, flags, false, NULL, NULL));
 }
 
 CUresult CUDAAPI fake_cuGraphExecDestroy(CUgraphExec hGraphExec)

@@ -952,3 +952,27 @@ struct CUgraphNode_st *fake_graph_node_add_locked(struct CUgraph_st *g, const CU
 {
     return node_add_locked(g, deps, ndeps, type, FAKE_OP_WAIT, NULL);
 }
+
+/* --- for graph inspection and editing (fake_graph_inspect.c) -------------------------------------- */
+
+CUresult fake_graph_node_arg_locked(CUgraphNode hn, struct CUgraphNode_st **out)
+{
+    return node_arg_locked(hn, out);
+}
+
+CUresult fake_graph_node_of_locked(const struct CUgraph_st *g, CUgraphNode hn,
+                                   struct CUgraphNode_st **out)
+{
+    return node_of_locked(g, hn, out);
+}
+
+CUresult fake_graph_detach_execs_locked(struct CUgraph_st *g)
+{
+    return detach_execs_locked(g);
+}
+
+CUresult fake_graph_exec_node_locked(CUgraphExec he, CUgraphNode hn, CUgraphNodeType type,
+                                     struct CUgraphExec_st **xo, struct CUgraphNode_st **out)
+{
+    return exec_node_locked(he, hn, type, xo, out);
+}

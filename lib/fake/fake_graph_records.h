@@ -32,6 +32,7 @@ struct CUgraphNode_st {
     struct CUgraphNode_st *origin; /* in an executable graph's copy: the graph's node */
     bool disabled;                 /* cuGraphNodeSetEnabled in an executable graph */
     struct fake_cond_node *cond;   /* CONDITIONAL: fake_graph_conditional.c's (shared by copies) */
+    struct CUgraphNode_st *cloned_from; /* cuGraphClone: the original's node (fake_graph_inspect.c) */
 };
 
 struct fake_graph_body {
@@ -145,6 +146,32 @@ FAKE_HIDDEN fake_graph_body *fake_graph_body_clone_locked(const fake_graph_body 
  * launch of x; the operations' payloads are copies. */
 FAKE_HIDDEN CUresult fake_graph_replay_body_locked(struct CUgraphExec_st *x, const fake_graph_body *b,
                                                    struct CUstream_st *s, CUstream hs);
+
+/* --- for graph inspection and editing (fake_graph_inspect.c) ---------------------------- */
+
+/* fake_graph_nodes.c's node arguments: a known node, not a tombstone (NULL:
+ * CUDA_ERROR_INVALID_VALUE); a node of graph g. */
+FAKE_HIDDEN CUresult fake_graph_node_arg_locked(CUgraphNode hn, struct CUgraphNode_st **out);
+FAKE_HIDDEN CUresult fake_graph_node_of_locked(const struct CUgraph_st *g, CUgraphNode hn,
+                                               struct CUgraphNode_st **out);
+/* Before g's nodes change: its executable graphs get a copy of its body. */
+FAKE_HIDDEN CUresult fake_graph_detach_execs_locked(struct CUgraph_st *g);
+/* The node of executable graph he that stands for the graph's node hn, of
+ * type (-1: any), x's own copy (x's body copied first when shared). */
+FAKE_HIDDEN CUresult fake_graph_exec_node_locked(CUgraphExec he, CUgraphNode hn,
+                                                 CUgraphNodeType type,
+                                                 struct CUgraphExec_st **xo,
+                                                 struct CUgraphNode_st **out);
+/* fake_graph.c's release of what a node owns (its record stays, a tombstone). */
+FAKE_HIDDEN void fake_graph_node_release_locked(struct CUgraphNode_st *n);
+/* fake_graph_exec.c's instantiation: with_params allows
+ * CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD (cuGraphInstantiateWithParams, which
+ * names the call in messages); *result and *err_node (may be NULL) say why
+ * it failed, as cuGraphInstantiateWithParams reports. */
+FAKE_HIDDEN CUresult fake_graph_instantiate_locked(CUgraphExec *phGraphExec, CUgraph hGraph,
+                                                   unsigned long long flags, bool with_params,
+                                                   CUgraphInstantiateResult *result,
+                                                   CUgraphNode *err_node);
 
 /* --- conditional nodes (fake_graph_conditional.c) ------------------------------------------ */
 

@@ -122,5 +122,6 @@ extern const every_call every_calls_link[]; /* calls_link.c: link.h */
 extern const every_call every_calls_graph_nodes[]; /* calls_graph_nodes.c: graph_nodes.h */
 extern const every_call every_calls_green[]; /* calls_green.c: green.h */
 extern const every_call every_calls_graph_conditional[]; /* calls_graph_conditional.c: graph_conditional.h */
+extern const every_call every_calls_graph_inspect[]; /* calls_graph_inspect.c: graph_inspect.h */
 
 #endif

@@ -1582,6 +1582,215 @@ CALL(cuTensorMapReplaceAddress, 12000)
                              : r;
 }
 
+/* --- graph inspection and editing (graph_inspect.c) --------------------------------------------
+ * The queries and edits work on the fixture's graph, node and executable
+ * graph; the per-node updates of event, host and child nodes build a graph
+ * of one such node in the current context, instantiate it, update the node
+ * and free both (as node_exec does), so they take the current context's
+ * columns. */
+
+CALL(cuGraphNodeGetDependencies, 10000)
+{
+    CUgraphNode deps[4];
+    size_t n = 4;
+    return drv.cuGraphNodeGetDependencies_10000(a->node, deps, &n);
+}
+
+CALL(cuGraphNodeGetDependentNodes, 10000)
+{
+    CUgraphNode deps[4];
+    size_t n = 4;
+    return drv.cuGraphNodeGetDependentNodes_10000(a->node, deps, &n);
+}
+
+CALL(cuGraphGetEdges, 10000)
+{
+    CUgraphNode from[4], to[4];
+    size_t n = 4;
+    return drv.cuGraphGetEdges_10000(a->graph, from, to, &n);
+}
+
+/* An edge from the fixture's node to a new empty node, removed again. */
+CALL(cuGraphRemoveDependencies, 10000)
+{
+    CUgraphNode empty;
+    CUresult r = drv.cuGraphAddEmptyNode_10000(&empty, a->graph, &a->node, 1);
+    return r != CUDA_SUCCESS ? r
+                             : drv.cuGraphRemoveDependencies_10000(a->graph, &a->node, &empty, 1);
+}
+
+#if CUDA_VERSION >= 12030
+CALL(cuGraphNodeGetDependencies, 12030)
+{
+    CUgraphNode deps[4];
+    size_t n = 4;
+    return drv.cuGraphNodeGetDependencies_12030(a->node, deps, NULL, &n);
+}
+
+CALL(cuGraphNodeGetDependentNodes, 12030)
+{
+    CUgraphNode deps[4];
+    size_t n = 4;
+    return drv.cuGraphNodeGetDependentNodes_12030(a->node, deps, NULL, &n);
+}
+
+CALL(cuGraphGetEdges, 12030)
+{
+    CUgraphNode from[4], to[4];
+    size_t n = 4;
+    return drv.cuGraphGetEdges_12030(a->graph, from, to, NULL, &n);
+}
+
+CALL(cuGraphRemoveDependencies, 12030)
+{
+    CUgraphNode empty;
+    CUresult r = drv.cuGraphAddEmptyNode_10000(&empty, a->graph, &a->node, 1);
+    return r != CUDA_SUCCESS
+               ? r
+               : drv.cuGraphRemoveDependencies_12030(a->graph, &a->node, &empty, NULL, 1);
+}
+#endif
+
+CALL(cuGraphNodeGetEnabled, 11060)
+{
+    unsigned int enabled = 0;
+    return drv.cuGraphNodeGetEnabled_11060(a->exec, a->node, &enabled);
+}
+
+CALL_OUT(cuGraphExecGetFlags, 12000, cuuint64_t, a->exec, &out)
+
+CALL(cuGraphDebugDotPrint, 11030)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/cuscope-rules-%d.dot", (int)getpid());
+    CUresult r = drv.cuGraphDebugDotPrint_11030(a->graph, path, 0);
+    unlink(path);
+    return r;
+}
+
+/* A new empty node of the fixture's graph, destroyed. */
+CALL(cuGraphDestroyNode, 10000)
+{
+    CUgraphNode empty;
+    CUresult r = drv.cuGraphAddEmptyNode_10000(&empty, a->graph, NULL, 0);
+    return r != CUDA_SUCCESS ? r : drv.cuGraphDestroyNode_10000(empty);
+}
+
+CALL_MAKE(cuGraphClone, 10000, graph, &made, a->graph)
+
+/* A clone of the fixture's graph, its kernel node found, the clone freed. */
+CALL(cuGraphNodeFindInClone, 10000)
+{
+    CUgraph clone;
+    CUresult r = drv.cuGraphClone_10000(&clone, a->graph);
+    if (r != CUDA_SUCCESS)
+        return r;
+    CUgraphNode found;
+    r = drv.cuGraphNodeFindInClone_10000(&found, a->node, clone);
+    drv.cuGraphDestroy_10000(clone);
+    return r;
+}
+
+/* The kinds of node the updates below change. */
+typedef enum inspect_node { NODE_RECORD, NODE_WAIT, NODE_HOST, NODE_CHILD } inspect_node;
+
+/* A graph of one empty node (a child's). */
+static CUresult child_graph(CUgraph *out)
+{
+    CUresult r = drv.cuGraphCreate_10000(out, 0);
+    CUgraphNode empty;
+    if (r == CUDA_SUCCESS && (r = drv.cuGraphAddEmptyNode_10000(&empty, *out, NULL, 0)))
+        drv.cuGraphDestroy_10000(*out);
+    return r;
+}
+
+static CUresult update_node(const rules_args *a, CUgraphExec exec, CUgraphNode node,
+                            inspect_node kind)
+{
+    CUDA_HOST_NODE_PARAMS hp = {host_noop, NULL};
+    CUgraph child;
+    CUresult r;
+    switch (kind) {
+    case NODE_RECORD:
+        return drv.cuGraphExecEventRecordNodeSetEvent_11010(exec, node, a->event2);
+    case NODE_WAIT:
+        return drv.cuGraphExecEventWaitNodeSetEvent_11010(exec, node, a->event2);
+    case NODE_HOST:
+        return drv.cuGraphExecHostNodeSetParams_10020(exec, node, &hp);
+    case NODE_CHILD:
+        r = child_graph(&child);
+        if (r == CUDA_SUCCESS) {
+            r = drv.cuGraphExecChildGraphNodeSetParams_11010(exec, node, child);
+            drv.cuGraphDestroy_10000(child);
+        }
+        return r;
+    }
+    return CUDA_ERROR_INVALID_VALUE;
+}
+
+static CUresult inspect_node_exec(const rules_args *a, inspect_node kind)
+{
+    CUgraph g;
+    CUresult r = drv.cuGraphCreate_10000(&g, 0);
+    if (r != CUDA_SUCCESS)
+        return r;
+    CUgraphNode node;
+    CUDA_HOST_NODE_PARAMS hp = {host_noop, NULL};
+    CUgraph child = NULL;
+    switch (kind) {
+    case NODE_RECORD: r = drv.cuGraphAddEventRecordNode_11010(&node, g, NULL, 0, a->event); break;
+    case NODE_WAIT: r = drv.cuGraphAddEventWaitNode_11010(&node, g, NULL, 0, a->event); break;
+    case NODE_HOST: r = drv.cuGraphAddHostNode_10000(&node, g, NULL, 0, &hp); break;
+    case NODE_CHILD:
+        r = child_graph(&child);
+        if (r == CUDA_SUCCESS) {
+            r = drv.cuGraphAddChildGraphNode_10000(&node, g, NULL, 0, child);
+            drv.cuGraphDestroy_10000(child);
+        }
+        break;
+    }
+    CUgraphExec exec = NULL;
+    if (r == CUDA_SUCCESS)
+        r = drv.cuGraphInstantiateWithFlags_11040(&exec, g, 0);
+    if (r == CUDA_SUCCESS) {
+        r = update_node(a, exec, node, kind);
+        drv.cuGraphExecDestroy_10000(exec);
+    }
+    drv.cuGraphDestroy_10000(g);
+    return r;
+}
+
+CALL(cuGraphExecEventRecordNodeSetEvent, 11010)
+{
+    return inspect_node_exec(a, NODE_RECORD);
+}
+
+CALL(cuGraphExecEventWaitNodeSetEvent, 11010)
+{
+    return inspect_node_exec(a, NODE_WAIT);
+}
+
+CALL(cuGraphExecHostNodeSetParams, 10020)
+{
+    return inspect_node_exec(a, NODE_HOST);
+}
+
+CALL(cuGraphExecChildGraphNodeSetParams, 11010)
+{
+    return inspect_node_exec(a, NODE_CHILD);
+}
+
+CALL(cuGraphInstantiateWithParams, 12000)
+{
+    CUDA_GRAPH_INSTANTIATE_PARAMS p;
+    memset(&p, 0, sizeof p);
+    CUgraphExec made;
+    CUresult r = drv.cuGraphInstantiateWithParams_12000(&made, a->graph, &p);
+    if (r == CUDA_SUCCESS)
+        o->exec = made;
+    return r;
+}
+
 /* --- the table ----------------------------------------------------------------------------------- */
 
 const rules_row rules_rows[] = {

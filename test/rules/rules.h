@@ -313,8 +313,41 @@ typedef CUresult (*rules_call_fn)(const rules_args *a, rules_out *o);
     RULES_ROWS_LINK_(R)                                                                    \
     RULES_ROWS_GREEN_(R)                                                              \
     RULES_ROWS_TENSOR_MAP_(R)                                                         \
-    RULES_ROWS_CONDITIONAL_(R)                                                         \
+    RULES_ROWS_CONDITIONAL_(R)                                                             \
+    RULES_ROWS_GRAPH_INSPECT_(R)                                                           \
     RULES_ROWS_CAPTURE_TO_GRAPH_(R)
+
+/* Graph inspection and editing (issue 19): the queries and edits on the
+ * fixture's graph, node and executable graph (the clones read its kernel
+ * node); the event, host and child updates build their own graph and
+ * executable graph in the current context (rows.c), as the copy and memset
+ * updates do. */
+#define RULES_ROWS_GRAPH_INSPECT_(R)                                                       \
+    R(cuGraphNodeGetDependencies, 10000, H_NODE, 0, NULL)                                  \
+    R(cuGraphNodeGetDependentNodes, 10000, H_NODE, 0, NULL)                                \
+    R(cuGraphGetEdges, 10000, H_GRAPH, 0, NULL)                                            \
+    R(cuGraphRemoveDependencies, 10000, H_GRAPH, 0, NULL)                                  \
+    RULES_ROWS_GRAPH_INSPECT_12030_(R)                                                     \
+    R(cuGraphNodeGetEnabled, 11060, H_EXEC, 0, NULL)                                       \
+    R(cuGraphExecGetFlags, 12000, H_EXEC, 0, NULL)                                         \
+    R(cuGraphDebugDotPrint, 11030, H_GRAPH, 0, NULL)                                       \
+    R(cuGraphDestroyNode, 10000, H_GRAPH, 0, NULL)                                         \
+    R(cuGraphClone, 10000, H_GRAPH, R_READS_KERNEL, NULL)                                  \
+    R(cuGraphNodeFindInClone, 10000, H_GRAPH, R_READS_KERNEL, NULL)                        \
+    R(cuGraphExecEventRecordNodeSetEvent, 11010, H_CURRENT, 0, NULL)                       \
+    R(cuGraphExecEventWaitNodeSetEvent, 11010, H_CURRENT, 0, NULL)                         \
+    R(cuGraphExecHostNodeSetParams, 10020, H_CURRENT, 0, NULL)                             \
+    R(cuGraphExecChildGraphNodeSetParams, 11010, H_CURRENT, 0, NULL)                       \
+    R(cuGraphInstantiateWithParams, 12000, H_GRAPH, R_READS_KERNEL, NULL)
+#if CUDA_VERSION >= 12030
+#define RULES_ROWS_GRAPH_INSPECT_12030_(R)                                                 \
+    R(cuGraphNodeGetDependencies, 12030, H_NODE, 0, NULL)                                  \
+    R(cuGraphNodeGetDependentNodes, 12030, H_NODE, 0, NULL)                                \
+    R(cuGraphGetEdges, 12030, H_GRAPH, 0, NULL)                                            \
+    R(cuGraphRemoveDependencies, 12030, H_GRAPH, 0, NULL)
+#else
+#define RULES_ROWS_GRAPH_INSPECT_12030_(R)
+#endif
 
 /* Capture into a graph: a capture on the fixture's stream into the
  * fixture's graph, after its node, ended again in the call (rows.c). */

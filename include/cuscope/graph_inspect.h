@@ -1,0 +1,182 @@
+/* cuscope/graph_inspect.h: looking into graphs and executable graphs,
+ * editing graphs (edges, nodes, clones), and the per-node updates of
+ * executable graphs that cuscope/graph_nodes.h does not have (event, host
+ * function and child graph nodes).
+ *
+ *   cus_autoptr(cus_graph) copy = NULL;
+ *   CUS_TRY(cus_graph_clone(g, &copy));            // keeps what g keeps
+ *   cus_graph_node k;
+ *   CUS_TRY(cus_graph_node_in_clone(copy, kernel, &k));
+ *   size_t n = 0;
+ *   CUS_TRY(cus_graph_node_dependencies(k, NULL, &n));
+ *   CUS_TRY(cus_graph_debug_dot(copy, "graph.dot", 0));   // dot -Tsvg graph.dot
+ *
+ * Nodes are the cus_graph_node values of cuscope/graph_nodes.h: borrowed
+ * from their graph, valid while it lives and until the node is destroyed.
+ * The lists (dependencies, dependents, edges) are filled as cus_graph_nodes
+ * fills its list: *count is the capacity on entry and the number written on
+ * return (the list's length when that is smaller); with the arrays NULL,
+ * *count receives the length. The nodes written belong to the graph of the
+ * node (or graph) asked about.
+ *
+ * The edge functions use the driver's edge-data entry points (CUDA 12.3:
+ * cuGraphGetEdges_v2, cuGraphNodeGetDependencies_v2,
+ * cuGraphNodeGetDependentNodes_v2, cuGraphRemoveDependencies_v2), which
+ * cuda.h's names resolve to: with an older driver they answer
+ * CUS_ERROR_NOT_SUPPORTED, naming the version needed. A graph whose edges
+ * carry data (programmatic dependencies) is refused by those queries with
+ * CUDA_ERROR_LOSSY_QUERY: cuscope asks for default edges only.
+ *
+ * Every function is thread-safe (calls on one graph, or one executable
+ * graph, are serialized by its lock), returns a cus_status, records the
+ * thread's last error on failure, leaves out parameters untouched then, and
+ * must not be called from a host function. Queries make no context current
+ * (the driver needs none for a graph); edits and updates make the graph's
+ * (or executable graph's) context current for the driver call. Errors, for
+ * every function: CUS_ERROR_INVALID_ARGUMENT (NULL, no node), the context's
+ * poison, and the driver's status.
+ */
+#ifndef CUSCOPE_GRAPH_INSPECT_H
+#define CUSCOPE_GRAPH_INSPECT_H
+
+#include <cuda.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "event.h"
+#include "graph.h"
+#include "graph_nodes.h"
+#include "status.h"
+#include "stream.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* --- inspection ------------------------------------------------------------------------- */
+
+/* The node's type (cuGraphNodeGetType): CU_GRAPH_NODE_TYPE_KERNEL, _MEMCPY,
+ * _MEMSET, _HOST, _GRAPH, _EMPTY, _EVENT_RECORD, _WAIT_EVENT, ... */
+CUS_API cus_status cus_graph_node_type(cus_graph_node node, CUgraphNodeType *type);
+
+/* The nodes node depends on (cuGraphNodeGetDependencies, 12.3), filled as
+ * above. */
+CUS_API cus_status cus_graph_node_dependencies(cus_graph_node node, cus_graph_node *deps,
+                                               size_t *count);
+
+/* The nodes that depend on node (cuGraphNodeGetDependentNodes, 12.3). */
+CUS_API cus_status cus_graph_node_dependents(cus_graph_node node, cus_graph_node *dependents,
+                                             size_t *count);
+
+/* The graph's edges (cuGraphGetEdges, 12.3): to[i] depends on from[i].
+ * from and to are both NULL (count only) or both given. */
+CUS_API cus_status cus_graph_edges(cus_graph *graph, cus_graph_node *from, cus_graph_node *to,
+                                   size_t *count);
+
+/* Whether node is enabled in exec (cuGraphNodeGetEnabled): node is a node
+ * of the graph exec replays (CUS_ERROR_INVALID_ARGUMENT otherwise, before
+ * the driver); the driver answers only for kernel, copy and memset nodes
+ * (CUDA_ERROR_INVALID_VALUE for the others). */
+CUS_API cus_status cus_graph_node_enabled(cus_graph_exec *exec, cus_graph_node node,
+                                          bool *enabled);
+
+/* The flags exec was instantiated with (cuGraphExecGetFlags), less
+ * CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD, which the driver does not report. */
+CUS_API cus_status cus_graph_exec_flags(cus_graph_exec *exec, cuuint64_t *flags);
+
+/* Writes a DOT description of graph to the file at path
+ * (cuGraphDebugDotPrint): the topology, the node types and ids, kernel
+ * names and copy directions by default; flags (CU_GRAPH_DEBUG_DOT_FLAGS_*,
+ * e.g. _VERBOSE) add parameters and handles. The file is replaced. Errors:
+ * also CUDA_ERROR_OPERATING_SYSTEM when the file cannot be written (the
+ * driver's). Render it with Graphviz: dot -Tsvg path > graph.svg. */
+CUS_API cus_status cus_graph_debug_dot(cus_graph *graph, const char *path, unsigned int flags);
+
+/* --- editing ------------------------------------------------------------------------------ */
+
+/* Removes the n edges from[i] -> to[i] (cuGraphRemoveDependencies, 12.3).
+ * Every node must be graph's (CUS_ERROR_INVALID_ARGUMENT, before the
+ * driver); an edge that does not exist is the driver's
+ * CUDA_ERROR_INVALID_VALUE, as is a graph with memory allocation or free
+ * nodes. Executable graphs made before are not changed. */
+CUS_API cus_status cus_graph_remove_dependencies(cus_graph *graph, const cus_graph_node *from,
+                                                 const cus_graph_node *to, size_t n);
+
+/* Removes node from its graph (cuGraphDestroyNode), and every edge to or
+ * from it; node (and copies of it) must not be used after. What the graph
+ * kept alive for the node (its module, buffers, event, host function
+ * record, child graph) stays kept until the graph dies: cuscope does not
+ * know which other node uses the same objects, and an executable graph made
+ * before still replays the node. The driver refuses a node of a graph with
+ * memory allocation or free nodes (CUDA_ERROR_INVALID_VALUE). */
+CUS_API cus_status cus_graph_destroy_node(cus_graph_node node);
+
+/* A copy of graph (cuGraphClone): its nodes and edges, child graphs copied
+ * recursively; later changes to either do not reach the other. *out
+ * receives a new reference to a graph of graph's context, which holds a
+ * reference to graph and so keeps alive everything graph keeps (graph's
+ * driver graph lives as long as the clone, then). The driver refuses a
+ * graph with memory allocation, memory free or conditional nodes
+ * (CUDA_ERROR_INVALID_VALUE, or its status). Errors also:
+ * CUS_ERROR_OUT_OF_HOST_MEMORY. */
+CUS_API cus_status cus_graph_clone(cus_graph *graph, cus_graph **out);
+
+/* The node of clone that stands for original, a node of the graph clone was
+ * made from (cuGraphNodeFindInClone). *out is clone's. A node of another
+ * graph, or added after the clone, is the driver's CUDA_ERROR_INVALID_VALUE. */
+CUS_API cus_status cus_graph_node_in_clone(cus_graph *clone, cus_graph_node original,
+                                           cus_graph_node *out);
+
+/* --- per-node updates of executable graphs ---------------------------------------------------
+ * As cuscope/graph_nodes.h's cus_graph_exec_set_* functions: node is a node
+ * of the graph exec replays (CUS_ERROR_INVALID_ARGUMENT otherwise, before
+ * the driver), of the right type (the driver's CUDA_ERROR_INVALID_VALUE
+ * otherwise); the new objects are kept alive by exec, and what an earlier
+ * update made the node use is released as soon as no replay queued before
+ * can use it (fenced on the streams exec was launched on). What the node was
+ * built with stays with its graph. Only later launches see the change. */
+
+/* The event an event record node records (cuGraphExecEventRecordNodeSetEvent).
+ * event must be of exec's context (CUS_ERROR_CONTEXT_MISMATCH). */
+CUS_API cus_status cus_graph_exec_set_event_record(cus_graph_exec *exec, cus_graph_node node,
+                                                   cus_event *event);
+
+/* The event an event wait node waits for (cuGraphExecEventWaitNodeSetEvent). */
+CUS_API cus_status cus_graph_exec_set_event_wait(cus_graph_exec *exec, cus_graph_node node,
+                                                 cus_event *event);
+
+/* The function of a host function node (cuGraphExecHostNodeSetParams): fn
+ * (not NULL) with user_data, with the rules of cus_graph_add_host_fn. Its
+ * record is exec's, freed as the objects of an update are. */
+CUS_API cus_status cus_graph_exec_set_host_fn(cus_graph_exec *exec, cus_graph_node node,
+                                              cus_host_fn fn, void *user_data);
+
+/* The parameters of a child graph node's nodes, from child
+ * (cuGraphExecChildGraphNodeSetParams): child must have the topology of the
+ * node's graph, its nodes added in the same order (the driver's
+ * CUDA_ERROR_INVALID_VALUE otherwise), the rules of cuGraphExecUpdate apply
+ * to each node. exec keeps child (and what it keeps); child must be of
+ * exec's context (CUS_ERROR_CONTEXT_MISMATCH). */
+CUS_API cus_status cus_graph_exec_set_child(cus_graph_exec *exec, cus_graph_node node,
+                                            cus_graph *child);
+
+/* --- instantiation with parameters -------------------------------------------------------- */
+
+/* Instantiates graph as cus_graph_instantiate does, with
+ * cuGraphInstantiateWithParams: flags (CUDA_GRAPH_INSTANTIATE_FLAG_*), and
+ * with CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD an upload of the graph into
+ * upload (a stream of graph's context, CUS_ERROR_CONTEXT_MISMATCH; NULL: the
+ * legacy default stream; ignored without the flag). On failure the message
+ * names the driver's CUgraphInstantiateResult and the offending node, and
+ * *result (may be NULL) receives the result (CUDA_GRAPH_INSTANTIATE_SUCCESS
+ * on success); written only when the driver answered. */
+CUS_API cus_status cus_graph_instantiate_with_params(cus_graph *graph, unsigned long long flags,
+                                                     cus_stream *upload,
+                                                     CUgraphInstantiateResult *result,
+                                                     cus_graph_exec **out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

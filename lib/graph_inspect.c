@@ -1,0 +1,547 @@
+/* Graph inspection and editing (cuscope/graph_inspect.h): node types and
+ * edges, the DOT dump, removing edges and nodes, clones, and the per-node
+ * updates of event, host function and child graph nodes. The updates go
+ * through graph_exec.c's cus_graph_exec_node_update_, which keeps what a
+ * node uses now and retires what it used before (fenced), as for the
+ * updates of graph_nodes.c; queries of an executable graph through
+ * cus_graph_exec_query_. */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* A 12.3 entry point the loaded driver lacks. */
+static cus_status edges_unsupported(const char *entry, const char *function)
+{
+    return cus_fail_(CUS_ERROR_NOT_SUPPORTED, function, NULL,
+                     "driver API %d.%d does not provide %s (the edge-data variant): graph edge "
+                     "queries and removals need driver 12.3 or later",
+                     cus_driver_version_ / 1000, cus_driver_version_ % 1000 / 10, entry);
+}
+
+/* The graph a node value names (its root owns the lock): the graph is the
+ * caller's, borrowed; the const of the value only says so. */
+static cus_graph *graph_of(cus_graph_node node)
+{
+    return (cus_graph *)node.graph;
+}
+
+#define CHECK_NODE(node)                                                       \
+    do {                                                                       \
+        if (!(node).handle || !(node).graph)                                   \
+            return CUS_FAIL(CUS_ERROR_INVALID_ARGUMENT, NULL,                  \
+                            "invalid argument: %s", (node).handle ? "a node without its graph" \
+                                                                  : "no node"); \
+    } while (0)
+
+/* --- inspection ------------------------------------------------------------------------------- */
+
+CUS_API cus_status cus_graph_node_type(cus_graph_node node, CUgraphNodeType *type)
+{
+    CUS_API_ENTER();
+    CUS_CHECK_ARG(type);
+    CHECK_NODE(node);
+    cus_graph *g = graph_of(node);
+    CUS_CHECK_POISON(g->ctx);
+    CUgraphNodeType t;
+    CUresult r;
+    {
+        CUS_LOCK_SCOPE(&cus_graph_root_(g)->lock);
+        r = cus_drv_.cuGraphNodeGetType_(node.handle, &t);
+    }
+    if (r)
+        return cus_context_driver_fail_(g->ctx, r, __func__, "cuGraphNodeGetType");
+    *type = t;
+    return CUS_SUCCESS;
+}
+
+typedef CUresult (*node_list_fn)(CUgraphNode n, CUgraphNode *out, size_t *count);
+
+static CUresult get_dependencies(CUgraphNode n, CUgraphNode *out, size_t *count)
+{
+    return cus_drv_.cuGraphNodeGetDependencies_(n, out, NULL, count);
+}
+
+static CUresult get_dependents(CUgraphNode n, CUgraphNode *out, size_t *count)
+{
+    return cus_drv_.cuGraphNodeGetDependentNodes_(n, out, NULL, count);
+}
+
+/* The driver's list of a node's neighbours, through a scratch array, as
+ * cus_graph_nodes lists a graph's nodes. */
+static cus_status node_list(cus_graph_node node, cus_graph_node *out, size_t *count,
+                            node_list_fn list, bool present, const char *call,
+                            const char *function)
+{
+    cus_graph *g = graph_of(node);
+    if (atomic_load_explicit(&g->ctx->poison, memory_order_relaxed))
+        return cus_context_poisoned_fail_(g->ctx, function);
+    if (!present)
+        return edges_unsupported(call, function);
+    size_t n = out ? *count : 0;
+    cus_autofree CUgraphNode *h = n ? cus_malloc_(n * sizeof *h) : NULL;
+    if (n && !h)
+        return cus_fail_(CUS_ERROR_OUT_OF_HOST_MEMORY, function, NULL, "a list of nodes");
+    size_t got = n;
+    CUresult r;
+    {
+        CUS_LOCK_SCOPE(&cus_graph_root_(g)->lock);
+        r = list(node.handle, h, &got);
+    }
+    if (r)
+        return cus_context_driver_fail_(g->ctx, r, function, call);
+    for (size_t i = 0; i < n && i < got; i++)
+        out[i] = (cus_graph_node){h[i], g};
+    *count = got;
+    return CUS_SUCCESS;
+}
+
+CUS_API cus_status cus_graph_node_dependencies(cus_graph_node node, cus_graph_node *deps,
+                                               size_t *count)
+{
+    CUS_API_ENTER();
+    CUS_CHECK_ARG(count);
+    CHECK_NODE(node);
+    return node_list(node, deps, count, get_dependencies,
+                     cus_drv_.cuGraphNodeGetDependencies_ != NULL, "cuGraphNodeGetDependencies",
+                     __func__);
+}
+
+CUS_API cus_status cus_graph_node_dependents(cus_graph_node node, cus_graph_node *dependents,
+                                             size_t *count)
+{
+    CUS_API_ENTER();
+    CUS_CHECK_ARG(count);
+    CHECK_NODE(node);
+    return node_list(node, dependents, count, get_dependents,
+                     cus_drv_.cuGraphNodeGetDependentNodes_ != NULL,
+                     "cuGraphNodeGetDependentNodes", __func__);
+}
+
+CUS_API cus_status cus_graph_edges(cus_graph *graph, cus_graph_node *from, cus_graph_node *to,
+                                   size_t *count)
+{
+    CUS_API_ENTER();
+    CUS_CHECK_ARG(graph && count && !from == !to);
+    CUS_CHECK_POISON(graph->ctx);
+    if (!cus_drv_.cuGraphGetEdges_)
+        return edges_unsupported("cuGraphGetEdges", __func__);
+    size_t n = from ? *count : 0;
+    cus_autofree CUgraphNode *h = n ? cus_malloc_(2 * n * sizeof *h) : NULL;
+    if (n && !h)
+        return CUS_FAIL(CUS_ERROR_OUT_OF_HOST_MEMORY, NULL, "a list of edges");
+    size_t got = n;
+    CUresult r;
+    {
+        CUS_LOCK_SCOPE(&cus_graph_root_(graph)->lock);
+        r = cus_drv_.cuGraphGetEdges_(graph->handle, h, h ? h + n : NULL, NULL, &got);
+    }
+    if (r)
+        return cus_context_driver_fail_(graph->ctx, r, __func__, "cuGraphGetEdges");
+    for (size_t i = 0; i < n && i < got; i++) {
+        from[i] = (cus_graph_node){h[i], graph};
+        to[i] = (cus_graph_node){h[n + i], graph};
+    }
+    *count = got;
+    return CUS_SUCCESS;
+}
+
+typedef struct enabled_get {
+    CUgraphNode node;
+    unsigned int enabled;
+} enabled_get;
+
+static CUresult get_enabled_call(CUgraphExec h, void *arg)
+{
+    enabled_get *a = arg;
+    return cus_drv_.cuGraphNodeGetEnabled_(h, a->node, &a->enabled);
+}
+
+CUS_API cus_status cus_graph_node_enabled(cus_graph_exec *exec, cus_graph_node node,
+                                          bool *enabled)
+{
+    CUS_API_ENTER();
+    CUS_CHECK_ARG(exec && enabled);
+    CHECK_NODE(node);
+    enabled_get a = {node.handle, 0};
+    CUS_TRY(cus_graph_exec_query_(exec, node.graph, "cuGraphNodeGetEnabled", get_enabled_call,
+                                  &a, __func__));
+    *enabled = a.enabled != 0;
+    return CUS_SUCCESS;
+}
+
+static CUresult get_flags_call(CUgraphExec h, void *arg)
+{
+    return cus_drv_.cuGraphExecGetFlags_(h, arg);
+}
+
+CUS_API cus_status cus_graph_exec_flags(cus_graph_exec *exec, cuuint64_t *flags)
+{
+    CUS_API_ENTER();
+    CUS_CHECK_ARG(exec && flags);
+    cuuint64_t f = 0;
+    CUS_TRY(cus_graph_exec_query_(exec, NULL, "cuGraphExecGetFlags", get_flags_call, &f,
+                                  __func__));
+    *flags = f;
+    return CUS_SUCCESS;
+}
+
+CUS_API cus_status cus_graph_debug_dot(cus_graph *graph, const char *path, unsigned int flags)
+{
+    CUS_API_ENTER();
+    CUS_CHECK_ARG(graph && path && *path);
+    CUS_CHECK_POISON(graph->ctx);
+    CUresult r;
+    {
+        CUS_LOCK_SCOPE(&cus_graph_root_(graph)->lock);
+        r = cus_drv_.cuGraphDebugDotPrint_(graph->handle, path, flags);
+    }
+    if (r)
+        return cus_fail_((cus_status)r, __func__, "cuGraphDebugDotPrint",
+                         "writing the DOT description of graph %p to '%s' (flags %#x)",
+                         (void *)graph->handle, path, flags);
+    return CUS_SUCCESS;
+}
+
+/* --- editing --------------------------------------------------------------------------------- */
+
+#define INLINE_EDGES 16
+
+/* The driver's handles of n nodes, all graph's; *heap is set when they did
+ * not fit in `inline_h` (the caller frees it). */
+static cus_status handles_of(const cus_graph *g, const cus_graph_node *nodes, size_t n,
+                             CUgraphNode *inline_h, CUgraphNode **out, CUgraphNode **heap,
+                             const char *function)
+{
+    CUgraphNode *h = inline_h;
+    *heap = NULL;
+    if (n > INLINE_EDGES) {
+        h = *heap = cus_malloc_(n * sizeof *h);
+        if (!h)
+            return cus_fail_(CUS_ERROR_OUT_OF_HOST_MEMORY, function, NULL, "a list of edges");
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (!nodes[i].handle || nodes[i].graph != g) {
+            free(*heap);
+            *heap = NULL;
+            return cus_fail_(CUS_ERROR_INVALID_ARGUMENT, function, NULL, "node %zu is %s",
+                             i + 1, nodes[i].handle ? "a node of another graph" : "no node");
+        }
+        h[i] = nodes[i].handle;
+    }
+    *out = h;
+    return CUS_SUCCESS;
+}
+
+CUS_API cus_status cus_graph_remove_dependencies(cus_graph *graph, const cus_graph_node *from,
+                                                 const cus_graph_node *to, size_t n)
+{
+    CUS_API_ENTER();
+    CUS_CHECK_ARG(graph && ((from && to) || !n));
+    CUS_CHECK_POISON(graph->ctx);
+    if (!cus_drv_.cuGraphRemoveDependencies_)
+        return edges_unsupported("cuGraphRemoveDependencies", __func__);
+    if (!n)
+        return CUS_SUCCESS;
+    CUgraphNode inline_from[INLINE_EDGES], inline_to[INLINE_EDGES], *hf, *ht, *heap_f, *heap_t;
+    CUS_TRY(handles_of(graph, from, n, inline_from, &hf, &heap_f, __func__));
+    __attribute__((unused)) cus_autofree CUgraphNode *owned_f = heap_f;
+    CUS_TRY(handles_of(graph, to, n, inline_to, &ht, &heap_t, __func__));
+    __attribute__((unused)) cus_autofree CUgraphNode *owned_t = heap_t;
+    CUS_LOCK_SCOPE(&cus_graph_root_(graph)->lock);
+    CUS_IN_CONTEXT(graph->ctx, "cuGraphRemoveDependencies",
+                   cus_drv_.cuGraphRemoveDependencies_(graph->handle, hf, ht, NULL, n));
+    return CUS_SUCCESS;
+}
+
+/* What the node kept stays in its graph's keep list: another node may use
+ * the same objects (each is kept once), and the executable graphs made
+ * before still replay the node. */
+CUS_API cus_status cus_graph_destroy_node(cus_graph_node node)
+{
+    CUS_API_ENTER();
+    CHECK_NODE(node);
+    cus_graph *g = graph_of(node);
+    CUS_CHECK_POISON(g->ctx);
+    CUS_LOCK_SCOPE(&cus_graph_root_(g)->lock);
+    CUS_IN_CONTEXT(g->ctx, "cuGraphDestroyNode", cus_drv_.cuGraphDestroyNode_(node.handle));
+    return CUS_SUCCESS;
+}
+
+static void graph_keep_release(void *p)
+{
+    (void)cus_graph_unref(p);
+}
+
+CUS_API cus_status cus_graph_clone(cus_graph *graph, cus_graph **out)
+{
+    CUS_API_ENTER();
+    CUS_CHECK_ARG(graph && out);
+    CUS_CHECK_POISON(graph->ctx);
+    cus_autofree cus_graph *c = cus_calloc_(1, sizeof *c);
+    /* The one entry of its keep list: room made before the driver call, so
+     * that a clone made is never lost. */
+    cus_autofree keep_entry *items = cus_malloc_(sizeof *items);
+    if (!c || !items)
+        return CUS_FAIL(CUS_ERROR_OUT_OF_HOST_MEMORY, NULL, "allocating a graph");
+    cus_graph *root = cus_graph_root_(graph);
+    CUgraph h = NULL;
+    bool keeps;
+    {
+        CUS_LOCK_SCOPE(&root->lock);
+        CUS_IN_CONTEXT(graph->ctx, "cuGraphClone", cus_drv_.cuGraphClone_(&h, graph->handle));
+        /* The clone's nodes use what graph's use: holding graph keeps them
+         * all (the keep list has releases, not references, to copy). */
+        keeps = root->keep.count != 0;
+    }
+    cus_refcount_init_(&c->refs);
+    pthread_mutex_init(&c->lock, NULL);
+    c->handle = h;
+    c->ctx = cus_context_ref(graph->ctx);
+    if (keeps) {
+        items[0] = (keep_entry){cus_graph_ref(graph), graph_keep_release};
+        c->keep = (keep_list){cus_steal(&items), 1, 1};
+    }
+    *out = cus_steal(&c);
+    return CUS_SUCCESS;
+}
+
+CUS_API cus_status cus_graph_node_in_clone(cus_graph *clone, cus_graph_node original,
+                                           cus_graph_node *out)
+{
+    CUS_API_ENTER();
+    CUS_CHECK_ARG(clone && out);
+    CHECK_NODE(original);
+    CUS_CHECK_POISON(clone->ctx);
+    CUgraphNode h = NULL;
+    CUresult r;
+    {
+        /* The driver reads both graphs: both locks, in address order. */
+        pthread_mutex_t *a = &cus_graph_root_(clone)->lock;
+        pthread_mutex_t *b = &cus_graph_root_(graph_of(original))->lock;
+        if ((uintptr_t)b < (uintptr_t)a) {
+            pthread_mutex_t *t = a;
+            a = b, b = t;
+        }
+        CUS_LOCK_SCOPE(a);
+        pthread_mutex_t *second = b != a ? cus_mutex_lock_(b) : NULL;
+        r = cus_drv_.cuGraphNodeFindInClone_(&h, original.handle, clone->handle);
+        if (second)
+            pthread_mutex_unlock(second);
+    }
+    if (r)
+        return cus_context_driver_fail_(clone->ctx, r, __func__, "cuGraphNodeFindInClone");
+    *out = (cus_graph_node){h, clone};
+    return CUS_SUCCESS;
+}
+
+/* --- per-node updates ----------------------------------------------------------------------- */
+
+static cus_status exec_node_check(cus_graph_exec *exec, cus_graph_node node, const char *function)
+{
+    if (!exec || !node.handle)
+        return cus_fail_(CUS_ERROR_INVALID_ARGUMENT, function, NULL,
+                         exec ? "invalid argument: no node" : "invalid argument: exec");
+    return CUS_SUCCESS;
+}
+
+typedef struct event_set {
+    CUgraphNode node;
+    CUevent event;
+} event_set;
+
+static CUresult set_record_call(CUgraphExec h, void *arg)
+{
+    const event_set *a = arg;
+    return cus_drv_.cuGraphExecEventRecordNodeSetEvent_(h, a->node, a->event);
+}
+
+static CUresult set_wait_call(CUgraphExec h, void *arg)
+{
+    const event_set *a = arg;
+    return cus_drv_.cuGraphExecEventWaitNodeSetEvent_(h, a->node, a->event);
+}
+
+static cus_status set_event(cus_graph_exec *exec, cus_graph_node node, cus_event *event,
+                            bool record, const char *function)
+{
+    CUS_TRY(exec_node_check(exec, node, function));
+    if (!event)
+        return cus_fail_(CUS_ERROR_INVALID_ARGUMENT, function, NULL, "invalid argument: event");
+    CUcontext ctx = cus_graph_exec_context_handle_(exec);
+    if (event->ctx->handle != ctx)
+        return cus_fail_(CUS_ERROR_CONTEXT_MISMATCH, function, NULL,
+                         "the event belongs to context %p, the executable graph to %p",
+                         (void *)event->ctx->handle, (void *)ctx);
+    cus_keep_item_ item = cus_capture_item_event_(event);
+    event_set a = {node.handle, event->handle};
+    return cus_graph_exec_node_update_(exec, node, &item, 1,
+                                       record ? "cuGraphExecEventRecordNodeSetEvent"
+                                              : "cuGraphExecEventWaitNodeSetEvent",
+                                       record ? set_record_call : set_wait_call, &a, function);
+}
+
+CUS_API cus_status cus_graph_exec_set_event_record(cus_graph_exec *exec, cus_graph_node node,
+                                                   cus_event *event)
+{
+    CUS_API_ENTER();
+    return set_event(exec, node, event, true, __func__);
+}
+
+CUS_API cus_status cus_graph_exec_set_event_wait(cus_graph_exec *exec, cus_graph_node node,
+                                                 cus_event *event)
+{
+    CUS_API_ENTER();
+    return set_event(exec, node, event, false, __func__);
+}
+
+/* A host function node's record, as graph_nodes.c makes it: freed with
+ * free() (graph_exec.c orphans such records, keyed on free, when a replay
+ * could not be waited for). taken points at the caller's flag, set when the
+ * update took the record: from then on it is the update's to free. */
+typedef struct host_record {
+    cus_host_fn fn;
+    void *user_data;
+    bool *taken;
+} host_record;
+
+/* Runs on the driver's thread, marked as stream.c's trampoline marks it. */
+static void CUDA_CB host_trampoline(void *arg)
+{
+    const host_record *rec = arg;
+    bool outer = cus_in_host_fn_;
+    cus_in_host_fn_ = true;
+    rec->fn(rec->user_data);
+    cus_in_host_fn_ = outer;
+}
+
+static void *host_record_take(void *p)
+{
+    host_record *rec = p;
+    *rec->taken = true;
+    return rec;
+}
+
+typedef struct host_set {
+    CUgraphNode node;
+    CUDA_HOST_NODE_PARAMS p;
+} host_set;
+
+static CUresult set_host_call(CUgraphExec h, void *arg)
+{
+    const host_set *a = arg;
+    return cus_drv_.cuGraphExecHostNodeSetParams_(h, a->node, &a->p);
+}
+
+CUS_API cus_status cus_graph_exec_set_host_fn(cus_graph_exec *exec, cus_graph_node node,
+                                              cus_host_fn fn, void *user_data)
+{
+    CUS_API_ENTER();
+    CUS_TRY(exec_node_check(exec, node, __func__));
+    CUS_CHECK_ARG(fn);
+    bool taken = false;
+    host_record *rec = cus_malloc_(sizeof *rec);
+    if (!rec)
+        return CUS_FAIL(CUS_ERROR_OUT_OF_HOST_MEMORY, NULL, "allocating a host function record");
+    *rec = (host_record){fn, user_data, &taken};
+    cus_keep_item_ item = {rec, NULL, host_record_take, free};
+    host_set a = {node.handle, {host_trampoline, rec}};
+    cus_status st = cus_graph_exec_node_update_(exec, node, &item, 1,
+                                                "cuGraphExecHostNodeSetParams", set_host_call,
+                                                &a, __func__);
+    /* Taken: exec's (kept, or freed by the failed update); else still ours. */
+    if (!taken)
+        free(rec);
+    return st;
+}
+
+typedef struct child_set {
+    CUgraphNode node;
+    CUgraph child;
+} child_set;
+
+static CUresult set_child_call(CUgraphExec h, void *arg)
+{
+    const child_set *a = arg;
+    return cus_drv_.cuGraphExecChildGraphNodeSetParams_(h, a->node, a->child);
+}
+
+static void *graph_keep_ref(void *p)
+{
+    return cus_graph_ref(p);
+}
+
+CUS_API cus_status cus_graph_exec_set_child(cus_graph_exec *exec, cus_graph_node node,
+                                            cus_graph *child)
+{
+    CUS_API_ENTER();
+    CUS_TRY(exec_node_check(exec, node, __func__));
+    CUS_CHECK_ARG(child);
+    CUcontext ctx = cus_graph_exec_context_handle_(exec);
+    if (child->ctx->handle != ctx)
+        return CUS_FAIL(CUS_ERROR_CONTEXT_MISMATCH, NULL,
+                        "the child graph belongs to context %p, the executable graph to %p",
+                        (void *)child->ctx->handle, (void *)ctx);
+    cus_keep_item_ item = {child, &child->refs, graph_keep_ref, graph_keep_release};
+    child_set a = {node.handle, child->handle};
+    /* The driver reads child's nodes in the call: its lock, taken before
+     * exec's (no path takes a graph's lock while holding an exec's). */
+    CUS_LOCK_SCOPE(&cus_graph_root_(child)->lock);
+    return cus_graph_exec_node_update_(exec, node, &item, 1, "cuGraphExecChildGraphNodeSetParams",
+                                       set_child_call, &a, __func__);
+}
+
+/* --- instantiation with parameters ---------------------------------------------------------- */
+
+static CUresult instantiate_params_call(CUgraphExec *h, CUgraph g, void *arg)
+{
+    return cus_drv_.cuGraphInstantiateWithParams_(h, g, arg);
+}
+
+static const char *instantiate_result_name(CUgraphInstantiateResult r)
+{
+    switch ((int)r) {
+    case CUDA_GRAPH_INSTANTIATE_SUCCESS: return "CUDA_GRAPH_INSTANTIATE_SUCCESS";
+    case CUDA_GRAPH_INSTANTIATE_ERROR: return "CUDA_GRAPH_INSTANTIATE_ERROR";
+    case CUDA_GRAPH_INSTANTIATE_INVALID_STRUCTURE: return "CUDA_GRAPH_INSTANTIATE_INVALID_STRUCTURE";
+    case CUDA_GRAPH_INSTANTIATE_NODE_OPERATION_NOT_SUPPORTED:
+        return "CUDA_GRAPH_INSTANTIATE_NODE_OPERATION_NOT_SUPPORTED";
+    case CUDA_GRAPH_INSTANTIATE_MULTIPLE_CTXS_NOT_SUPPORTED:
+        return "CUDA_GRAPH_INSTANTIATE_MULTIPLE_CTXS_NOT_SUPPORTED";
+#if CUDA_VERSION >= 12030
+    case CUDA_GRAPH_INSTANTIATE_CONDITIONAL_HANDLE_UNUSED:
+        return "CUDA_GRAPH_INSTANTIATE_CONDITIONAL_HANDLE_UNUSED";
+#endif
+    default: return "an unknown result";
+    }
+}
+
+CUS_API cus_status cus_graph_instantiate_with_params(cus_graph *graph, unsigned long long flags,
+                                                     cus_stream *upload,
+                                                     CUgraphInstantiateResult *result,
+                                                     cus_graph_exec **out)
+{
+    CUS_API_ENTER();
+    CUS_CHECK_ARG(graph && out);
+    if (upload && upload->ctx->handle != graph->ctx->handle)
+        return CUS_FAIL(CUS_ERROR_CONTEXT_MISMATCH, NULL,
+                        "the upload stream belongs to context %p, the graph to %p",
+                        (void *)upload->ctx->handle, (void *)graph->ctx->handle);
+    CUDA_GRAPH_INSTANTIATE_PARAMS p;
+    memset(&p, 0, sizeof p);
+    p.flags = flags;
+    p.hUploadStream = upload ? upload->handle : NULL;
+    p.result_out = (CUgraphInstantiateResult)-1; /* not written: the driver never answered */
+    cus_status st = cus_graph_exec_instantiate_(graph, "cuGraphInstantiateWithParams",
+                                                instantiate_params_call, &p, out, __func__);
+    bool answered = (int)p.result_out != -1;
+    if (result && answered)
+        *result = p.result_out;
+    if (st && answered && p.result_out != CUDA_GRAPH_INSTANTIATE_SUCCESS)
+        return cus_fail_(st, __func__, "cuGraphInstantiateWithParams",
+                         "instantiating graph %p: %s (node %p)", (void *)graph->handle,
+                         instantiate_result_name(p.result_out), (void *)p.hErrNode_out);
+    return st;
+}

@@ -1,0 +1,704 @@
+/* Graph inspection and editing (include/cuscope/graph_inspect.h) on the
+ * fake driver:
+ *   - node types, dependency and dependent lists, a graph's edges (count
+ *     only, a larger and a smaller capacity), the edges after removals;
+ *   - a node destroyed: its edges go, what the graph kept stays, an
+ *     executable graph made before still replays it;
+ *   - clones: launched after the original and every object it used were
+ *     released, the clone still computes, its nodes are found from the
+ *     original's, and nothing leaks; a graph the driver cannot clone;
+ *   - per-node updates: an event record node switched to other events (the
+ *     one an update replaced released, at once or after the replays), a host
+ *     function node, a child graph node (and one of another topology);
+ *   - enabled state, instantiation flags, instantiation with parameters
+ *     (upload stream, the driver's result and offending node reported);
+ *   - the DOT file written (a line per node and per edge);
+ *   - every driver call's failure (cus_fake_fail_entry), changing nothing;
+ *   - bad input refused before the driver, and drivers before 12.3;
+ *   - nothing leaked (the harness's teardown). */
+#include <unistd.h>
+
+#include <cuscope/graph_conditional.h>
+#include <cuscope/graph_inspect.h>
+
+#include "graph_fixtures.h"
+
+static size_t node_count(cus_graph *g)
+{
+    size_t n = 0;
+    assert_ok(cus_graph_node_count(g, &n));
+    return n;
+}
+
+static size_t edge_count(cus_graph *g)
+{
+    size_t n = 0;
+    assert_ok(cus_graph_edges(g, NULL, NULL, &n));
+    return n;
+}
+
+static bool has_node(const cus_graph_node *list, size_t n, cus_graph_node want)
+{
+    for (size_t i = 0; i < n; i++)
+        if (list[i].handle == want.handle && list[i].graph == want.graph)
+            return true;
+    return false;
+}
+
+/* --- types, lists, edges ----------------------------------------------------------------------- */
+
+static void test_types_and_edges(void **state)
+{
+    (void)state;
+    cus_autoptr(cus_context) c = new_primary();
+    cus_autoptr(cus_buffer) buf = new_buffer(c, 64);
+    cus_autoptr(cus_event) ev = new_event(c, CU_EVENT_DISABLE_TIMING);
+    atomic_int counter = 0;
+    cus_autoptr(cus_graph) child = NULL;
+    assert_ok(cus_graph_create(c, &child));
+    assert_ok(cus_graph_add_empty(child, NULL, 0, NULL));
+    cus_autoptr(cus_graph) g = NULL;
+    assert_ok(cus_graph_create(c, &g));
+    /* a -> fill -> host, a -> host, a -> sub; rec alone */
+    cus_graph_node a, fill, host, sub, rec;
+    assert_ok(cus_graph_add_empty(g, NULL, 0, &a));
+    assert_ok(cus_graph_add_fill_u32(g, &a, 1, &fill, buf, 0, 7, 16));
+    cus_graph_node both[2] = {a, fill};
+    assert_ok(cus_graph_add_host_fn(g, both, 2, &host, count_up, &counter));
+    assert_ok(cus_graph_add_child(g, &a, 1, &sub, child));
+    assert_ok(cus_graph_add_event_record(g, NULL, 0, &rec, ev));
+    CUgraphNodeType t;
+    assert_ok(cus_graph_node_type(a, &t));
+    assert_int_equal(t, CU_GRAPH_NODE_TYPE_EMPTY);
+    assert_ok(cus_graph_node_type(fill, &t));
+    assert_int_equal(t, CU_GRAPH_NODE_TYPE_MEMSET);
+    assert_ok(cus_graph_node_type(host, &t));
+    assert_int_equal(t, CU_GRAPH_NODE_TYPE_HOST);
+    assert_ok(cus_graph_node_type(sub, &t));
+    assert_int_equal(t, CU_GRAPH_NODE_TYPE_GRAPH);
+    assert_ok(cus_graph_node_type(rec, &t));
+    assert_int_equal(t, CU_GRAPH_NODE_TYPE_EVENT_RECORD);
+
+    /* Counts alone, then the lists. */
+    size_t n = 0;
+    assert_ok(cus_graph_node_dependencies(host, NULL, &n));
+    assert_int_equal(n, 2);
+    cus_graph_node list[8];
+    n = 8;
+    assert_ok(cus_graph_node_dependencies(host, list, &n));
+    assert_int_equal(n, 2); /* a larger capacity: the count written back */
+    assert_true(has_node(list, n, a) && has_node(list, n, fill));
+    assert_ptr_equal(list[0].graph, g);
+    n = 8;
+    assert_ok(cus_graph_node_dependents(a, list, &n));
+    assert_int_equal(n, 3);
+    assert_true(has_node(list, n, fill) && has_node(list, n, host) && has_node(list, n, sub));
+    n = 1; /* a smaller one: filled to it */
+    assert_ok(cus_graph_node_dependents(a, list, &n));
+    assert_int_equal(n, 1);
+    n = 8;
+    assert_ok(cus_graph_node_dependencies(rec, list, &n));
+    assert_int_equal(n, 0);
+    assert_int_equal(edge_count(g), 4);
+    cus_graph_node from[8], to[8];
+    n = 8;
+    assert_ok(cus_graph_edges(g, from, to, &n));
+    assert_int_equal(n, 4);
+    bool a_host = false;
+    for (size_t i = 0; i < n; i++)
+        a_host |= from[i].handle == a.handle && to[i].handle == host.handle;
+    assert_true(a_host);
+
+    /* Removing edges: a -> host goes, and host still follows fill. */
+    assert_ok(cus_graph_remove_dependencies(g, &a, &host, 1));
+    assert_int_equal(edge_count(g), 3);
+    n = 8;
+    assert_ok(cus_graph_node_dependencies(host, list, &n));
+    assert_int_equal(n, 1);
+    assert_ptr_equal(list[0].handle, fill.handle);
+    /* An edge that does not exist is the driver's to refuse. */
+    assert_status(cus_graph_remove_dependencies(g, &a, &host, 1), CUDA_ERROR_INVALID_VALUE);
+    assert_ok(cus_graph_remove_dependencies(g, NULL, NULL, 0));
+    /* The graph still runs, in order. */
+    cus_autoptr(cus_stream) s = new_stream(c, CU_STREAM_NON_BLOCKING);
+    cus_autoptr(cus_graph_exec) e = instantiate(g);
+    assert_ok(cus_graph_exec_launch(e, s));
+    assert_ok(cus_stream_synchronize(s));
+    assert_int_equal(atomic_load(&counter), 1);
+}
+
+/* --- destroying a node ----------------------------------------------------------------------- */
+
+static void test_destroy_node(void **state)
+{
+    (void)state;
+    cus_autoptr(cus_context) c = new_primary();
+    cus_autoptr(cus_stream) s = new_stream(c, CU_STREAM_NON_BLOCKING);
+    cus_autoptr(cus_buffer) buf = new_buffer(c, G_N * 4);
+    cus_autoptr(cus_host_buffer) out = new_pinned(c, G_N * 4);
+    cus_autoptr(cus_graph) g = NULL;
+    assert_ok(cus_graph_create(c, &g));
+    /* fill 1 -> fill 2 -> down: without the second fill, down copies 1s. */
+    cus_graph_node f1, f2, down;
+    assert_ok(cus_graph_add_fill_u32(g, NULL, 0, &f1, buf, 0, 1, G_N));
+    assert_ok(cus_graph_add_fill_u32(g, &f1, 1, &f2, buf, 0, 2, G_N));
+    assert_ok(cus_graph_add_copy_to_host(g, &f2, 1, &down, u32s(out), buf, 0, G_N * 4));
+    cus_autoptr(cus_graph_exec) before = instantiate(g);
+    size_t kept = cus_graph_kept_objects(g);
+    assert_ok(cus_graph_destroy_node(f2));
+    assert_int_equal(node_count(g), 2);
+    assert_int_equal(edge_count(g), 0); /* f1 -> f2 and f2 -> down went with f2 */
+    assert_int_equal(cus_graph_kept_objects(g), kept); /* kept until the graph dies */
+    assert_ok(cus_graph_add_dependencies(g, &f1, &down, 1));
+    cus_autoptr(cus_graph_exec) after = instantiate(g);
+    assert_ok(cus_graph_exec_launch(after, s));
+    assert_ok(cus_stream_synchronize(s));
+    assert_int_equal(u32s(out)[0], 1u);
+    /* The executable graph made before still has the node. */
+    assert_ok(cus_graph_exec_launch(before, s));
+    assert_ok(cus_stream_synchronize(s));
+    assert_int_equal(u32s(out)[G_N - 1], 2u);
+}
+
+/* --- clones ----------------------------------------------------------------------------------- */
+
+static void test_clone_outlives_everything(void **state)
+{
+    (void)state;
+    size_t base = cus_debug_live_objects();
+    cus_autoptr(cus_context) c = new_primary();
+    cus_autoptr(cus_stream) s = new_stream(c, CU_STREAM_NON_BLOCKING);
+    cus_autoptr(cus_host_buffer) in = new_pinned(c, G_N * 4);
+    cus_autoptr(cus_host_buffer) out = new_pinned(c, G_N * 4);
+    seed(u32s(in), 40);
+    atomic_int counter = 0;
+    cus_graph *copy = NULL;
+    cus_graph_node copy_fill = {0};
+    {
+        cus_autoptr(cus_buffer) buf = new_buffer(c, G_N * 4);
+        cus_autoptr(cus_graph) g = NULL;
+        assert_ok(cus_graph_create(c, &g));
+        cus_graph_node up, fill, down, host;
+        assert_ok(cus_graph_add_copy_to_device(g, NULL, 0, &up, buf, 0, u32s(in), G_N * 4));
+        assert_ok(cus_graph_add_fill_u32(g, &up, 1, &fill, buf, 0, 5, G_N / 2));
+        assert_ok(cus_graph_add_copy_to_host(g, &fill, 1, &down, u32s(out), buf, 0, G_N * 4));
+        assert_ok(cus_graph_add_host_fn(g, &down, 1, &host, count_up, &counter));
+        assert_ok(cus_graph_clone(g, &copy));
+        assert_non_null(copy);
+        assert_ptr_equal(cus_graph_context(copy), c);
+        assert_int_equal(node_count(copy), 4);
+        assert_int_equal(edge_count(copy), 3);
+        /* It holds the original, which keeps the buffer and the record. */
+        assert_int_equal(cus_graph_kept_objects(copy), 1);
+        assert_ok(cus_graph_node_in_clone(copy, fill, &copy_fill));
+        assert_ptr_equal(copy_fill.graph, copy);
+        assert_ptr_not_equal(copy_fill.handle, fill.handle);
+        CUgraphNodeType t;
+        assert_ok(cus_graph_node_type(copy_fill, &t));
+        assert_int_equal(t, CU_GRAPH_NODE_TYPE_MEMSET);
+        /* A node that is none of the original's. */
+        cus_graph_node later;
+        assert_ok(cus_graph_add_empty(g, NULL, 0, &later));
+        cus_graph_node none = {0};
+        assert_status(cus_graph_node_in_clone(copy, later, &none), CUDA_ERROR_INVALID_VALUE);
+        assert_null(none.handle);
+        assert_int_equal(node_count(copy), 4); /* the original's change did not reach it */
+        /* The original first, then everything it used. */
+        cus_autoptr(cus_graph_exec) e = instantiate(g);
+        assert_ok(cus_graph_exec_launch(e, s));
+        assert_ok(cus_stream_synchronize(s));
+    }
+    assert_int_equal(atomic_load(&counter), 1);
+    memset(u32s(out), 0, G_N * 4);
+    cus_graph_exec *e2 = instantiate(copy);
+    copy = cus_graph_unref(copy);
+    assert_ok(cus_graph_exec_launch(e2, s));
+    assert_ok(cus_stream_synchronize(s));
+    assert_int_equal(atomic_load(&counter), 2);
+    for (int i = 0; i < G_N; i++)
+        assert_int_equal(u32s(out)[i], i < G_N / 2 ? 5u : 40u + (uint32_t)i * 3u);
+    e2 = cus_graph_exec_unref(e2);
+    /* The clone, the original, the buffer: all gone. */
+    cus_stream *sp = cus_steal(&s);
+    cus_stream_unref(sp);
+    cus_host_buffer_unref(cus_steal(&in));
+    cus_host_buffer_unref(cus_steal(&out));
+    cus_context_unref(cus_steal(&c));
+    assert_int_equal(cus_debug_live_objects(), base);
+}
+
+/* A clone of a graph that keeps nothing keeps nothing; a clone is a graph
+ * like any: changed by hand apart from its original. */
+static void test_clone_is_a_graph(void **state)
+{
+    (void)state;
+    cus_autoptr(cus_context) c = new_primary();
+    cus_autoptr(cus_graph) g = NULL;
+    assert_ok(cus_graph_create(c, &g));
+    cus_graph_node a;
+    assert_ok(cus_graph_add_empty(g, NULL, 0, &a));
+    cus_autoptr(cus_graph) copy = NULL;
+    assert_ok(cus_graph_clone(g, &copy));
+    assert_int_equal(cus_graph_kept_objects(copy), 0);
+    cus_graph_node ca;
+    assert_ok(cus_graph_node_in_clone(copy, a, &ca));
+    assert_ok(cus_graph_add_empty(copy, &ca, 1, NULL));
+    assert_int_equal(node_count(copy), 2);
+    assert_int_equal(node_count(g), 1);
+    /* The original's node is no node of the clone. */
+    assert_status(cus_graph_add_empty(copy, &a, 1, NULL), CUS_ERROR_INVALID_ARGUMENT);
+    cus_autoptr(cus_graph) again = NULL;
+    assert_ok(cus_graph_clone(copy, &again));
+    assert_int_equal(node_count(again), 2);
+}
+
+/* The driver does not clone graphs with conditional nodes. */
+static void test_clone_refused(void **state)
+{
+    (void)state;
+    cus_autoptr(cus_context) c = new_primary();
+    cus_autoptr(cus_graph) g = NULL;
+    assert_ok(cus_graph_create(c, &g));
+    CUgraphConditionalHandle h = 0;
+    assert_ok(cus_graph_conditional_create(g, 0, true, &h));
+    cus_graph *bodies[1] = {NULL};
+    assert_ok(cus_graph_add_conditional(g, NULL, 0, NULL, h, CU_GRAPH_COND_TYPE_IF, 1, bodies));
+    bodies[0] = cus_graph_unref(bodies[0]);
+    size_t objects = cus_debug_live_objects();
+    cus_graph *copy = NULL;
+    assert_status(cus_graph_clone(g, &copy), CUDA_ERROR_INVALID_VALUE);
+    assert_string_equal(cus_last_error()->driver_call, "cuGraphClone");
+    assert_null(copy);
+    assert_int_equal(cus_debug_live_objects(), objects);
+}
+
+/* --- per-node updates ------------------------------------------------------------------------ */
+
+static void test_event_record_update(void **state)
+{
+    (void)state;
+    cus_autoptr(cus_context) c = new_primary();
+    cus_autoptr(cus_stream) s = new_stream(c, CU_STREAM_NON_BLOCKING);
+    cus_autoptr(cus_event) start = new_event(c, 0);
+    cus_autoptr(cus_event) ev1 = new_event(c, 0);
+    cus_autoptr(cus_graph) g = NULL;
+    assert_ok(cus_graph_create(c, &g));
+    cus_graph_node rec;
+    assert_ok(cus_graph_add_event_record(g, NULL, 0, &rec, ev1));
+    cus_autoptr(cus_graph_exec) e = instantiate(g);
+    cus_event *ev2 = new_event(c, 0);
+    cus_event *ev3 = new_event(c, 0);
+    size_t objects = cus_debug_live_objects();
+    size_t events = cus_fake_live_handles(CUS_FAKE_HANDLE_EVENT);
+    float ms = -1;
+    assert_ok(cus_graph_exec_set_event_record(e, rec, ev2));
+    /* The replay records ev2 (timed from start); ev3, never recorded, has
+     * no time yet. */
+    assert_ok(cus_event_record(start, s));
+    assert_ok(cus_graph_exec_launch(e, s));
+    assert_ok(cus_stream_synchronize(s));
+    assert_ok(cus_event_elapsed_ms(start, ev2, &ms));
+    assert_true(cus_event_elapsed_ms(start, ev3, &ms) != CUS_SUCCESS);
+    ev2 = cus_event_unref(ev2); /* exec keeps it */
+    assert_int_equal(cus_debug_live_objects(), objects);
+    /* Switched after a launch: ev2 stays until the replays queued before
+     * are seen complete (a fence), then goes. */
+    assert_ok(cus_graph_exec_set_event_record(e, rec, ev3));
+    ev3 = cus_event_unref(ev3);
+    assert_int_equal(cus_debug_live_objects(), objects);
+    assert_ok(cus_stream_synchronize(s));
+    assert_ok(cus_event_record(start, s));
+    assert_ok(cus_graph_exec_launch(e, s)); /* queries the fence: ev2 released */
+    assert_ok(cus_stream_synchronize(s));
+    assert_int_equal(cus_debug_live_objects(), objects - 1);
+    assert_int_equal(cus_fake_live_handles(CUS_FAKE_HANDLE_EVENT), events - 1);
+    /* Back to the event the node was built with (the graph keeps it): ev3
+     * goes too. */
+    assert_ok(cus_graph_exec_set_event_record(e, rec, ev1));
+    assert_ok(cus_stream_synchronize(s));
+    assert_ok(cus_graph_exec_launch(e, s));
+    assert_ok(cus_stream_synchronize(s));
+    assert_int_equal(cus_debug_live_objects(), objects - 2);
+    assert_int_equal(cus_fake_live_handles(CUS_FAKE_HANDLE_EVENT), events - 2);
+    /* A record node is no wait node. */
+    assert_status(cus_graph_exec_set_event_wait(e, rec, ev1), CUDA_ERROR_INVALID_VALUE);
+}
+
+static void test_event_wait_update(void **state)
+{
+    (void)state;
+    cus_autoptr(cus_context) c = new_primary();
+    cus_autoptr(cus_stream) s = new_stream(c, CU_STREAM_NON_BLOCKING);
+    cus_autoptr(cus_event) ev1 = new_event(c, CU_EVENT_DISABLE_TIMING);
+    cus_autoptr(cus_event) ev2 = new_event(c, CU_EVENT_DISABLE_TIMING);
+    cus_autoptr(cus_graph) g = NULL;
+    assert_ok(cus_graph_create(c, &g));
+    cus_graph_node wait;
+    assert_ok(cus_graph_add_event_wait(g, NULL, 0, &wait, ev1));
+    cus_autoptr(cus_graph_exec) e = instantiate(g);
+    assert_ok(cus_event_record(ev2, s));
+    assert_ok(cus_graph_exec_set_event_wait(e, wait, ev2));
+    assert_ok(cus_graph_exec_launch(e, s));
+    assert_ok(cus_stream_synchronize(s));
+    assert_status(cus_graph_exec_set_event_record(e, wait, ev2), CUDA_ERROR_INVALID_VALUE);
+    cus_autoptr(cus_context) other = new_ctx();
+    cus_autoptr(cus_event) elsewhere = new_event(other, 0);
+    assert_status(cus_graph_exec_set_event_wait(e, wait, elsewhere), CUS_ERROR_CONTEXT_MISMATCH);
+}
+
+static void test_host_fn_update(void **state)
+{
+    (void)state;
+    cus_autoptr(cus_context) c = new_primary();
+    cus_autoptr(cus_stream) s = new_stream(c, CU_STREAM_NON_BLOCKING);
+    atomic_int a = 0, b = 0, d = 0;
+    cus_autoptr(cus_graph) g = NULL;
+    assert_ok(cus_graph_create(c, &g));
+    cus_graph_node host, empty;
+    assert_ok(cus_graph_add_host_fn(g, NULL, 0, &host, count_up, &a));
+    assert_ok(cus_graph_add_empty(g, NULL, 0, &empty));
+    cus_autoptr(cus_graph_exec) e = instantiate(g);
+    assert_ok(cus_graph_exec_launch(e, s));
+    assert_ok(cus_stream_synchronize(s));
+    assert_ok(cus_graph_exec_set_host_fn(e, host, count_up, &b));
+    assert_ok(cus_graph_exec_launch(e, s));
+    assert_ok(cus_stream_synchronize(s));
+    assert_int_equal(atomic_load(&a), 1);
+    assert_int_equal(atomic_load(&b), 1);
+    /* Again, with a launch queued: the record replaced is fenced, freed later. */
+    assert_ok(cus_graph_exec_launch(e, s));
+    assert_ok(cus_graph_exec_set_host_fn(e, host, count_up, &d));
+    assert_ok(cus_graph_exec_launch(e, s));
+    assert_ok(cus_stream_synchronize(s));
+    assert_int_equal(atomic_load(&b), 2);
+    assert_int_equal(atomic_load(&d), 1);
+    /* Failures free the record they made (LeakSanitizer would say). */
+    assert_status(cus_graph_exec_set_host_fn(e, empty, count_up, &a), CUDA_ERROR_INVALID_VALUE);
+    assert_ok(cus_fake_fail_entry("cuGraphExecHostNodeSetParams", 1, FAULT, false));
+    assert_status(cus_graph_exec_set_host_fn(e, host, count_up, &a), CU(FAULT));
+    cus_graph_node stranger;
+    cus_autoptr(cus_graph) g2 = NULL;
+    assert_ok(cus_graph_create(c, &g2));
+    assert_ok(cus_graph_add_host_fn(g2, NULL, 0, &stranger, count_up, &a));
+    assert_status(cus_graph_exec_set_host_fn(e, stranger, count_up, &a),
+                  CUS_ERROR_INVALID_ARGUMENT);
+    /* The node still calls d's. */
+    assert_ok(cus_graph_exec_launch(e, s));
+    assert_ok(cus_stream_synchronize(s));
+    assert_int_equal(atomic_load(&d), 2);
+    assert_int_equal(atomic_load(&a), 1);
+}
+
+static void test_child_update(void **state)
+{
+    (void)state;
+    cus_autoptr(cus_context) c = new_primary();
+    cus_autoptr(cus_stream) s = new_stream(c, CU_STREAM_NON_BLOCKING);
+    cus_autoptr(cus_host_buffer) out = new_pinned(c, G_N * 4);
+    cus_autoptr(cus_buffer) buf = new_buffer(c, G_N * 4);
+    cus_autoptr(cus_graph) g = NULL;
+    assert_ok(cus_graph_create(c, &g));
+    cus_graph_node sub, down;
+    {
+        cus_autoptr(cus_graph) child = NULL;
+        assert_ok(cus_graph_create(c, &child));
+        assert_ok(cus_graph_add_fill_u32(child, NULL, 0, NULL, buf, 0, 1, G_N));
+        assert_ok(cus_graph_add_child(g, NULL, 0, &sub, child));
+    }
+    assert_ok(cus_graph_add_copy_to_host(g, &sub, 1, &down, u32s(out), buf, 0, G_N * 4));
+    cus_autoptr(cus_graph_exec) e = instantiate(g);
+    size_t objects = cus_debug_live_objects();
+    {
+        /* Same topology, another buffer and value; released here, kept by exec. */
+        cus_autoptr(cus_buffer) other = new_buffer(c, G_N * 4);
+        cus_autoptr(cus_graph) child2 = NULL;
+        assert_ok(cus_graph_create(c, &child2));
+        assert_ok(cus_graph_add_fill_u32(child2, NULL, 0, NULL, buf, 0, 2, G_N));
+        assert_ok(cus_graph_add_fill_u32(child2, NULL, 0, NULL, other, 0, 3, G_N)); /* no: 2 nodes */
+        assert_status(cus_graph_exec_set_child(e, sub, child2), CUDA_ERROR_INVALID_VALUE);
+        cus_autoptr(cus_graph) child3 = NULL;
+        assert_ok(cus_graph_create(c, &child3));
+        assert_ok(cus_graph_add_fill_u32(child3, NULL, 0, NULL, buf, 0, 2, G_N));
+        assert_ok(cus_graph_exec_set_child(e, sub, child3));
+        assert_status(cus_graph_exec_set_child(e, down, child3), CUDA_ERROR_INVALID_VALUE);
+    }
+    assert_int_equal(cus_debug_live_objects(), objects + 1); /* child3, held by exec */
+    assert_ok(cus_graph_exec_launch(e, s));
+    assert_ok(cus_stream_synchronize(s));
+    assert_int_equal(u32s(out)[0], 2u);
+    assert_int_equal(u32s(out)[G_N - 1], 2u);
+    cus_autoptr(cus_context) other_ctx = new_ctx();
+    cus_autoptr(cus_graph) elsewhere = NULL;
+    assert_ok(cus_graph_create(other_ctx, &elsewhere));
+    assert_status(cus_graph_exec_set_child(e, sub, elsewhere), CUS_ERROR_CONTEXT_MISMATCH);
+}
+
+/* --- enabled, flags, instantiation with parameters ------------------------------------------- */
+
+static void test_enabled_and_flags(void **state)
+{
+    (void)state;
+    cus_autoptr(cus_context) c = new_primary();
+    cus_autoptr(cus_stream) s = new_stream(c, CU_STREAM_NON_BLOCKING);
+    cus_autoptr(cus_buffer) buf = new_buffer(c, 64);
+    atomic_int counter = 0;
+    cus_autoptr(cus_graph) g = NULL;
+    assert_ok(cus_graph_create(c, &g));
+    cus_graph_node fill, host;
+    assert_ok(cus_graph_add_fill_u32(g, NULL, 0, &fill, buf, 0, 1, 16));
+    assert_ok(cus_graph_add_host_fn(g, &fill, 1, &host, count_up, &counter));
+    cus_autoptr(cus_graph_exec) e = NULL;
+    assert_ok(cus_graph_instantiate(g, CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY, &e));
+    bool on = false;
+    assert_ok(cus_graph_node_enabled(e, fill, &on));
+    assert_true(on);
+    assert_ok(cus_graph_exec_set_node_enabled(e, fill, false));
+    assert_ok(cus_graph_node_enabled(e, fill, &on));
+    assert_false(on);
+    assert_status(cus_graph_node_enabled(e, host, &on), CUDA_ERROR_INVALID_VALUE);
+    cuuint64_t flags = 0;
+    assert_ok(cus_graph_exec_flags(e, &flags));
+    assert_int_equal(flags, CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY);
+
+    /* With parameters: an upload, which the flags do not report. */
+    cus_autoptr(cus_graph_exec) up = NULL;
+    CUgraphInstantiateResult result = CUDA_GRAPH_INSTANTIATE_ERROR;
+    assert_ok(cus_graph_instantiate_with_params(g, CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD, s, &result,
+                                                &up));
+    assert_int_equal(result, CUDA_GRAPH_INSTANTIATE_SUCCESS);
+    assert_ok(cus_graph_exec_flags(up, &flags));
+    assert_int_equal(flags, 0);
+    assert_ok(cus_graph_exec_launch(up, s));
+    assert_ok(cus_stream_synchronize(s));
+    assert_int_equal(atomic_load(&counter), 1);
+    /* Refused: the result and the node in the message. */
+    cus_graph_exec *none = NULL;
+    assert_status(cus_graph_instantiate_with_params(g, CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH,
+                                                    NULL, &result, &none),
+                  CUDA_ERROR_INVALID_VALUE);
+    assert_null(none);
+    assert_int_equal(result, CUDA_GRAPH_INSTANTIATE_NODE_OPERATION_NOT_SUPPORTED);
+    assert_contains(cus_last_error_message(), "NODE_OPERATION_NOT_SUPPORTED");
+    assert_string_equal(cus_last_error()->driver_call, "cuGraphInstantiateWithParams");
+    assert_status(cus_graph_instantiate_with_params(
+                      g,
+                      CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH |
+                          CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH,
+                      NULL, &result, &none),
+                  CUDA_ERROR_INVALID_VALUE);
+    assert_int_equal(result, CUDA_GRAPH_INSTANTIATE_ERROR);
+    cus_autoptr(cus_context) other = new_ctx();
+    cus_autoptr(cus_stream) elsewhere = new_stream(other, CU_STREAM_NON_BLOCKING);
+    assert_status(cus_graph_instantiate_with_params(g, CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD,
+                                                    elsewhere, NULL, &none),
+                  CUS_ERROR_CONTEXT_MISMATCH);
+}
+
+/* --- the DOT file ----------------------------------------------------------------------------- */
+
+static size_t count_in(const char *text, const char *what)
+{
+    size_t n = 0;
+    for (const char *p = strstr(text, what); p; p = strstr(p + 1, what))
+        n++;
+    return n;
+}
+
+static void test_debug_dot(void **state)
+{
+    (void)state;
+    cus_autoptr(cus_context) c = new_primary();
+    cus_autoptr(cus_graph) g = NULL;
+    assert_ok(cus_graph_create(c, &g));
+    cus_graph_node a, b;
+    assert_ok(cus_graph_add_empty(g, NULL, 0, &a));
+    assert_ok(cus_graph_add_empty(g, &a, 1, &b));
+    assert_ok(cus_graph_add_empty(g, &a, 1, NULL));
+    char path[] = "/tmp/cuscope-dot-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    assert_ok(cus_graph_debug_dot(g, path, CU_GRAPH_DEBUG_DOT_FLAGS_VERBOSE));
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char text[4096];
+    size_t len = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    unlink(path);
+    text[len] = '\0';
+    assert_true(len > 0);
+    assert_contains(text, "digraph");
+    assert_int_equal(count_in(text, "label="), node_count(g));
+    assert_int_equal(count_in(text, "->"), edge_count(g));
+    assert_status(cus_graph_debug_dot(g, "/nonexistent-dir/graph.dot", 0),
+                  CUDA_ERROR_OPERATING_SYSTEM);
+    assert_contains(cus_last_error_message(), "/nonexistent-dir/graph.dot");
+}
+
+/* --- failures ---------------------------------------------------------------------------------- */
+
+static void test_driver_failures(void **state)
+{
+    (void)state;
+    cus_autoptr(cus_context) c = new_primary();
+    cus_autoptr(cus_stream) s = new_stream(c, CU_STREAM_NON_BLOCKING);
+    cus_autoptr(cus_event) ev = new_event(c, CU_EVENT_DISABLE_TIMING);
+    cus_autoptr(cus_buffer) buf = new_buffer(c, 64);
+    atomic_int counter = 0;
+    cus_autoptr(cus_graph) child = NULL;
+    assert_ok(cus_graph_create(c, &child));
+    assert_ok(cus_graph_add_empty(child, NULL, 0, NULL));
+    cus_autoptr(cus_graph) g = NULL;
+    assert_ok(cus_graph_create(c, &g));
+    cus_graph_node fill, rec, wait, host, sub;
+    assert_ok(cus_graph_add_fill_u32(g, NULL, 0, &fill, buf, 0, 1, 16));
+    assert_ok(cus_graph_add_event_record(g, &fill, 1, &rec, ev));
+    assert_ok(cus_graph_add_event_wait(g, &rec, 1, &wait, ev));
+    assert_ok(cus_graph_add_host_fn(g, &wait, 1, &host, count_up, &counter));
+    assert_ok(cus_graph_add_child(g, &host, 1, &sub, child));
+    cus_autoptr(cus_graph_exec) e = instantiate(g);
+    assert_ok(cus_graph_exec_launch(e, s)); /* updates below fence the replaced */
+    size_t n = 4;
+    cus_graph_node list[4], list2[4];
+    CUgraphNodeType t;
+    bool on;
+    cuuint64_t flags;
+    cus_graph *copy = NULL;
+    cus_graph_exec *made = NULL;
+    cus_graph_node found = {0};
+    assert_fault_surfaces("cuGraphNodeGetType", cus_graph_node_type(fill, &t));
+    assert_fault_surfaces("cuGraphNodeGetDependencies_v2",
+                          cus_graph_node_dependencies(rec, list, &n));
+    assert_fault_surfaces("cuGraphNodeGetDependentNodes_v2",
+                          cus_graph_node_dependents(rec, list, &n));
+    assert_fault_surfaces("cuGraphGetEdges_v2", cus_graph_edges(g, list, list2, &n));
+    assert_int_equal(n, 4);
+    assert_fault_surfaces("cuGraphNodeGetEnabled", cus_graph_node_enabled(e, fill, &on));
+    assert_fault_surfaces("cuGraphExecGetFlags", cus_graph_exec_flags(e, &flags));
+    assert_fault_surfaces("cuGraphDebugDotPrint", cus_graph_debug_dot(g, "/tmp/unused.dot", 0));
+    assert_fault_surfaces("cuGraphRemoveDependencies_v2",
+                          cus_graph_remove_dependencies(g, &fill, &rec, 1));
+    assert_fault_surfaces("cuGraphDestroyNode", cus_graph_destroy_node(sub));
+    assert_fault_surfaces("cuGraphClone", cus_graph_clone(g, &copy));
+    assert_null(copy);
+    assert_ok(cus_graph_clone(g, &copy));
+    assert_fault_surfaces("cuGraphNodeFindInClone", cus_graph_node_in_clone(copy, fill, &found));
+    assert_null(found.handle);
+    copy = cus_graph_unref(copy);
+    cus_autoptr(cus_event) ev2 = new_event(c, CU_EVENT_DISABLE_TIMING);
+    assert_fault_surfaces("cuGraphExecEventRecordNodeSetEvent",
+                          cus_graph_exec_set_event_record(e, rec, ev2));
+    assert_fault_surfaces("cuGraphExecEventWaitNodeSetEvent",
+                          cus_graph_exec_set_event_wait(e, wait, ev2));
+    assert_fault_surfaces("cuGraphExecHostNodeSetParams",
+                          cus_graph_exec_set_host_fn(e, host, count_up, &counter));
+    assert_fault_surfaces("cuGraphExecChildGraphNodeSetParams",
+                          cus_graph_exec_set_child(e, sub, child));
+    assert_fault_surfaces("cuGraphInstantiateWithParams",
+                          cus_graph_instantiate_with_params(g, 0, NULL, NULL, &made));
+    assert_null(made);
+    assert_ok(cus_stream_synchronize(s));
+    /* Everything still works after. */
+    assert_ok(cus_graph_exec_set_event_record(e, rec, ev2));
+    assert_ok(cus_graph_exec_set_child(e, sub, child));
+    assert_ok(cus_graph_exec_launch(e, s));
+    assert_ok(cus_stream_synchronize(s));
+    assert_int_equal(atomic_load(&counter), 2);
+}
+
+static void test_bad_input(void **state)
+{
+    (void)state;
+    cus_autoptr(cus_context) c = new_primary();
+    cus_autoptr(cus_event) ev = new_event(c, 0);
+    cus_autoptr(cus_graph) g = NULL;
+    cus_autoptr(cus_graph) g2 = NULL;
+    assert_ok(cus_graph_create(c, &g));
+    assert_ok(cus_graph_create(c, &g2));
+    cus_graph_node a, b, stranger;
+    assert_ok(cus_graph_add_empty(g, NULL, 0, &a));
+    assert_ok(cus_graph_add_empty(g, &a, 1, &b));
+    assert_ok(cus_graph_add_event_record(g2, NULL, 0, &stranger, ev));
+    cus_autoptr(cus_graph_exec) e = instantiate(g);
+    cus_graph_node none = {0}, orphan = {a.handle, NULL};
+    size_t n = 2;
+    cus_graph_node list[2];
+    CUgraphNodeType t;
+    bool on;
+    unsigned long calls = cus_fake_call_count();
+    assert_status(cus_graph_node_type(none, &t), CUS_ERROR_INVALID_ARGUMENT);
+    assert_status(cus_graph_node_type(orphan, &t), CUS_ERROR_INVALID_ARGUMENT);
+    assert_status(cus_graph_node_type(a, NULL), CUS_ERROR_INVALID_ARGUMENT);
+    assert_status(cus_graph_node_dependencies(a, list, NULL), CUS_ERROR_INVALID_ARGUMENT);
+    assert_status(cus_graph_node_dependents(none, list, &n), CUS_ERROR_INVALID_ARGUMENT);
+    assert_status(cus_graph_edges(g, list, NULL, &n), CUS_ERROR_INVALID_ARGUMENT);
+    assert_status(cus_graph_edges(NULL, NULL, NULL, &n), CUS_ERROR_INVALID_ARGUMENT);
+    assert_status(cus_graph_node_enabled(e, stranger, &on), CUS_ERROR_INVALID_ARGUMENT);
+    assert_status(cus_graph_node_enabled(NULL, a, &on), CUS_ERROR_INVALID_ARGUMENT);
+    assert_status(cus_graph_exec_flags(e, NULL), CUS_ERROR_INVALID_ARGUMENT);
+    assert_status(cus_graph_debug_dot(g, "", 0), CUS_ERROR_INVALID_ARGUMENT);
+    assert_status(cus_graph_debug_dot(g, NULL, 0), CUS_ERROR_INVALID_ARGUMENT);
+    assert_status(cus_graph_remove_dependencies(g, &stranger, &b, 1), CUS_ERROR_INVALID_ARGUMENT);
+    assert_contains(cus_last_error_message(), "another graph");
+    assert_status(cus_graph_remove_dependencies(g, NULL, &b, 1), CUS_ERROR_INVALID_ARGUMENT);
+    assert_status(cus_graph_destroy_node(none), CUS_ERROR_INVALID_ARGUMENT);
+    assert_status(cus_graph_clone(g, NULL), CUS_ERROR_INVALID_ARGUMENT);
+    assert_status(cus_graph_node_in_clone(NULL, a, list), CUS_ERROR_INVALID_ARGUMENT);
+    assert_status(cus_graph_exec_set_event_record(e, stranger, ev), CUS_ERROR_INVALID_ARGUMENT);
+    assert_status(cus_graph_exec_set_event_record(e, a, NULL), CUS_ERROR_INVALID_ARGUMENT);
+    assert_status(cus_graph_exec_set_event_wait(NULL, a, ev), CUS_ERROR_INVALID_ARGUMENT);
+    assert_status(cus_graph_exec_set_host_fn(e, a, NULL, NULL), CUS_ERROR_INVALID_ARGUMENT);
+    assert_status(cus_graph_exec_set_child(e, a, NULL), CUS_ERROR_INVALID_ARGUMENT);
+    assert_status(cus_graph_exec_set_child(e, none, g2), CUS_ERROR_INVALID_ARGUMENT);
+    assert_status(cus_graph_instantiate_with_params(NULL, 0, NULL, NULL, NULL),
+                  CUS_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(cus_fake_call_count(), calls);
+}
+
+/* Drivers before 12.3 have no edge-data entry points: the edge calls are
+ * not supported, naming the version; the rest work. */
+static void test_older_driver(void **state)
+{
+    (void)state;
+    cus_fake_config cfg = {.driver_version = 12020};
+    assert_int_equal(env_setup_with(&cfg), 0);
+    cus_autoptr(cus_context) c = new_primary();
+    cus_autoptr(cus_graph) g = NULL;
+    assert_ok(cus_graph_create(c, &g));
+    cus_graph_node a, b;
+    assert_ok(cus_graph_add_empty(g, NULL, 0, &a));
+    assert_ok(cus_graph_add_empty(g, &a, 1, &b));
+    size_t n = 0;
+    assert_status(cus_graph_edges(g, NULL, NULL, &n), CUS_ERROR_NOT_SUPPORTED);
+    assert_contains(cus_last_error_message(), "cuGraphGetEdges");
+    assert_contains(cus_last_error_message(), "12.3");
+    assert_status(cus_graph_node_dependencies(b, NULL, &n), CUS_ERROR_NOT_SUPPORTED);
+    assert_status(cus_graph_node_dependents(a, NULL, &n), CUS_ERROR_NOT_SUPPORTED);
+    assert_status(cus_graph_remove_dependencies(g, &a, &b, 1), CUS_ERROR_NOT_SUPPORTED);
+    CUgraphNodeType t;
+    assert_ok(cus_graph_node_type(b, &t));
+    cus_autoptr(cus_graph) copy = NULL;
+    assert_ok(cus_graph_clone(g, &copy));
+    assert_ok(cus_graph_destroy_node(b));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        ENV_TEST(test_types_and_edges),
+        ENV_TEST(test_destroy_node),
+        ENV_TEST(test_clone_outlives_everything),
+        ENV_TEST(test_clone_is_a_graph),
+        ENV_TEST(test_clone_refused),
+        ENV_TEST(test_event_record_update),
+        ENV_TEST(test_event_wait_update),
+        ENV_TEST(test_host_fn_update),
+        ENV_TEST(test_child_update),
+        ENV_TEST(test_enabled_and_flags),
+        ENV_TEST(test_debug_dot),
+        ENV_TEST(test_driver_failures),
+        ENV_TEST(test_bad_input),
+        ENV_TEST(test_older_driver),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
