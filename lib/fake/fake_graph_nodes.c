@@ -99,7 +99,7 @@ fake_graph_body *fake_graph_body_clone_locked(const fake_graph_body *b)
 
 /* Before g's nodes change: the executable graphs that share its body get a
  * copy of it. */
-CUresult fake_graph_detach_execs_locked(struct CUgraph_st *g)
+static CUresult detach_execs_locked(struct CUgraph_st *g)
 {
     fake_graph_body *b = g->body;
     if (b->refs == 1)
@@ -290,7 +290,7 @@ static struct CUgraphNode_st *node_add_locked(struct CUgraph_st *g, const CUgrap
                                               size_t ndeps, CUgraphNodeType type,
                                               fake_op_kind kind, const union fake_op_payload *u)
 {
-    if (fake_graph_detach_execs_locked(g) != CUDA_SUCCESS)
+    if (detach_execs_locked(g) != CUDA_SUCCESS)
         return NULL;
     fake_graph_body *b = g->body;
     if (!RESERVE(b->nodes, b->nnodes, b->capacity))
@@ -646,7 +646,7 @@ static CUresult add_dependencies_locked(CUgraph hg, const CUgraphNode *from, con
             if (from[j] == from[i] && to[j] == to[i])
                 return CUDA_ERROR_INVALID_VALUE;
     }
-    r = fake_graph_detach_execs_locked(g);
+    r = detach_execs_locked(g);
     if (r != CUDA_SUCCESS)
         return r;
     size_t added = 0;

@@ -135,9 +135,6 @@ FAKE_HIDDEN CUresult fake_graph_exec_arg_locked(CUgraphExec he, bool healthy,
 
 /* --- helpers of fake_graph_nodes.c (nodes built by hand) ------------------------------------ */
 
-/* Before g's nodes change (an add, or a capture into it): the executable
- * graphs that share its body get a copy of it; CUDA_ERROR_OUT_OF_MEMORY. */
-FAKE_HIDDEN CUresult fake_graph_detach_execs_locked(struct CUgraph_st *g);
 /* What cuGraphNodeGetType answers for n. */
 FAKE_HIDDEN CUgraphNodeType fake_graph_node_type(const struct CUgraphNode_st *n);
 /* A deep copy of b (new node records, origin set), NULL when out of memory. */
@@ -154,7 +151,8 @@ FAKE_HIDDEN CUresult fake_graph_replay_body_locked(struct CUgraphExec_st *x, con
 FAKE_HIDDEN CUresult fake_graph_node_arg_locked(CUgraphNode hn, struct CUgraphNode_st **out);
 FAKE_HIDDEN CUresult fake_graph_node_of_locked(const struct CUgraph_st *g, CUgraphNode hn,
                                                struct CUgraphNode_st **out);
-/* Before g's nodes change: its executable graphs get a copy of its body. */
+/* Before g's nodes change (an edit, or a capture into it,
+ * fake_graph_capture.c): its executable graphs get a copy of its body. */
 FAKE_HIDDEN CUresult fake_graph_detach_execs_locked(struct CUgraph_st *g);
 /* The node of executable graph he that stands for the graph's node hn, of
  * type (-1: any), x's own copy (x's body copied first when shared). */
