@@ -23,6 +23,14 @@
  *             before), cuGraphDestroy, against cus_graph_create, N
  *             cus_graph_add_kernel and the unref (graph_nodes.h: the argument
  *             check and the keep list), per kernel.
+ *   into a graph: a graph made, one empty node added by hand, the N
+ *             launches captured into it after that node and the capture
+ *             ended, the graph destroyed: cuGraphCreate, cuGraphAddEmptyNode,
+ *             cuStreamBeginCaptureToGraph, N cuLaunchKernel,
+ *             cuStreamEndCapture, cuGraphDestroy against cus_graph_create,
+ *             cus_graph_add_empty, cus_capture_begin_to_graph, N cus_launch,
+ *             cus_capture_end and the unref (the keep list handed to the
+ *             graph), per kernel; skipped on a driver before 12.3.
  *   update:   one kernel node's parameters set in an executable graph,
  *             cuGraphExecKernelNodeSetParams against cus_graph_exec_set_kernel
  *             (the same objects: nothing to keep or retire), per call.
@@ -59,6 +67,8 @@ typedef struct raw_api {
     PFN_cuGraphCreate_v10000 create;
     PFN_cuGraphAddKernelNode_v12000 add_kernel;
     PFN_cuGraphExecKernelNodeSetParams_v12000 set_kernel;
+    PFN_cuGraphAddEmptyNode_v10000 add_empty;
+    PFN_cuStreamBeginCaptureToGraph_v12030 begin_to_graph; /* NULL before 12.3 */
 } raw_api;
 
 typedef struct graph_arg {
@@ -243,6 +253,50 @@ static BENCH_NOINLINE int loop_cus_hand(void *p, int iters, uint64_t *ticks)
                                         &prev, c->fn, 1, 1, 0);
         cus_graph_unref(g);
     });
+    return bad;
+}
+
+static BENCH_NOINLINE int loop_raw_into(void *p, int iters, uint64_t *ticks)
+{
+    graph_arg *c = p;
+    int bad = 0;
+    BENCH_LOOP(iters, ticks, {
+        CUgraph g = NULL;
+        CUgraphNode first = NULL;
+        bad |= (int)c->raw.create(&g, 0);
+        bad |= (int)c->raw.add_empty(&first, g, NULL, 0);
+        bad |= (int)c->raw.begin_to_graph(c->hs, g, &first, NULL, 1,
+                                          CU_STREAM_CAPTURE_MODE_GLOBAL);
+        for (int i = 0; i < c->n; i++)
+            bad |= (int)c->raw.launch(c->h, 1, 1, 1, 1, 1, 1, 0, c->hs, NULL, NULL);
+        CUgraph same = NULL;
+        bad |= (int)c->raw.end(c->hs, &same);
+        bad |= same != g;
+        if (g)
+            bad |= (int)c->raw.graph_destroy(g);
+    });
+    return bad;
+}
+
+static cus_status cus_into(graph_arg *c)
+{
+    cus_autoptr(cus_graph) g = NULL;
+    CUS_TRY(cus_graph_create(c->ctx, &g));
+    cus_graph_node first;
+    CUS_TRY(cus_graph_add_empty(g, NULL, 0, &first));
+    cus_capture_scope_to_graph(cap, c->stream, g, &first, 1, CU_STREAM_CAPTURE_MODE_GLOBAL);
+    CUS_TRY(cap.status);
+    for (int i = 0; i < c->n; i++)
+        CUS_TRY(cus_launch(c->fn, 1, 1, 0, c->stream));
+    cus_autoptr(cus_graph) same = NULL;
+    return cus_capture_end(&cap, &same);
+}
+
+static BENCH_NOINLINE int loop_cus_into(void *p, int iters, uint64_t *ticks)
+{
+    graph_arg *c = p;
+    int bad = 0;
+    BENCH_LOOP(iters, ticks, { bad |= cus_into(c); });
     return bad;
 }
 
@@ -469,6 +523,36 @@ static int measure(const bench_opts *opt, graph_arg *c, bench_report *rep, int b
         row_calls(rep, key, &h[1], &h[0]);
     }
     bench_run_free(&hrun, h, 2);
+    if (bad)
+        return -1;
+
+    /* Into a graph: the same counts, captured after a node added by hand. */
+    if (!c->raw.begin_to_graph)
+        return 0; /* a driver before 12.3 (noted) */
+    bench_variant t[] = {
+        {.label = "raw capture into a graph (+ create, node, destroy)",
+         .body = loop_raw_into, .arg = c, .per_call = true},
+        {.label = "cus_capture_begin_to_graph (+ create, node, unref)",
+         .body = loop_cus_into, .arg = c, .per_call = true},
+    };
+    bench_run trun = {.blocks = build_blocks, .iters = build_iters};
+    bad = bench_run_variants(&trun, t, 2);
+    if (!bad) {
+        per_kernel(&t[0], n);
+        per_kernel(&t[1], n);
+        char title[128], basis[96], key[64];
+        snprintf(title, sizeof title,
+                 "N = %d: %d launches captured into a graph after a node added by hand (%d "
+                 "blocks of %d)",
+                 n, n, build_blocks, build_iters);
+        snprintf(basis, sizeof basis, "over single builds / %d (%s)", n, bench_clock_name());
+        bench_report_section(rep, title, "ns per kernel", basis, "median", "p99");
+        snprintf(key, sizeof key, "raw_capture_into_%d", n);
+        row_calls(rep, key, &t[0], NULL);
+        snprintf(key, sizeof key, "cus_capture_into_%d", n);
+        row_calls(rep, key, &t[1], &t[0]);
+    }
+    bench_run_free(&trun, t, 2);
     return bad ? -1 : 0;
 }
 
@@ -555,9 +639,17 @@ int main(int argc, char **argv)
         {"cuGraphCreate", 10000, &c.raw.create},
         {"cuGraphAddKernelNode", 12000, &c.raw.add_kernel},
         {"cuGraphExecKernelNodeSetParams", 12000, &c.raw.set_kernel},
+        {"cuGraphAddEmptyNode", 10000, &c.raw.add_empty},
     };
     if (bench_resolve(&env, syms, sizeof syms / sizeof syms[0]))
         return 1;
+    if (cus_driver_has("cuStreamBeginCaptureToGraph")) {
+        const bench_sym into[] = {
+            {"cuStreamBeginCaptureToGraph", 12030, &c.raw.begin_to_graph},
+        };
+        if (bench_resolve(&env, into, 1))
+            return 1;
+    }
 
     cus_autoptr(cus_context) ctx = NULL;
     if (cus_context_retain_primary(env.dev, &ctx))
@@ -593,6 +685,9 @@ int main(int argc, char **argv)
                       blocks, bench_clock_name(), bench_clock_overhead_ns());
     bench_report_note(rep, "ratio: cuscope/raw of the medians (>1: cuscope slower); in brackets "
                            "p5..p95 of the per-round ratio of block times");
+    if (!c.raw.begin_to_graph)
+        bench_report_note(rep, "the %s driver has no cuStreamBeginCaptureToGraph (12.3): no "
+                               "capture-into-a-graph rows", env.driver);
     for (int i = 0; i < nsizes; i++) {
         c.n = sizes[i];
         if (measure(&opt, &c, rep, blocks)) {

@@ -45,6 +45,10 @@ typedef struct capture_record {
      * stream of this capture (cus_refcount's deferred link). */
     cus_refcount *after_end;
     bool out_of_memory; /* a keep failed: the end reports it */
+    /* A capture into a graph that exists (cus_capture_begin_to_graph): its
+     * end cannot discard the graph, so a keep that fails for want of memory
+     * fails the call that would have queued the work instead. */
+    bool to_graph;
 } capture_record;
 
 /* The registry: records by id, in shards with a lock each, so that captures
@@ -290,9 +294,18 @@ static cus_status keep(cus_stream *stream, const cus_keep_item_ *items, unsigned
     shard *sh = shard_of(id);
     shard_lock(sh);
     capture_record *r = find_locked(sh, id);
+    bool refused = false;
     for (unsigned int i = 0; r && i < n; i++) {
-        if (kept_already(id, &items[i]) || !keep_locked(r, &items[i]))
+        if (kept_already(id, &items[i]))
             continue;
+        if (!keep_locked(r, &items[i])) {
+            if (r->to_graph) { /* reported to the caller: the end has nothing to report */
+                r->out_of_memory = false;
+                refused = true;
+                break;
+            }
+            continue;
+        }
         if (items[i].refs &&
             atomic_load_explicit(&items[i].refs->kept_by, memory_order_relaxed) != id) {
             cus_capture_memo_entry_ *m = cus_capture_memo_of_(items[i].obj);
@@ -301,6 +314,10 @@ static cus_status keep(cus_stream *stream, const cus_keep_item_ *items, unsigned
         }
     }
     shard_unlock(sh);
+    if (refused)
+        return cus_fail_(CUS_ERROR_OUT_OF_HOST_MEMORY, function, NULL,
+                         "keeping what the work uses alive with the graph captured into: "
+                         "nothing was queued");
     return CUS_SUCCESS; /* not a cuscope capture (r NULL): nothing to keep for */
 }
 
@@ -337,6 +354,8 @@ static cus_status adopt_memory(cus_stream *stream, void *mem, bool *adopted,
     if (r) {
         cus_keep_item_ item = {mem, NULL, ref_identity, free};
         *adopted = keep_locked(r, &item);
+        if (!*adopted && r->to_graph)
+            r->out_of_memory = false; /* the call fails: nothing for the end to report */
     }
     shard_unlock(sh);
     if (r && !*adopted)
@@ -399,44 +418,55 @@ __attribute__((constructor)) static void register_capture_ops(void)
 
 /* Ends a capture that cus_capture_begin could not track; what cannot be
  * undone goes to the destroy handler. */
-static void drop_begun_capture(cus_stream *stream)
+static void drop_begun_capture(cus_stream *stream, bool own_graph, const char *function)
 {
     CUgraph dropped = NULL;
     CUresult r = cus_drv_.cuStreamEndCapture_(stream->handle, &dropped);
     if (r && r != CUDA_ERROR_STREAM_CAPTURE_INVALIDATED)
-        cus_destroy_error_((cus_status)r, "cus_capture_begin", "cuStreamEndCapture",
+        cus_destroy_error_((cus_status)r, function, "cuStreamEndCapture",
                            "ending a capture it could not track");
-    if (dropped && (r = cus_drv_.cuGraphDestroy_(dropped)))
-        cus_destroy_error_((cus_status)r, "cus_capture_begin", "cuGraphDestroy",
+    /* A graph captured into is the caller's (and holds nothing yet). */
+    if (own_graph && dropped && (r = cus_drv_.cuGraphDestroy_(dropped)))
+        cus_destroy_error_((cus_status)r, function, "cuGraphDestroy",
                            "discarding a capture it could not track");
 }
 
-CUS_API cus_capture_guard cus_capture_begin(cus_stream *stream, CUstreamCaptureMode mode)
+/* What a begin captures into: nothing (the driver makes a graph), or graph
+ * after the n driver nodes deps. */
+typedef struct begin_target {
+    cus_graph *graph;
+    const CUgraphNode *deps;
+    size_t ndeps;
+} begin_target;
+
+static CUresult begin_driver(cus_stream *stream, const begin_target *t, CUstreamCaptureMode mode)
 {
-    cus_capture_guard g = {NULL, CUS_SUCCESS, false};
-    if (CUS_UNLIKELY(cus_is_forked_())) {
-        g.status = cus_refuse_call_(__func__);
-        return g;
-    }
-    if (CUS_UNLIKELY(cus_in_host_fn_)) {
-        g.status = CUS_FAIL(CUS_ERROR_IN_HOST_FUNCTION, NULL, "capture inside a host function");
-        return g;
-    }
-    if (!stream || stream->kind == CUS_STREAM_LEGACY_DEFAULT) {
-        g.status = CUS_FAIL(CUS_ERROR_INVALID_ARGUMENT, NULL,
-                            stream ? "the legacy default stream cannot be captured"
-                                   : "no stream");
-        return g;
-    }
+    if (!t->graph)
+        return cus_drv_.cuStreamBeginCapture_(stream->handle, mode);
+    return cus_drv_.cuStreamBeginCaptureToGraph_(stream->handle, t->graph->handle, t->deps, NULL,
+                                                 t->ndeps, mode);
+}
+
+static void unlock_graph(cus_graph **root)
+{
+    if (*root)
+        pthread_mutex_unlock(&(*root)->lock);
+}
+
+/* The begin of both guards, errors recorded naming function. */
+static cus_capture_guard begin_capture(cus_stream *stream, const begin_target *t,
+                                       CUstreamCaptureMode mode, const char *function)
+{
+    cus_capture_guard g = {NULL, CUS_SUCCESS, false, NULL};
     cus_context *ctx = stream->ctx;
     if (atomic_load_explicit(&ctx->poison, memory_order_relaxed)) {
-        g.status = cus_context_poisoned_fail_(ctx, __func__);
+        g.status = cus_context_poisoned_fail_(ctx, function);
         return g;
     }
     cus_release_deferred_if_any_();
     capture_record *rec = cus_calloc_(1, sizeof *rec);
     if (!rec) {
-        g.status = CUS_FAIL(CUS_ERROR_OUT_OF_HOST_MEMORY, NULL, "allocating a capture");
+        g.status = cus_fail_(CUS_ERROR_OUT_OF_HOST_MEMORY, function, NULL, "allocating a capture");
         return g;
     }
     /* Counted before the driver begins: work queued on any thread once the
@@ -446,19 +476,31 @@ CUS_API cus_capture_guard cus_capture_begin(cus_stream *stream, CUstreamCaptureM
      * cus_context_wait_hold_). */
     atomic_fetch_add_explicit(&cus_captures_active_, 1, memory_order_seq_cst);
     cus_capture_begin_wait_();
-    {
-        CUS_SWITCH(sw, ctx);
+    /* A graph captured into: its root's lock around the driver's begin (which
+     * writes the graph), and its count of captures, which refuses cuscope's
+     * calls on it until the end. */
+    __attribute__((cleanup(unlock_graph))) cus_graph *root =
+        t->graph ? cus_graph_root_(t->graph) : NULL;
+    if (root) {
+        pthread_mutex_lock(&root->lock);
+        if (root->captures_into)
+            g.status = cus_fail_(CUS_ERROR_INVALID_ARGUMENT, function, NULL,
+                                 "the graph is being captured into already");
+    }
+    if (!g.status) {
+        CUS_SWITCH_AS(sw, ctx, function);
         g.status = sw_status;
         if (!g.status)
-            g.status = cus_switch_check_(
-                &sw, cus_drv_.cuStreamBeginCapture_(stream->handle, mode), "cuStreamBeginCapture");
+            g.status = cus_switch_check_(&sw, begin_driver(stream, t, mode),
+                                         t->graph ? "cuStreamBeginCaptureToGraph"
+                                                  : "cuStreamBeginCapture");
         if (!g.status) {
             CUstreamCaptureStatus status;
             g.status = cus_switch_check_(
                 &sw, cus_drv_.cuStreamGetCaptureInfo_(stream->handle, &status, &rec->id),
                 "cuStreamGetCaptureInfo");
-            if (g.status)
-                drop_begun_capture(stream); /* cannot track it: do not leave it open */
+            if (g.status) /* cannot track it: do not leave it open */
+                drop_begun_capture(stream, !t->graph, function);
         }
     }
     if (g.status) {
@@ -466,7 +508,10 @@ CUS_API cus_capture_guard cus_capture_begin(cus_stream *stream, CUstreamCaptureM
         free(rec);
         return g;
     }
+    if (root)
+        root->captures_into++;
     rec->stream = stream;
+    rec->to_graph = t->graph != NULL;
     open_ids_add(rec);
     shard *sh = shard_of(rec->id);
     shard_lock(sh);
@@ -475,8 +520,77 @@ CUS_API cus_capture_guard cus_capture_begin(cus_stream *stream, CUstreamCaptureM
     shard_unlock(sh);
     atomic_store_explicit(&stream->capture_id, rec->id, memory_order_release);
     g.stream = cus_stream_ref(stream);
+    g.graph = cus_graph_ref(t->graph);
     g.open = true;
     return g;
+}
+
+/* The checks both begins make first; CUS_SUCCESS when the stream may capture. */
+static cus_status begin_check(cus_stream *stream, const char *function)
+{
+    if (CUS_UNLIKELY(cus_is_forked_()))
+        return cus_refuse_call_(function);
+    if (CUS_UNLIKELY(cus_in_host_fn_))
+        return cus_fail_(CUS_ERROR_IN_HOST_FUNCTION, function, NULL,
+                         "capture inside a host function");
+    if (!stream || stream->kind == CUS_STREAM_LEGACY_DEFAULT)
+        return cus_fail_(CUS_ERROR_INVALID_ARGUMENT, function, NULL, "%s",
+                         stream ? "the legacy default stream cannot be captured" : "no stream");
+    return CUS_SUCCESS;
+}
+
+CUS_API cus_capture_guard cus_capture_begin(cus_stream *stream, CUstreamCaptureMode mode)
+{
+    cus_capture_guard g = {NULL, CUS_SUCCESS, false, NULL};
+    g.status = begin_check(stream, __func__);
+    if (g.status)
+        return g;
+    begin_target t = {NULL, NULL, 0};
+    return begin_capture(stream, &t, mode, __func__);
+}
+
+#define INLINE_DEPS 16
+
+CUS_API cus_capture_guard cus_capture_begin_to_graph(cus_stream *stream, cus_graph *graph,
+                                                     const cus_graph_node *deps, size_t ndeps,
+                                                     CUstreamCaptureMode mode)
+{
+    const char *function = __func__;
+    cus_capture_guard g = {NULL, CUS_SUCCESS, false, NULL};
+    g.status = begin_check(stream, function);
+    if (!g.status && (!graph || (ndeps && !deps)))
+        g.status = cus_fail_(CUS_ERROR_INVALID_ARGUMENT, function, NULL, "invalid argument: %s",
+                             graph ? "dependencies missing" : "graph");
+    if (!g.status && !cus_drv_.cuStreamBeginCaptureToGraph_)
+        g.status = cus_fail_(CUS_ERROR_NOT_SUPPORTED, function, NULL,
+                             "driver API %d.%d does not provide cuStreamBeginCaptureToGraph: "
+                             "capture into a graph needs driver 12.3 or later",
+                             cus_driver_version_ / 1000, cus_driver_version_ % 1000 / 10);
+    if (!g.status && graph->ctx->handle != stream->ctx->handle)
+        g.status = cus_fail_(CUS_ERROR_CONTEXT_MISMATCH, function, NULL,
+                             "the stream belongs to context %p, the graph to %p",
+                             (void *)stream->ctx->handle, (void *)graph->ctx->handle);
+    if (g.status)
+        return g;
+    CUgraphNode inline_deps[INLINE_DEPS];
+    cus_autofree CUgraphNode *heap = NULL;
+    CUgraphNode *h = inline_deps;
+    if (ndeps > INLINE_DEPS && !(h = heap = cus_malloc_(ndeps * sizeof *h))) {
+        g.status = cus_fail_(CUS_ERROR_OUT_OF_HOST_MEMORY, function, NULL,
+                             "the list of dependencies");
+        return g;
+    }
+    for (size_t i = 0; i < ndeps; i++) {
+        if (!deps[i].handle || deps[i].graph != graph) {
+            g.status = cus_fail_(CUS_ERROR_INVALID_ARGUMENT, function, NULL,
+                                 "dependency %zu is %s", i + 1,
+                                 deps[i].handle ? "a node of another graph" : "no node");
+            return g;
+        }
+        h[i] = deps[i].handle;
+    }
+    begin_target t = {graph, ndeps ? h : NULL, ndeps};
+    return begin_capture(stream, &t, mode, function);
 }
 
 /* Takes the record of the capture begun on stream out of the registry. */
@@ -539,6 +653,81 @@ static void guard_close(cus_capture_guard *g)
 {
     g->open = false;
     g->stream = cus_stream_unref(g->stream);
+    g->graph = cus_graph_unref(g->graph);
+}
+
+/* The end of a capture into a graph: the driver's end, with the graph's
+ * root locked (the driver writes the graph), and, once the capture is over
+ * (or given up, `always`), what it kept handed to the graph, whatever the
+ * outcome: the driver may leave the nodes of a failed capture in the graph.
+ * A graph that cannot grow its keep list holds the references for the rest
+ * of the process instead (never freed under a replay). */
+static CUresult end_to_graph(cus_capture_guard *g, const char **call, bool always, bool *over,
+                             const char *function)
+{
+    cus_graph *root = cus_graph_root_(g->graph);
+    CUgraph h = NULL;
+    capture_record *rec = NULL;
+    CUresult r;
+    {
+        CUS_LOCK_SCOPE(&root->lock);
+        r = end_capture(g, &h, &rec, call, always, over, function);
+        if (rec && !cus_graph_keep_adopt_locked_(root, &rec->keep)) {
+            free(rec->keep.items); /* the references stay taken */
+            rec->keep = (keep_list){0};
+            cus_host_alloc_absorbed_();
+        }
+        if (*over || always)
+            root->captures_into--;
+    }
+    if (rec)
+        record_free(rec);
+    return r;
+}
+
+/* The count of references the open capture begun on stream holds. */
+static size_t kept_so_far(cus_stream *stream)
+{
+    cuuint64_t id = atomic_load_explicit(&stream->capture_id, memory_order_acquire);
+    if (!id)
+        return 0;
+    shard *sh = shard_of(id);
+    shard_lock(sh);
+    capture_record *rec = find_locked(sh, id);
+    size_t n = rec ? rec->keep.count : 0;
+    shard_unlock(sh);
+    return n;
+}
+
+/* cus_capture_end for a capture into a graph. */
+static cus_status capture_end_to_graph(cus_capture_guard *guard, cus_graph **out,
+                                       const char *function)
+{
+    cus_context *ctx = guard->stream->ctx;
+    /* Room in the graph's keep list first, the capture still open (the call
+     * may be retried): its end must not find the graph unable to hold what
+     * its nodes use. Nothing else can take that room before the end: the
+     * graph refuses cuscope's calls while captured into. */
+    cus_graph *root = cus_graph_root_(guard->graph);
+    pthread_mutex_lock(&root->lock);
+    bool room = cus_graph_keep_reserve_locked_(root, kept_so_far(guard->stream));
+    pthread_mutex_unlock(&root->lock);
+    if (!room)
+        return cus_fail_(CUS_ERROR_OUT_OF_HOST_MEMORY, function, NULL,
+                         "making room for what the captured work uses in the graph: the "
+                         "capture is still open");
+    const char *call;
+    bool over;
+    CUresult r = end_to_graph(guard, &call, false, &over, function);
+    if (r) {
+        cus_status st = cus_context_driver_fail_(ctx, r, function, call);
+        if (over)
+            guard_close(guard); /* else still open: the scope's exit tries again */
+        return st;
+    }
+    *out = cus_steal(&guard->graph); /* the guard's reference, to the same graph */
+    guard_close(guard);
+    return CUS_SUCCESS;
 }
 
 /* A record taken off the list, at the end of cus_capture_end's scope: the
@@ -555,6 +744,8 @@ CUS_API cus_status cus_capture_end(cus_capture_guard *guard, cus_graph **out)
     CUS_CHECK_ARG(guard && out);
     if (!guard->open)
         return CUS_FAIL(CUS_ERROR_INVALID_ARGUMENT, NULL, "the capture is not open");
+    if (guard->graph)
+        return capture_end_to_graph(guard, out, __func__);
     cus_context *ctx = guard->stream->ctx;
     cus_autofree cus_graph *g = cus_calloc_(1, sizeof *g);
     CUgraph h = NULL;
@@ -606,6 +797,26 @@ CUS_API void cus_capture_abandon(cus_capture_guard *guard)
     }
     cus_error_save saved;
     cus_error_save_(&saved); /* runs during early returns: keep their error */
+    if (guard->graph) {
+        /* The nodes captured stay in the graph, which keeps what they use. */
+        const char *call;
+        bool over;
+        CUresult r = end_to_graph(guard, &call, false, &over, __func__);
+        if (r && r != CUDA_ERROR_STREAM_CAPTURE_INVALIDATED)
+            cus_destroy_error_((cus_status)r, "cus_capture_abandon", call, "%s",
+                               over ? "ending an abandoned capture into a graph"
+                                    : "ending an abandoned capture into a graph (trying once "
+                                      "more)");
+        if (!over && (r = end_to_graph(guard, &call, true, &over, __func__)) &&
+            r != CUDA_ERROR_STREAM_CAPTURE_INVALIDATED)
+            cus_destroy_error_((cus_status)r, "cus_capture_abandon", call, "%s",
+                               over ? "ending an abandoned capture into a graph"
+                                    : "ending an abandoned capture into a graph: the stream may "
+                                      "still capture");
+        guard_close(guard);
+        cus_error_restore_(&saved);
+        return;
+    }
     CUgraph h = NULL;
     capture_record *rec = NULL;
     const char *call;
@@ -635,6 +846,39 @@ CUS_API void cus_capture_abandon(cus_capture_guard *guard)
         record_free(rec);
     guard_close(guard);
     cus_error_restore_(&saved);
+}
+
+CUS_API cus_status cus_capture_leaves(cus_capture_guard *guard, cus_graph_node *nodes,
+                                      size_t *count)
+{
+    CUS_API_ENTER();
+    CUS_CHECK_ARG(guard && count);
+    if (!guard->open || !guard->graph)
+        return CUS_FAIL(CUS_ERROR_INVALID_ARGUMENT, NULL, "%s",
+                        guard->open ? "not a capture into a graph (cus_capture_begin_to_graph)"
+                                    : "the capture is not open");
+    cus_stream *stream = guard->stream;
+    CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+    cuuint64_t id;
+    CUgraph g = NULL;
+    const CUgraphNode *deps = NULL;
+    size_t n = 0;
+    CUS_IN_CONTEXT(stream->ctx, "cuStreamGetCaptureInfo",
+                   cus_drv_.cuStreamGetCaptureInfo_v2_(stream->handle, &status, &id, &g, &deps,
+                                                       &n));
+    if (status != CU_STREAM_CAPTURE_STATUS_ACTIVE)
+        return CUS_FAIL((cus_status)CUDA_ERROR_STREAM_CAPTURE_INVALIDATED,
+                        "cuStreamGetCaptureInfo", "the capture %s",
+                        status == CU_STREAM_CAPTURE_STATUS_NONE ? "is over"
+                                                                : "was invalidated");
+    if (nodes) {
+        size_t written = n < *count ? n : *count;
+        for (size_t i = 0; i < written; i++)
+            nodes[i] = (cus_graph_node){deps[i], guard->graph};
+        n = written;
+    }
+    *count = n;
+    return CUS_SUCCESS;
 }
 
 CUS_API cus_status cus_stream_is_capturing(cus_stream *stream, bool *capturing)

@@ -205,6 +205,27 @@ static CUDA_MEMCPY3D desc_3d(const side_ *dst, const side_ *src, size_t w, size_
     return c;
 }
 
+cus_status cus_copy_nd_prepare_(const cus_copy_endpoint *dst, const cus_copy_endpoint *src,
+                                size_t w, size_t h, size_t d, cus_copy_nd_ *out)
+{
+    side_ ds, ss;
+    CUS_TRY(resolve(dst, "destination", w, h, d, &ds));
+    CUS_TRY(resolve(src, "source", w, h, d, &ss));
+    cus_context *ctx = NULL;
+    CUS_TRY(copy_context(&ds, &ss, NULL, &ctx));
+    out->p = desc_3d(&ds, &ss, w, h, d);
+    out->ctx = ctx;
+    out->n = 0;
+    const side_ *sides[2] = {&ds, &ss};
+    for (int i = 0; i < 2; i++) {
+        if (sides[i]->buffer)
+            out->items[out->n++] = cus_capture_item_buffer_(sides[i]->buffer);
+        if (sides[i]->arr)
+            out->items[out->n++] = cus_capture_item_array_(sides[i]->arr);
+    }
+    return CUS_SUCCESS;
+}
+
 static cus_status copy_2d(const cus_copy_2d_desc *desc, cus_stream *stream, bool async,
                           const char *function)
 {

@@ -55,8 +55,11 @@ CUS_API cus_status cus_graph_node_count(cus_graph *graph, size_t *count)
     size_t n = 0;
     pthread_mutex_t *lock = &cus_graph_root_(graph)->lock;
     pthread_mutex_lock(lock);
-    CUresult r = cus_drv_.cuGraphGetNodes_(graph->handle, NULL, &n);
+    cus_status busy = cus_graph_idle_locked_(cus_graph_root_(graph), __func__);
+    CUresult r = busy ? CUDA_SUCCESS : cus_drv_.cuGraphGetNodes_(graph->handle, NULL, &n);
     pthread_mutex_unlock(lock);
+    if (busy)
+        return busy;
     if (r)
         return cus_context_driver_fail_(graph->ctx, r, __func__, "cuGraphGetNodes");
     *count = n;

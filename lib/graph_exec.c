@@ -353,6 +353,7 @@ cus_status cus_graph_exec_instantiate_(cus_graph *graph, const char *driver_call
     CUgraphExec h = NULL;
     {
         CUS_LOCK_SCOPE(&graph->lock);
+        CUS_TRY(cus_graph_idle_locked_(graph, function));
         CUS_IN_CONTEXT_AS(function, graph->ctx, driver_call, inst(&h, graph->handle, arg));
     }
     cus_refcount_init_(&e->refs);

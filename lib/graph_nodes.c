@@ -96,8 +96,9 @@ static void set_put(cus_graph *g, const void *obj)
 }
 
 /* Room for n more objects in g's keep list and set (the set is filled from
- * the list the first time: a captured graph's objects). */
-static cus_status keep_reserve_locked(cus_graph *g, size_t n, const char *function)
+ * the list the first time: a captured graph's objects); false when out of
+ * host memory. */
+static bool keep_room_locked(cus_graph *g, size_t n)
 {
     keep_list *k = &g->keep;
     if (k->count + n > k->capacity) {
@@ -106,7 +107,7 @@ static cus_status keep_reserve_locked(cus_graph *g, size_t n, const char *functi
             want *= 2;
         keep_entry *grown = cus_realloc_(k->items, want * sizeof *grown);
         if (!grown)
-            goto oom;
+            return false;
         k->items = grown;
         k->capacity = want;
     }
@@ -116,7 +117,7 @@ static cus_status keep_reserve_locked(cus_graph *g, size_t n, const char *functi
             want *= 2;
         const void **set = cus_calloc_(want, sizeof *set);
         if (!set)
-            goto oom;
+            return false;
         free(g->kept_set);
         g->kept_set = set;
         g->kept_set_capacity = want;
@@ -124,10 +125,37 @@ static cus_status keep_reserve_locked(cus_graph *g, size_t n, const char *functi
         for (size_t i = 0; i < k->count; i++)
             set_put(g, k->items[i].obj);
     }
-    return CUS_SUCCESS;
-oom:
+    return true;
+}
+
+static cus_status keep_reserve_locked(cus_graph *g, size_t n, const char *function)
+{
+    if (keep_room_locked(g, n))
+        return CUS_SUCCESS;
     return cus_fail_(CUS_ERROR_OUT_OF_HOST_MEMORY, function, NULL,
                      "keeping what the node uses alive with its graph");
+}
+
+bool cus_graph_keep_reserve_locked_(cus_graph *root, size_t n)
+{
+    return keep_room_locked(root, n);
+}
+
+bool cus_graph_keep_adopt_locked_(cus_graph *root, keep_list *from)
+{
+    if (!keep_room_locked(root, from->count))
+        return false;
+    for (size_t i = 0; i < from->count; i++) {
+        keep_entry e = from->items[i];
+        if (set_has(root, e.obj)) {
+            e.release(e.obj); /* held already: by a node added by hand */
+            continue;
+        }
+        set_put(root, e.obj);
+        root->keep.items[root->keep.count++] = e;
+    }
+    from->count = 0;
+    return true;
 }
 
 /* Keeps the items (room reserved): a reference to each not kept yet. */
@@ -209,6 +237,7 @@ static cus_status add_node_also(cus_graph *g, const cus_graph_node *deps, size_t
     CUS_LOCK_SCOPE(first);
     pthread_mutex_t *second_held = second ? cus_mutex_lock_(second) : NULL;
     __attribute__((cleanup(unlock_if), unused)) pthread_mutex_t *second_scope = second_held;
+    CUS_TRY(cus_graph_idle_locked_(root, function));
     CUS_TRY(keep_reserve_locked(root, k ? k->n : 0, function));
     CUgraphNode node = NULL;
     CUS_IN_CONTEXT_AS(function, g->ctx, call, add(&node, g->handle, hdeps, ndeps, arg));
@@ -224,6 +253,17 @@ cus_status cus_graph_add_raw_(cus_graph *g, const cus_graph_node *deps, size_t n
                               const void *arg, const char *function)
 {
     return add_node_also(g, deps, ndeps, out, NULL, call, add, arg, NULL, function);
+}
+
+cus_status cus_graph_add_keeping_(cus_graph *g, const cus_graph_node *deps, size_t ndeps,
+                                  cus_graph_node *out, const cus_keep_item_ *items,
+                                  unsigned int n, const char *call, cus_graph_add_fn_ add,
+                                  const void *arg, const char *function)
+{
+    keep_items k = {.n = 0};
+    for (unsigned int i = 0; i < n && k.n < NOTES_MAX + 1; i++)
+        items_add(&k, items[i]);
+    return add_node_also(g, deps, ndeps, out, &k, call, add, arg, NULL, function);
 }
 
 static cus_status add_node(cus_graph *g, const cus_graph_node *deps, size_t ndeps,
@@ -295,6 +335,7 @@ static cus_status list_nodes(cus_graph *g, cus_graph_node *nodes, size_t *count,
     CUresult r;
     {
         CUS_LOCK_SCOPE(&cus_graph_root_(g)->lock);
+        CUS_TRY(cus_graph_idle_locked_(cus_graph_root_(g), function));
         r = list(g->handle, h, &got);
     }
     if (r)
@@ -333,6 +374,7 @@ CUS_API cus_status cus_graph_add_dependencies(cus_graph *graph, const cus_graph_
     CUS_TRY(deps_of(graph, to, n, inline_to, &ht, &heap_t, __func__));
     __attribute__((unused)) cus_autofree CUgraphNode *owned_t = heap_t;
     CUS_LOCK_SCOPE(&cus_graph_root_(graph)->lock);
+    CUS_TRY(cus_graph_idle_locked_(cus_graph_root_(graph), __func__));
     CUS_IN_CONTEXT(graph->ctx, "cuGraphAddDependencies",
                    cus_drv_.cuGraphAddDependencies_(graph->handle, hf, ht, n));
     return CUS_SUCCESS;

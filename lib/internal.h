@@ -841,7 +841,23 @@ struct cus_graph {
     /* The conditional handles made on this graph (its nodes' to use). */
     CUgraphConditionalHandle *cond_handles;
     size_t cond_count, cond_capacity;
+    /* Captures open into this graph or its bodies (cus_capture_begin_to_graph,
+     * capture.c), counted on the root under its lock: the driver writes the
+     * graph from the capturing stream without it, so cuscope's own calls on
+     * the graph are refused meanwhile (cus_graph_idle_locked_). */
+    unsigned int captures_into;
 };
+
+/* CUS_ERROR_INVALID_ARGUMENT, recorded naming function, while a capture
+ * writes into root (its lock held); else CUS_SUCCESS. */
+static inline cus_status cus_graph_idle_locked_(const struct cus_graph *root, const char *function)
+{
+    if (CUS_LIKELY(!root->captures_into))
+        return CUS_SUCCESS;
+    return cus_fail_(CUS_ERROR_INVALID_ARGUMENT, function, NULL,
+                     "the graph is being captured into (cus_capture_begin_to_graph): end the "
+                     "capture first");
+}
 
 /* The graph that owns g's driver graph: g, or its body's outermost parent. */
 static inline struct cus_graph *cus_graph_root_(struct cus_graph *g)
@@ -860,6 +876,20 @@ CUS_HIDDEN cus_status cus_graph_add_raw_(struct cus_graph *g, const cus_graph_no
                                          size_t ndeps, cus_graph_node *out, const char *call,
                                          cus_graph_add_fn_ add, const void *arg,
                                          const char *function);
+/* The same, keeping the n items' objects alive with the graph (each once,
+ * room made before the driver call, so that a success cannot fail after). */
+CUS_HIDDEN cus_status cus_graph_add_keeping_(struct cus_graph *g, const cus_graph_node *deps,
+                                             size_t ndeps, cus_graph_node *out,
+                                             const cus_keep_item_ *items, unsigned int n,
+                                             const char *call, cus_graph_add_fn_ add,
+                                             const void *arg, const char *function);
+/* Moves the references of `from` into root's keep list (root's lock held),
+ * dropping those root holds already; from is left empty. False when out of
+ * host memory: then nothing moved. */
+CUS_HIDDEN bool cus_graph_keep_adopt_locked_(struct cus_graph *root, keep_list *from);
+/* Room for n more references in root's keep list (its lock held), so that
+ * an adopt of n cannot fail; false when out of host memory. */
+CUS_HIDDEN bool cus_graph_keep_reserve_locked_(struct cus_graph *root, size_t n);
 
 /* --- executable graphs (graph_exec.c) ---------------------------------------- */
 

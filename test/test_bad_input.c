@@ -1588,6 +1588,30 @@ static int nc_cus_graph_add_conditional(void)
     return cus_graph_add_conditional(NULL, NULL, 1, NULL, 1, CU_GRAPH_COND_TYPE_WHILE, 1, NULL);
 }
 
+static int nc_cus_capture_begin_to_graph(void)
+{
+    return cus_capture_begin_to_graph(NULL, NULL, NULL, 1, 0).status;
+}
+static int nc_cus_capture_leaves(void)
+{
+    return cus_capture_leaves(NULL, NULL, NULL);
+}
+static int nc_cus_graph_add_copy_2d(void)
+{
+    return cus_graph_add_copy_2d(NULL, NULL, 1, NULL, NULL);
+}
+static int nc_cus_graph_add_copy_3d(void)
+{
+    return cus_graph_add_copy_3d(NULL, NULL, 1, NULL, NULL);
+}
+static int nc_cus_graph_exec_set_copy_2d(void)
+{
+    return cus_graph_exec_set_copy_2d(NULL, (cus_graph_node){0}, NULL);
+}
+static int nc_cus_graph_exec_set_copy_3d(void)
+{
+    return cus_graph_exec_set_copy_3d(NULL, (cus_graph_node){0}, NULL);
+}
 /* graph_inspect.h */
 static const cus_graph_node no_node_ = {0};
 static int nc_cus_graph_node_type(void)
@@ -2052,6 +2076,12 @@ static const null_entry null_entries[] = {
     {"graph_inspect.h", "cus_graph_exec_set_host_fn", nc_cus_graph_exec_set_host_fn, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
     {"graph_inspect.h", "cus_graph_exec_set_child", nc_cus_graph_exec_set_child, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
     {"graph_inspect.h", "cus_graph_instantiate_with_params", nc_cus_graph_instantiate_with_params, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"graph_capture.h", "cus_capture_begin_to_graph", nc_cus_capture_begin_to_graph, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, "the guard's status"},
+    {"graph_capture.h", "cus_capture_leaves", nc_cus_capture_leaves, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"graph_nodes.h", "cus_graph_add_copy_2d", nc_cus_graph_add_copy_2d, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"graph_nodes.h", "cus_graph_add_copy_3d", nc_cus_graph_add_copy_3d, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"graph_nodes.h", "cus_graph_exec_set_copy_2d", nc_cus_graph_exec_set_copy_2d, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"graph_nodes.h", "cus_graph_exec_set_copy_3d", nc_cus_graph_exec_set_copy_3d, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
 };
 
 #if defined(__GNUC__)

@@ -100,13 +100,17 @@ typedef struct cus_capture_guard {
     cus_stream *stream; /* a reference while open */
     cus_status status;  /* of the begin: CUS_SUCCESS when the capture is open */
     bool open;          /* until cus_capture_end or cus_capture_abandon */
+    /* The graph captured into (cus_capture_begin_to_graph, cuscope/graph_capture.h),
+     * a reference while open; NULL for a capture that makes its own graph. */
+    struct cus_graph *graph;
 } cus_capture_guard;
 
 /* Begins capture on stream (cuStreamBeginCapture); check .status. */
 CUS_API cus_capture_guard cus_capture_begin(cus_stream *stream, CUstreamCaptureMode mode);
 
 /* Ends the capture: *out receives a new reference to the captured graph, which
- * keeps the captured objects alive. The guard is closed even on failure
+ * keeps the captured objects alive (for a capture into a graph,
+ * cus_capture_begin_to_graph: that graph). The guard is closed even on failure
  * (e.g. CUDA_ERROR_STREAM_CAPTURE_INVALIDATED after an operation the capture
  * could not take). CUS_ERROR_INVALID_ARGUMENT when not open. */
 CUS_API cus_status cus_capture_end(cus_capture_guard *guard, cus_graph **out);

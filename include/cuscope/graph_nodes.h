@@ -166,6 +166,25 @@ CUS_API cus_status cus_graph_add_copy_device(cus_graph *graph, const cus_graph_n
                                              size_t dst_offset, cus_buffer *src,
                                              size_t src_offset, size_t bytes);
 
+/* A 2D copy node (cuGraphAddMemcpyNode) of the region desc describes,
+ * between host memory, buffers and arrays (cuscope/array.h), checked as
+ * cus_copy_2d checks it (CUS_ERROR_OUT_OF_RANGE for a region that leaves a
+ * buffer or an array, CUS_ERROR_INVALID_ARGUMENT for a row wider than its
+ * pitch, an endpoint without its object, or a copy between host memory only)
+ * and refused when its extent is zero (CUS_ERROR_INVALID_ARGUMENT). The
+ * buffers and arrays must be of the graph's context
+ * (CUS_ERROR_CONTEXT_MISMATCH) and are kept alive; host memory must stay
+ * valid while the graph may replay. */
+CUS_API cus_status cus_graph_add_copy_2d(cus_graph *graph, const cus_graph_node *deps,
+                                         size_t ndeps, cus_graph_node *out,
+                                         const cus_copy_2d_desc *desc);
+
+/* The same for a 3D region (cus_copy_3d's checks; a 3D region's rows must
+ * stay inside a slice of a buffer or host endpoint). */
+CUS_API cus_status cus_graph_add_copy_3d(cus_graph *graph, const cus_graph_node *deps,
+                                         size_t ndeps, cus_graph_node *out,
+                                         const cus_copy_3d_desc *desc);
+
 /* A memset node (cuGraphAddMemsetNode) writing count bytes of value at
  * offset of buf. */
 CUS_API cus_status cus_graph_add_fill_u8(cus_graph *graph, const cus_graph_node *deps,
@@ -241,6 +260,17 @@ CUS_API cus_status cus_graph_exec_set_copy_to_device(cus_graph_exec *exec, cus_g
 CUS_API cus_status cus_graph_exec_set_copy_to_host(cus_graph_exec *exec, cus_graph_node node,
                                                    void *dst, cus_buffer *src, size_t src_offset,
                                                    size_t bytes);
+
+/* Sets a copy node made by cus_graph_add_copy_2d to copy the region desc
+ * describes (cuGraphExecMemcpyNodeSetParams), with cus_graph_add_copy_2d's
+ * checks; the driver refuses other kinds of memory than the node's, and the
+ * buffers and arrays of desc are kept. */
+CUS_API cus_status cus_graph_exec_set_copy_2d(cus_graph_exec *exec, cus_graph_node node,
+                                              const cus_copy_2d_desc *desc);
+
+/* The same for a node made by cus_graph_add_copy_3d. */
+CUS_API cus_status cus_graph_exec_set_copy_3d(cus_graph_exec *exec, cus_graph_node node,
+                                              const cus_copy_3d_desc *desc);
 
 /* Sets a memset node made by cus_graph_add_fill_u32
  * (cuGraphExecMemsetNodeSetParams). */

@@ -143,6 +143,10 @@
     X(cuStreamIsCapturing, cuStreamIsCapturing, 10000, REQUIRED)               \
     X(cuStreamGetCaptureInfo, cuStreamGetCaptureInfo, 10010, REQUIRED)         \
     X(cuThreadExchangeStreamCaptureMode, cuThreadExchangeStreamCaptureMode, 10010, REQUIRED) \
+    /* Capture into a graph (capture.c): the capture's dependencies (11.3), and   \
+     * cuStreamBeginCaptureToGraph (12.3). */                                   \
+    X(cuStreamGetCaptureInfo_v2, cuStreamGetCaptureInfo, 11030, REQUIRED)      \
+    X(cuStreamBeginCaptureToGraph, cuStreamBeginCaptureToGraph, 12030, OPTIONAL) \
     X(cuGraphDestroy, cuGraphDestroy, 10000, REQUIRED)                         \
     X(cuGraphGetNodes, cuGraphGetNodes, 10000, REQUIRED)                       \
     X(cuGraphInstantiateWithFlags, cuGraphInstantiateWithFlags, 11040, REQUIRED) \

@@ -196,7 +196,17 @@ enum { FAKE_UNCOUNTED = 1, FAKE_BEFORE_INIT = 2, FAKE_CAPTURE_UNSAFE = 4 };
     FAKE_ENTRIES_GRAPH_INSPECT_(X)                                                    \
     FAKE_ENTRIES_GREEN_(X)                                                            \
     FAKE_ENTRIES_TENSOR_MAP_(X)                                                       \
-    FAKE_ENTRIES_CONDITIONAL_(X)
+    FAKE_ENTRIES_CONDITIONAL_(X)                                                      \
+    FAKE_ENTRIES_CAPTURE_TO_GRAPH_(X)
+
+/* Capture into a graph (fake_graph_capture.c): 12.3. */
+#if CUDA_VERSION >= 12030
+#define FAKE_HAVE_CAPTURE_TO_GRAPH_ENTRIES 1
+#define FAKE_ENTRIES_CAPTURE_TO_GRAPH_(X)                                      \
+    X(cuStreamBeginCaptureToGraph, 12030, cuStreamBeginCaptureToGraph, 0)
+#else
+#define FAKE_ENTRIES_CAPTURE_TO_GRAPH_(X)
+#endif
 
 /* Conditional nodes (fake_graph_conditional.c): 12.3. */
 #if CUDA_VERSION >= 12030

@@ -141,7 +141,11 @@ static void capture_finish_locked(struct fake_capture *cap, bool keep_graph)
     free(cap->members);
     free(cap->records);
     cap->graph->capture = NULL;
-    if (!keep_graph)
+    /* A graph captured into stays its owner's, with the nodes captured so
+     * far (unsure: the driver's documentation does not say whether an
+     * invalidated capture takes them back; cuscope keeps their objects
+     * either way). */
+    if (!keep_graph && !cap->to_graph)
         fake_graph_graph_release_locked(cap->graph);
     free(cap);
 }
@@ -442,7 +446,8 @@ static void capture_destroy_doomed_locked(struct CUctx_st *c, unsigned long tick
     for (struct fake_capture *cap = captures, *next; cap; cap = next) {
         next = cap->next;
         if (cap->doomed == ticket) {
-            cap->graph->ctx_destroyed = true;
+            if (!cap->to_graph) /* a graph captured into outlives the context */
+                cap->graph->ctx_destroyed = true;
             capture_finish_locked(cap, false);
             continue;
         }
@@ -520,6 +525,81 @@ CUresult CUDAAPI fake_cuStreamBeginCapture(CUstream hStream, CUstreamCaptureMode
     s->capture = cap;
     return fake_leave(CUDA_SUCCESS);
 }
+
+#ifdef FAKE_HAVE_CAPTURE_TO_GRAPH_ENTRIES
+/* A capture whose nodes go into hGraph, the first after deps (the driver's
+ * rules: the stream as cuStreamBeginCapture's; the graph not being captured
+ * into, the dependencies its nodes, as an add's; edge data optional, and
+ * only default edges are emulated, as cuGraphAddDependencies_v2's). */
+static CUresult begin_to_graph_locked(CUstream hStream, CUgraph hGraph,
+                                      const CUgraphNode *deps, const CUgraphEdgeData *edges,
+                                      size_t ndeps, CUstreamCaptureMode mode)
+{
+    struct CUstream_st *s = NULL;
+    CUresult r = fake_stream_arg_locked(hStream, &s);
+    if (r != CUDA_SUCCESS)
+        return r;
+    if (!mode_valid((int)mode))
+        return CUDA_ERROR_INVALID_VALUE;
+    if (s->is_default)
+        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    if (s->capture)
+        return CUDA_ERROR_ILLEGAL_STATE;
+    /* The graph, not in another capture (ILLEGAL_STATE, a guess: the
+     * documentation names no code), and the dependencies, its nodes. */
+    struct CUgraph_st *g = NULL;
+    CUgraphNode unused;
+    r = fake_graph_add_prologue_locked(&unused, hGraph, deps, ndeps, &g);
+    if (r != CUDA_SUCCESS)
+        return r;
+    for (size_t i = 0; edges && i < ndeps; i++) {
+        static const CUgraphEdgeData zero;
+        if (memcmp(&edges[i], &zero, sizeof zero) != 0)
+            return CUDA_ERROR_NOT_SUPPORTED;
+    }
+    r = fake_graph_detach_execs_locked(g); /* its executable graphs keep what they had */
+    if (r != CUDA_SUCCESS)
+        return r;
+    struct fake_capture *cap = calloc(1, sizeof *cap);
+    capture_member *members = calloc(4, sizeof *members);
+    struct CUgraphNode_st **first = ndeps ? malloc(ndeps * sizeof *first) : NULL;
+    if (!cap || !members || (ndeps && !first)) {
+        free(first);
+        free(members);
+        free(cap);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    if (ndeps)
+        memcpy(first, deps, ndeps * sizeof *first);
+    g->capture = cap;
+    cap->id = ++last_capture_id;
+    cap->mode = mode;
+    cap->thread = pthread_self();
+    cap->origin = s;
+    cap->graph = g;
+    cap->to_graph = true;
+    cap->members = members;
+    cap->members_capacity = 4;
+    cap->members[0] = (capture_member){.stream = s, .deps = first, .ndeps = ndeps,
+                                       .capacity = ndeps};
+    cap->nmembers = 1;
+    cap->next = captures;
+    captures = cap;
+    fake_captures_active++;
+    s->capture = cap;
+    return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI fake_cuStreamBeginCaptureToGraph(CUstream hStream, CUgraph hGraph,
+                                                  const CUgraphNode *dependencies,
+                                                  const CUgraphEdgeData *dependencyData,
+                                                  size_t numDependencies, CUstreamCaptureMode mode)
+{
+    FAKE_ENTER(cuStreamBeginCaptureToGraph);
+    return fake_leave(begin_to_graph_locked(hStream, hGraph, dependencies, dependencyData,
+                                            numDependencies, mode));
+}
+#endif
 
 CUresult CUDAAPI fake_cuStreamEndCapture(CUstream hStream, CUgraph *phGraph)
 {

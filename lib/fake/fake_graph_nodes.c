@@ -19,8 +19,8 @@
  * replays queue them in that order, which respects every edge.
  *
  * What the fake does not know of the real driver, and chose (say so in
- * reports): copy nodes are 1-D only (CUDA_ERROR_NOT_SUPPORTED otherwise);
- * an edge that exists already, a cycle, or a child graph with memory nodes
+ * reports): a copy node's 2D or 3D region is checked as cuMemcpy3D checks
+ * it (fake_memory_2d.c), and runs as one strided copy; an edge that exists already, a cycle, or a child graph with memory nodes
  * are refused with CUDA_ERROR_INVALID_VALUE; adding nodes to the graph of a
  * capture in progress is refused with CUDA_ERROR_ILLEGAL_STATE (the driver
  * allows it, with cuStreamUpdateCaptureDependencies, which the fake lacks);
@@ -384,15 +384,17 @@ CUresult CUDAAPI fake_cuGraphAddKernelNode_v2(CUgraphNode *phGraphNode, CUgraph 
         add_kernel_locked(phGraphNode, hGraph, dependencies, numDependencies, nodeParams));
 }
 
-/* A 1-D copy's operands, checked as cuMemcpyAsync checks them. */
-static CUresult copy_payload_locked(const CUDA_MEMCPY3D *p, union fake_op_payload *u)
+/* A copy's operands: a 1-D copy checked as cuMemcpyAsync checks it, any
+ * other (rows, slices, arrays) as cuMemcpy3D checks it, in context c. */
+static CUresult copy_payload_locked(const CUDA_MEMCPY3D *p, const struct CUctx_st *c,
+                                    union fake_op_payload *u)
 {
     if (!p)
         return CUDA_ERROR_INVALID_VALUE;
     if (p->srcMemoryType == CU_MEMORYTYPE_ARRAY || p->dstMemoryType == CU_MEMORYTYPE_ARRAY ||
         p->Height > 1 || p->Depth > 1 || p->srcY || p->srcZ || p->dstY || p->dstZ || p->srcLOD ||
         p->dstLOD)
-        return CUDA_ERROR_NOT_SUPPORTED; /* the fake's copy nodes are 1-D */
+        return fake_memory_copy_3d_payload_locked(p, c, u);
     uintptr_t dst, src;
     side ds, ss;
     switch (p->dstMemoryType) {
@@ -422,13 +424,16 @@ static CUresult copy_payload_locked(const CUDA_MEMCPY3D *p, union fake_op_payloa
     return r;
 }
 
-/* The context a copy or memset node runs in: a live one. */
-static CUresult node_context_locked(CUcontext ctx)
+/* The context a copy or memset node runs in: a live one (in *out, when
+ * not NULL). */
+static CUresult node_context_locked(CUcontext ctx, struct CUctx_st **out)
 {
     struct CUctx_st *c = NULL;
-    if (!ctx)
-        return fake_current_context_locked(&c);
-    return fake_context_arg_locked(ctx, CUDA_ERROR_INVALID_CONTEXT, &c);
+    CUresult r = ctx ? fake_context_arg_locked(ctx, CUDA_ERROR_INVALID_CONTEXT, &c)
+                     : fake_current_context_locked(&c);
+    if (out)
+        *out = c;
+    return r;
 }
 
 CUresult CUDAAPI fake_cuGraphAddMemcpyNode(CUgraphNode *phGraphNode, CUgraph hGraph,
@@ -439,11 +444,12 @@ CUresult CUDAAPI fake_cuGraphAddMemcpyNode(CUgraphNode *phGraphNode, CUgraph hGr
     FAKE_ENTER(cuGraphAddMemcpyNode);
     struct CUgraph_st *g = NULL;
     CUresult r = add_prologue_locked(phGraphNode, hGraph, dependencies, numDependencies, &g);
+    struct CUctx_st *c = NULL;
     if (r == CUDA_SUCCESS)
-        r = node_context_locked(ctx);
+        r = node_context_locked(ctx, &c);
     union fake_op_payload u;
     if (r == CUDA_SUCCESS)
-        r = copy_payload_locked(copyParams, &u);
+        r = copy_payload_locked(copyParams, c, &u);
     if (r != CUDA_SUCCESS)
         return fake_leave(r);
     struct CUgraphNode_st *n = node_add_locked(g, dependencies, numDependencies,
@@ -484,7 +490,7 @@ CUresult CUDAAPI fake_cuGraphAddMemsetNode(CUgraphNode *phGraphNode, CUgraph hGr
     struct CUgraph_st *g = NULL;
     CUresult r = add_prologue_locked(phGraphNode, hGraph, dependencies, numDependencies, &g);
     if (r == CUDA_SUCCESS)
-        r = node_context_locked(ctx);
+        r = node_context_locked(ctx, NULL);
     union fake_op_payload u;
     if (r == CUDA_SUCCESS)
         r = memset_payload_locked(memsetParams, &u);
@@ -785,9 +791,10 @@ CUresult CUDAAPI fake_cuGraphExecMemcpyNodeSetParams(CUgraphExec hGraphExec, CUg
 {
     FAKE_ENTER(cuGraphExecMemcpyNodeSetParams);
     union fake_op_payload u;
-    CUresult r = node_context_locked(ctx);
+    struct CUctx_st *c = NULL;
+    CUresult r = node_context_locked(ctx, &c);
     if (r == CUDA_SUCCESS)
-        r = copy_payload_locked(copyParams, &u);
+        r = copy_payload_locked(copyParams, c, &u);
     struct CUgraphExec_st *x = NULL;
     struct CUgraphNode_st *n = NULL;
     if (r == CUDA_SUCCESS)
@@ -806,7 +813,7 @@ CUresult CUDAAPI fake_cuGraphExecMemsetNodeSetParams(CUgraphExec hGraphExec, CUg
 {
     FAKE_ENTER(cuGraphExecMemsetNodeSetParams);
     union fake_op_payload u;
-    CUresult r = node_context_locked(ctx);
+    CUresult r = node_context_locked(ctx, NULL);
     if (r == CUDA_SUCCESS)
         r = memset_payload_locked(memsetParams, &u);
     struct CUgraphExec_st *x = NULL;

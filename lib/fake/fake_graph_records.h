@@ -93,6 +93,9 @@ struct fake_capture {
     size_t nmembers, members_capacity;
     capture_record *records;
     size_t nrecords, records_capacity;
+    /* Begun into a graph that existed (cuStreamBeginCaptureToGraph): the
+     * graph is its owner's, whatever becomes of the capture. */
+    bool to_graph;
 };
 
 /* --- state of fake_graph.c ---------------------------------------------------------------- */
@@ -148,7 +151,8 @@ FAKE_HIDDEN CUresult fake_graph_replay_body_locked(struct CUgraphExec_st *x, con
 FAKE_HIDDEN CUresult fake_graph_node_arg_locked(CUgraphNode hn, struct CUgraphNode_st **out);
 FAKE_HIDDEN CUresult fake_graph_node_of_locked(const struct CUgraph_st *g, CUgraphNode hn,
                                                struct CUgraphNode_st **out);
-/* Before g's nodes change: its executable graphs get a copy of its body. */
+/* Before g's nodes change (an edit, or a capture into it,
+ * fake_graph_capture.c): its executable graphs get a copy of its body. */
 FAKE_HIDDEN CUresult fake_graph_detach_execs_locked(struct CUgraph_st *g);
 /* The node of executable graph he that stands for the graph's node hn, of
  * type (-1: any), x's own copy (x's body copied first when shared). */

@@ -4,7 +4,9 @@
  * fake_array.c's). A copy is checked whole before anything is queued, then
  * queued as ordinary COPY operations: one for a contiguous region, else one
  * per row (so a captured 2D copy of a strided region is that many memcpy
- * nodes, where the driver makes one: deliberate.txt). */
+ * nodes, where the driver makes one: deliberate.txt). A 2D or 3D memcpy
+ * node added by hand is checked the same way and kept as one strided COPY
+ * (fake_memory_copy_3d_payload_locked, for fake_graph_nodes.c). */
 #include <inttypes.h>
 #include <string.h>
 
@@ -200,6 +202,56 @@ static CUresult copy_2d_locked(const CUDA_MEMCPY2D *p, bool async, CUstream hs)
     return copy_region_locked(s, c, &dst, &src, w, h, 1);
 }
 
+/* The two sides of a 3D copy of a region that is not empty. */
+static CUresult sides_3d_locked(const CUDA_MEMCPY3D *p, const struct CUctx_st *c,
+                                copy_side *dst, copy_side *src)
+{
+    size_t w = p->WidthInBytes, h = p->Height, d = p->Depth;
+    /* A height of 0 is allowed where the depth is 1. */
+    CUresult r = side_locked(p->srcMemoryType, p->srcHost, p->srcDevice, p->srcArray,
+                             p->srcXInBytes, p->srcY, p->srcZ, p->srcPitch,
+                             p->srcHeight ? p->srcHeight : h + p->srcY, w, h, d,
+                             "3D copy source", c, src);
+    if (r == CUDA_SUCCESS)
+        r = side_locked(p->dstMemoryType, p->dstHost, p->dstDevice, p->dstArray,
+                        p->dstXInBytes, p->dstY, p->dstZ, p->dstPitch,
+                        p->dstHeight ? p->dstHeight : h + p->dstY, w, h, d,
+                        "3D copy destination", c, dst);
+    if (r != CUDA_SUCCESS)
+        return r;
+    if ((p->srcHeight == 0 && d > 1 && p->srcMemoryType != CU_MEMORYTYPE_ARRAY) ||
+        (p->dstHeight == 0 && d > 1 && p->dstMemoryType != CU_MEMORYTYPE_ARRAY))
+        return CUDA_ERROR_INVALID_VALUE;
+    return CUDA_SUCCESS;
+}
+
+CUresult fake_memory_copy_3d_payload_locked(const CUDA_MEMCPY3D *p, const struct CUctx_st *c,
+                                            union fake_op_payload *u)
+{
+    if (!p || p->reserved0 || p->reserved1 || p->srcLOD || p->dstLOD)
+        return CUDA_ERROR_INVALID_VALUE;
+    size_t w = p->WidthInBytes, h = p->Height, d = p->Depth;
+    if (w == 0 || h == 0 || d == 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    copy_side dst, src;
+    CUresult r = sides_3d_locked(p, c, &dst, &src);
+    if (r != CUDA_SUCCESS)
+        return r;
+    memset(u, 0, sizeof *u);
+    u->copy.dst = row_at(&dst, 0, 0);
+    u->copy.src = row_at(&src, 0, 0);
+    u->copy.n = w;
+    u->copy.dst_mem = dst.mem;
+    u->copy.src_mem = src.mem;
+    u->copy.rows = h;
+    u->copy.slices = d;
+    u->copy.dst_pitch = dst.pitch;
+    u->copy.src_pitch = src.pitch;
+    u->copy.dst_slice = dst.pitch * dst.rows;
+    u->copy.src_slice = src.pitch * src.rows;
+    return CUDA_SUCCESS;
+}
+
 static CUresult copy_3d_locked(const CUDA_MEMCPY3D *p, bool async, CUstream hs)
 {
     struct CUstream_st *s = NULL;
@@ -213,20 +265,9 @@ static CUresult copy_3d_locked(const CUDA_MEMCPY3D *p, bool async, CUstream hs)
     if (w == 0 || h == 0 || d == 0)
         return CUDA_SUCCESS;
     copy_side dst, src;
-    /* A height of 0 is allowed where the depth is 1. */
-    r = side_locked(p->srcMemoryType, p->srcHost, p->srcDevice, p->srcArray, p->srcXInBytes,
-                    p->srcY, p->srcZ, p->srcPitch, p->srcHeight ? p->srcHeight : h + p->srcY,
-                    w, h, d, "3D copy source", c, &src);
-    if (r == CUDA_SUCCESS)
-        r = side_locked(p->dstMemoryType, p->dstHost, p->dstDevice, p->dstArray,
-                        p->dstXInBytes, p->dstY, p->dstZ, p->dstPitch,
-                        p->dstHeight ? p->dstHeight : h + p->dstY, w, h, d,
-                        "3D copy destination", c, &dst);
+    r = sides_3d_locked(p, c, &dst, &src);
     if (r != CUDA_SUCCESS)
         return r;
-    if ((p->srcHeight == 0 && d > 1 && p->srcMemoryType != CU_MEMORYTYPE_ARRAY) ||
-        (p->dstHeight == 0 && d > 1 && p->dstMemoryType != CU_MEMORYTYPE_ARRAY))
-        return CUDA_ERROR_INVALID_VALUE;
     return copy_region_locked(s, c, &dst, &src, w, h, d);
 }
 

@@ -47,7 +47,17 @@ static CUresult copy_execute_locked(const fake_op *op)
         if (!fake_memory_usable_locked(op->u.copy.dst_mem, op->u.copy.dst, "destination", op) ||
             !fake_memory_usable_locked(op->u.copy.src_mem, op->u.copy.src, "source", op))
             return CUDA_ERROR_INVALID_VALUE;
-        memmove((void *)op->u.copy.dst, (const void *)op->u.copy.src, op->u.copy.n);
+        if (!op->u.copy.rows) {
+            memmove((void *)op->u.copy.dst, (const void *)op->u.copy.src, op->u.copy.n);
+            return CUDA_SUCCESS;
+        }
+        for (size_t k = 0; k < op->u.copy.slices; k++)
+            for (size_t i = 0; i < op->u.copy.rows; i++)
+                memmove((void *)(op->u.copy.dst + k * op->u.copy.dst_slice +
+                                 i * op->u.copy.dst_pitch),
+                        (const void *)(op->u.copy.src + k * op->u.copy.src_slice +
+                                       i * op->u.copy.src_pitch),
+                        op->u.copy.n);
         return CUDA_SUCCESS;
     case FAKE_OP_MEMSET: {
         if (!fake_memory_usable_locked(op->u.memset.mem, op->u.memset.dst, "destination", op))

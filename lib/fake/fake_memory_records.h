@@ -105,6 +105,12 @@ FAKE_HIDDEN CUresult fake_memory_range_locked(uintptr_t addr, size_t n, side sd,
 FAKE_HIDDEN bool fake_memory_usable_locked(const fake_mem *m, uintptr_t addr, const char *what,
                                            const fake_op *op);
 FAKE_HIDDEN void fake_memory_graph_retire_locked(fake_mem *m);
+/* A 3D copy's descriptor (cuMemcpy3D's rules, with c's limits) as one
+ * strided COPY payload: a 2D or 3D memcpy node's (fake_memory_2d.c).
+ * CUDA_ERROR_INVALID_VALUE for a zero extent too (a node copies something). */
+FAKE_HIDDEN CUresult fake_memory_copy_3d_payload_locked(const CUDA_MEMCPY3D *p,
+                                                        const struct CUctx_st *c,
+                                                        union fake_op_payload *u);
 /* A device allocation of `size` bytes for context c on dev whose block is
  * shared memory (an exportable pool's); from: NULL for new memory, else the
  * allocation whose memory is mapped again (an import, not counted in the

@@ -48,6 +48,10 @@ typedef struct fake_op {
             uintptr_t dst, src;
             size_t n;
             fake_mem *dst_mem, *src_mem;
+            /* A strided region (a 2D or 3D memcpy node): rows rows of n
+             * bytes, pitch apart, in slices slices, slice bytes apart, each
+             * side its own; rows 0 is one flat run of n bytes. */
+            size_t rows, slices, dst_pitch, src_pitch, dst_slice, src_slice;
         } copy;
         struct { /* MEMSET */
             uintptr_t dst;

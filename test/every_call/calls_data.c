@@ -802,6 +802,135 @@ static cus_status c_capture_end(world *w)
     return st;
 }
 
+/* --- graph_capture.h: capture into a graph -------------------------------------------------- */
+
+/* An empty capture into a graph of one node, after it, begun and ended by
+ * hand (abandoned if the end leaves it open). */
+static cus_status c_capture_begin_to_graph(world *w)
+{
+    cus_autoptr(cus_graph) g = NULL;
+    CUS_TRY(cus_graph_create(w->ctx, &g));
+    cus_graph_node first;
+    CUS_TRY(cus_graph_add_empty(g, NULL, 0, &first));
+    cus_autoptr(cus_graph) same = NULL;
+    cus_capture_guard cap = cus_capture_begin_to_graph(w->stream, g, &first, 1,
+                                                       CU_STREAM_CAPTURE_MODE_GLOBAL);
+    if (cap.status)
+        return cap.status;
+    cus_status st = cus_capture_end(&cap, &same);
+    cus_capture_abandon(&cap);
+    if (!st && same != g)
+        return ec_out_not_set(__func__, "same == g");
+    return st;
+}
+
+/* A launch and a copy captured after a fill added by hand, a copy to host
+ * added after the captured leaves: the graph keeps the module and buffers. */
+static cus_status c_capture_end_to_graph(world *w)
+{
+    cus_autoptr(cus_graph) g = NULL;
+    CUS_TRY(cus_graph_create(w->ctx, &g));
+    cus_graph_node fill;
+    CUS_TRY(cus_graph_add_fill_u32(g, NULL, 0, &fill, w->buf2, 0, 3u, 16));
+    cus_graph_node leaves[2];
+    size_t n = 2;
+    {
+        cus_capture_scope_to_graph(cap, w->stream, g, &fill, 1, CU_STREAM_CAPTURE_MODE_RELAXED);
+        CUS_TRY(cap.status);
+        CUS_TRY(cus_launch(w->add, 1, 1, 0, w->stream, w->buf2, 16u));
+        CUS_TRY(cus_copy_device_async(w->buf, 0, w->buf2, 0, 64, w->stream));
+        CUS_TRY(cus_capture_leaves(&cap, leaves, &n));
+        cus_autoptr(cus_graph) same = NULL;
+        CUS_TRY(cus_capture_end(&cap, &same));
+    }
+    EC_RETURN_OUT(cus_graph_add_copy_to_host(g, leaves, n, NULL, w->bytes, w->buf, 0, 64),
+                  cus_graph_kept_objects(g) == 3);
+}
+
+static cus_status c_capture_leaves(world *w)
+{
+    cus_autoptr(cus_graph) g = NULL;
+    CUS_TRY(cus_graph_create(w->ctx, &g));
+    cus_graph_node leaf = {0};
+    size_t n = 1;
+    {
+        cus_capture_scope_to_graph(cap, w->stream, g, NULL, 0, CU_STREAM_CAPTURE_MODE_GLOBAL);
+        CUS_TRY(cap.status);
+        CUS_TRY(cus_buffer_fill_u32_async(w->buf2, 0, 1u, 16, w->stream));
+        CUS_TRY(cus_capture_leaves(&cap, &leaf, &n));
+        cus_autoptr(cus_graph) same = NULL;
+        CUS_TRY(cus_capture_end(&cap, &same));
+    }
+    if (n != 1 || !leaf.handle)
+        return ec_out_not_set(__func__, "n == 1 && leaf.handle");
+    return CUS_SUCCESS;
+}
+
+/* --- graph_nodes.h: 2D and 3D copy nodes -------------------------------------------------------- */
+
+/* 8 rows of 32 bytes, 64 apart, from the world's host bytes into buf. */
+static cus_copy_2d_desc ec_rows(world *w)
+{
+    cus_copy_2d_desc d = {cus_copy_buffer(w->buf, 0, 64), cus_copy_host(w->bytes, 64), 32, 8};
+    return d;
+}
+
+/* Two slices of 8 such rows, from buf into buf2. */
+static cus_copy_3d_desc ec_slices(world *w)
+{
+    cus_copy_3d_desc d = {cus_copy_buffer(w->buf2, 0, 64), cus_copy_buffer(w->buf, 0, 64), 32, 8,
+                          2};
+    d.dst.rows = d.src.rows = 8;
+    return d;
+}
+
+static cus_status c_graph_add_copy_2d(world *w)
+{
+    cus_autoptr(cus_graph) g = NULL;
+    CUS_TRY(cus_graph_create(w->ctx, &g));
+    cus_copy_2d_desc d = ec_rows(w);
+    cus_graph_node node = {0};
+    EC_RETURN_OUT(cus_graph_add_copy_2d(g, NULL, 0, &node, &d),
+                  node.handle != NULL && cus_graph_kept_objects(g) == 1);
+}
+
+static cus_status c_graph_add_copy_3d(world *w)
+{
+    cus_autoptr(cus_graph) g = NULL;
+    CUS_TRY(cus_graph_create(w->ctx, &g));
+    cus_copy_3d_desc d = ec_slices(w);
+    cus_graph_node node = {0};
+    EC_RETURN_OUT(cus_graph_add_copy_3d(g, NULL, 0, &node, &d),
+                  node.handle != NULL && cus_graph_kept_objects(g) == 2);
+}
+
+static cus_status c_graph_exec_set_copy_2d(world *w)
+{
+    cus_autoptr(cus_graph) g = NULL;
+    CUS_TRY(cus_graph_create(w->ctx, &g));
+    cus_copy_2d_desc d = ec_rows(w);
+    cus_graph_node node;
+    CUS_TRY(cus_graph_add_copy_2d(g, NULL, 0, &node, &d));
+    cus_autoptr(cus_graph_exec) e = NULL;
+    CUS_TRY(cus_graph_instantiate(g, 0, &e));
+    d.dst = cus_copy_buffer(w->buf2, 64, 64);
+    return cus_graph_exec_set_copy_2d(e, node, &d);
+}
+
+static cus_status c_graph_exec_set_copy_3d(world *w)
+{
+    cus_autoptr(cus_graph) g = NULL;
+    CUS_TRY(cus_graph_create(w->ctx, &g));
+    cus_copy_3d_desc d = ec_slices(w);
+    cus_graph_node node;
+    CUS_TRY(cus_graph_add_copy_3d(g, NULL, 0, &node, &d));
+    cus_autoptr(cus_graph_exec) e = NULL;
+    CUS_TRY(cus_graph_instantiate(g, 0, &e));
+    d.depth = 1;
+    d.src.y = 4;
+    return cus_graph_exec_set_copy_3d(e, node, &d);
+}
+
 /* The scoped form: the scope's exit ends what an early return left open. */
 static cus_status c_capture_scope(world *w)
 {
@@ -1485,6 +1614,15 @@ const every_call every_calls_data[] = {
     /* graph.h */
     {"cus_capture_begin", c_capture_begin, 0, NULL, NULL},
     {"cus_capture_end", c_capture_end, 0, NULL, NULL},
+    /* graph_capture.h */
+    {"cus_capture_begin_to_graph", c_capture_begin_to_graph, 0, NULL, NULL},
+    {"cus_capture_end (into a graph)", c_capture_end_to_graph, 0, NULL, NULL},
+    {"cus_capture_leaves", c_capture_leaves, 0, NULL, NULL},
+    /* graph_nodes.h: 2D and 3D copy nodes */
+    {"cus_graph_add_copy_2d", c_graph_add_copy_2d, 0, NULL, NULL},
+    {"cus_graph_add_copy_3d", c_graph_add_copy_3d, 0, NULL, NULL},
+    {"cus_graph_exec_set_copy_2d", c_graph_exec_set_copy_2d, 0, NULL, NULL},
+    {"cus_graph_exec_set_copy_3d", c_graph_exec_set_copy_3d, 0, NULL, NULL},
     {"cus_capture_scope", c_capture_scope, EC_NO_OWN_SWITCH,
      "EC_NO_OWN_SWITCH: the macro over cus_capture_begin and cus_capture_end, which the reports "
      "name",

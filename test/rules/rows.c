@@ -726,6 +726,22 @@ CALL(cuGraphAddNode, 12030)
 }
 #endif
 
+#if CUDA_VERSION >= 12030
+/* A capture into the fixture's graph after its node, nothing captured, and
+ * ended at once (the end hands back that graph: not destroyed here, nor left
+ * open for the teardown, whose end would destroy it). */
+CALL(cuStreamBeginCaptureToGraph, 12030)
+{
+    CUresult r = drv.cuStreamBeginCaptureToGraph_12030(a->stream, a->graph, &a->node, NULL, 1,
+                                                       CU_STREAM_CAPTURE_MODE_RELAXED);
+    if (r == CUDA_SUCCESS) {
+        CUgraph same = NULL;
+        drv.cuStreamEndCapture_10000(a->stream, &same);
+    }
+    return r;
+}
+#endif
+
 CALL(cuGraphGetRootNodes, 10000)
 {
     CUgraphNode nodes[4];

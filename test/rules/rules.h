@@ -314,7 +314,8 @@ typedef CUresult (*rules_call_fn)(const rules_args *a, rules_out *o);
     RULES_ROWS_GREEN_(R)                                                              \
     RULES_ROWS_TENSOR_MAP_(R)                                                         \
     RULES_ROWS_CONDITIONAL_(R)                                                             \
-    RULES_ROWS_GRAPH_INSPECT_(R)
+    RULES_ROWS_GRAPH_INSPECT_(R)                                                           \
+    RULES_ROWS_CAPTURE_TO_GRAPH_(R)
 
 /* Graph inspection and editing (issue 19): the queries and edits on the
  * fixture's graph, node and executable graph (the clones read its kernel
@@ -346,6 +347,15 @@ typedef CUresult (*rules_call_fn)(const rules_args *a, rules_out *o);
     R(cuGraphRemoveDependencies, 12030, H_GRAPH, 0, NULL)
 #else
 #define RULES_ROWS_GRAPH_INSPECT_12030_(R)
+#endif
+
+/* Capture into a graph: a capture on the fixture's stream into the
+ * fixture's graph, after its node, ended again in the call (rows.c). */
+#if CUDA_VERSION >= 12030
+#define RULES_ROWS_CAPTURE_TO_GRAPH_(R)                                                    \
+    R(cuStreamBeginCaptureToGraph, 12030, H_STREAM, 0, NULL)
+#else
+#define RULES_ROWS_CAPTURE_TO_GRAPH_(R)
 #endif
 
 /* Conditional nodes: a handle on the fixture's graph, and a WHILE node of

@@ -695,6 +695,69 @@ static cus_status scn_graph_nodes_by_hand(void *arg)
     return CUS_SUCCESS;
 }
 
+/* --- a graph of added and captured nodes (graph_capture.h) ------------------------------------ */
+
+/* The upload and the fill added by hand, the kernel (or copy) captured after
+ * them, the download added after the captured leaf as a 2D copy node (16
+ * rows): the objects released before the instantiation, two replays with new
+ * input. Passes doing nothing on a driver before 12.3. */
+static cus_status scn_graph_capture_into_graph(void *arg)
+{
+    (void)arg;
+    cus_autoptr(cus_context) ctx = NULL;
+    CUS_TRY(primary0(&ctx));
+    cus_autoptr(cus_host_buffer) hin = NULL;
+    cus_autoptr(cus_host_buffer) hout = NULL;
+    CUS_TRY(cus_host_buffer_alloc(ctx, N * sizeof(float), 0, &hin));
+    CUS_TRY(cus_host_buffer_alloc(ctx, N * sizeof(float), 0, &hout));
+    float *in = cus_host_buffer_data(hin), *out = cus_host_buffer_data(hout);
+    cus_autoptr(cus_stream) s = NULL;
+    CUS_TRY(cus_stream_create(ctx, CU_STREAM_NON_BLOCKING, 0, &s));
+    cus_autoptr(cus_graph_exec) e = NULL;
+    {
+        cus_autoptr(cus_buffer) a = NULL;
+        cus_autoptr(cus_buffer) b = NULL;
+        CUS_TRY(cus_buffer_alloc(ctx, N * sizeof(float), &a));
+        CUS_TRY(cus_buffer_alloc(ctx, N * sizeof(float), &b));
+        cus_work_scope w = {NULL, NULL};
+        CUS_TRY(work_load(ctx, &w));
+        cus_autoptr(cus_graph) g = NULL;
+        CUS_TRY(cus_graph_create(ctx, &g));
+        cus_graph_node roots[2], leaves[4];
+        size_t n = 4;
+        CUS_TRY(cus_graph_add_copy_to_device(g, NULL, 0, &roots[0], a, 0, in, N * sizeof(float)));
+        CUS_TRY(cus_graph_add_fill_u32(g, NULL, 0, &roots[1], b, 0, 0, N));
+        {
+            cus_capture_scope_to_graph(cap, s, g, roots, 2, CU_STREAM_CAPTURE_MODE_GLOBAL);
+            if (cap.status == CUS_ERROR_NOT_SUPPORTED)
+                return CUS_SUCCESS; /* a driver before 12.3 */
+            CUS_TRY(cap.status);
+            CUS_TRY(work_queue(&w, 2.0f, a, b, s));
+            CUS_TRY(cus_capture_leaves(&cap, leaves, &n));
+            cus_autoptr(cus_graph) same = NULL;
+            CUS_TRY(cus_capture_end(&cap, &same));
+            EXPECT(same == g);
+        }
+        EXPECT(n == 1);
+        cus_copy_2d_desc down = {cus_copy_host(out, N / 16 * sizeof(float)),
+                                 cus_copy_buffer(b, 0, 0), N / 16 * sizeof(float), 16};
+        CUS_TRY(cus_graph_add_copy_2d(g, leaves, n, NULL, &down));
+        size_t nodes = 0;
+        CUS_TRY(cus_graph_node_count(g, &nodes));
+        EXPECT(nodes == 4);
+        EXPECT(cus_graph_kept_objects(g) == work_kept());
+        CUS_TRY(cus_graph_instantiate(g, 0, &e));
+    } /* the buffers, the module and the graph go: the exec keeps them */
+    for (int r = 0; r < 2; r++) {
+        fill_floats(in, (float)r, 0.5f);
+        memset(out, 0xff, N * sizeof(float));
+        CUS_TRY(cus_graph_exec_launch(e, s));
+        CUS_TRY(cus_stream_synchronize(s));
+        EXPECT(result_is(in, out, 2.0f));
+    }
+    return CUS_SUCCESS;
+}
+
 const scenario graph_scenarios[] = {
     {"graph_capture_replay", scn_graph_capture_replay},
     {"graph_capture_per_thread", scn_graph_capture_per_thread},
@@ -704,5 +767,6 @@ const scenario graph_scenarios[] = {
     {"graph_fork_join", scn_graph_fork_join},
     {"graph_update_loop", scn_graph_update_loop},
     {"graph_nodes_by_hand", scn_graph_nodes_by_hand},
+    {"graph_capture_into_graph", scn_graph_capture_into_graph},
     {NULL, NULL},
 };
