@@ -20,6 +20,7 @@
 #include "graph_nodes.h"
 #include "graph_conditional.h"
 #include "graph_inspect.h"
+#include "graph_memory.h"
 #include "ipc.h"
 #include "array.h"
 #include "vmm.h"
