@@ -217,14 +217,8 @@ static CUresult add_free_locked(CUgraphNode *out, CUgraph hg, const CUgraphNode 
         if (a->kind != FAKE_OP_ALLOC || a->u.mem.mem != m)
             continue;
         bool oom = false;
-        if (!reaches_locked(b, deps, ndeps, a, &oom)) {
-            if (oom)
-                return CUDA_ERROR_OUT_OF_MEMORY;
-            fake_misuse_locked("cuGraphAddMemFreeNode of graph allocation 0x%" PRIxPTR
-                               " in its own graph, not after its allocation node",
-                               (uintptr_t)dptr);
-            return CUDA_ERROR_INVALID_VALUE;
-        }
+        if (!reaches_locked(b, deps, ndeps, a, &oom))
+            return oom ? CUDA_ERROR_OUT_OF_MEMORY : CUDA_ERROR_INVALID_VALUE;
     }
     struct CUgraphNode_st *n = memory_node_add_locked(g, deps, ndeps, FAKE_OP_FREE, m);
     if (!n)
