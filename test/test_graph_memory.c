@@ -124,7 +124,11 @@ static void test_round_trip_replayed(void **state)
     assert_ok(cus_stream_synchronize(s));
     assert_copies_result(u32s(hin), u32s(hout), 0xc0ffeeu);
     assert_int_equal(RESERVED(c), BYTES);
+    /* The allocation is its graph's (a part of it, not a handle of its own):
+     * its bytes count until the graph and its exec are gone. */
+    assert_int_equal(cus_fake_device_bytes_in_use(0), BYTES);
     e = cus_graph_exec_unref(e);
+    assert_int_equal(cus_fake_device_bytes_in_use(0), 0);
     (void)addr;
 }
 
@@ -229,6 +233,10 @@ static void test_freed_outside_the_graph(void **state)
     assert_ok(cus_graph_allocation_free(tmp, s)); /* the last launch's, before the end */
     assert_ok(cus_stream_synchronize(s));
     assert_int_equal(USED(c), 0);
+    autofree = cus_graph_exec_unref(autofree);
+    g = cus_graph_unref(g);
+    tmp = cus_buffer_unref(tmp);
+    assert_int_equal(cus_fake_device_bytes_in_use(0), 0);
 }
 
 /* --- the driver's rules ----------------------------------------------------------------------------- */
@@ -403,7 +411,7 @@ static void test_driver_failures(void **state)
     assert_null(buf);
     assert_null(node.handle);
     assert_int_equal(cus_debug_live_objects(), objects);
-    assert_int_equal(cus_fake_live_handles(CUS_FAKE_HANDLE_DEVICE_MEMORY), 0);
+    assert_int_equal(cus_fake_device_bytes_in_use(0), 0);
     /* The graph goes on. */
     cus_autoptr(cus_buffer) a = NULL;
     cus_graph_node alloc, free_node;

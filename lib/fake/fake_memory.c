@@ -284,7 +284,10 @@ void fake_memory_release_locked(fake_mem *m)
     } else {
         if (m->h.kind == CUS_FAKE_HANDLE_DEVICE_MEMORY && !m->imported)
             in_use[m->device] -= m->size;
-        fake_handle_set_state_locked(&m->h, FAKE_DESTROYED);
+        if (m->graph_part)
+            m->h.state = FAKE_DESTROYED; /* uncounted: fake_memory_graph_new_locked */
+        else
+            fake_handle_set_state_locked(&m->h, FAKE_DESTROYED);
         if (m->origin)
             m->origin->imports--;
         if (m->pool)
@@ -591,6 +594,11 @@ CUresult fake_memory_graph_new_locked(struct CUctx_st *c, size_t size, fake_mem 
         return r;
     m->async = true;
     m->graph = true;
+    /* A part of its graph's handle, as a green context's context is of its
+     * green context: a graph whose cuGraphDestroy failed keeps it, and only
+     * the graph is a handle left behind (its bytes still count). */
+    fake_handle_uncount_locked(&m->h);
+    m->graph_part = true;
     *out = m;
     return CUDA_SUCCESS;
 }

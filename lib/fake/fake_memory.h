@@ -36,7 +36,9 @@ FAKE_HIDDEN void fake_memory_graph_set_valid_locked(fake_mem *m, bool valid);
 /* A graph allocation of size bytes for an allocation node built by hand
  * (cuGraphAddMemAllocNode), registered at once under its fixed address, as
  * a captured one (held by no body yet: fake_memory_graph_hold_locked, or
- * fake_memory_graph_drop_locked to give it back). CUDA_ERROR_OUT_OF_MEMORY. */
+ * fake_memory_graph_drop_locked to give it back), but not counted as a live
+ * handle: a part of its graph's (its bytes are counted in use).
+ * CUDA_ERROR_OUT_OF_MEMORY. */
 FAKE_HIDDEN CUresult fake_memory_graph_new_locked(struct CUctx_st *c, size_t size,
                                                   fake_mem **out);
 /* The live graph allocation that starts at addr, else NULL. */
