@@ -141,6 +141,7 @@ static void test_kernel_on_graph_allocations(void **state)
     cus_autoptr(cus_stream) s = new_stream(c, CU_STREAM_NON_BLOCKING);
     cus_autoptr(cus_function) fn = NULL;
     cus_autoptr(cus_module) m = load_saxpy(c, &fn);
+    assert_non_null(m);
     float in_x[G_N], in_y[G_N], out[G_N];
     for (int i = 0; i < G_N; i++) {
         in_x[i] = (float)i;
