@@ -1653,6 +1653,9 @@ static int nc_cus_graph_exec_set_child(void)
 static int nc_cus_graph_instantiate_with_params(void)
 {
     return cus_graph_instantiate_with_params(NULL, 0, NULL, NULL, NULL);
+}
+
+/* graph_memory.h */
 static int nc_cus_graph_add_alloc(void)
 {
     return cus_graph_add_alloc(NULL, NULL, 1, NULL, 64, NULL);

@@ -9,13 +9,14 @@
  *     executable graph instantiated with AUTO_FREE_ON_LAUNCH;
  *   - the device's graph memory: used and reserved before and after
  *     launches, frees and a trim; the high-water marks and their reset;
- *   - the driver's rules: one executable graph at a time, no child graph, a
- *     free once per graph and after its allocation, no free outside the
- *     graph of what the graph frees;
+ *   - the driver's rules: one executable graph at a time, no child graph, no
+ *     clone, no node or edge removed, a free once per graph and after its
+ *     allocation, no free outside the graph of what the graph frees;
  *   - bad input (NULL, zero bytes, a buffer that is no graph allocation, of
  *     another context) and every new driver call's failure
  *     (cus_fake_fail_entry), adding, making and keeping nothing;
  *   - nothing leaked (the harness's teardown). */
+#include <cuscope/graph_inspect.h>
 #include <cuscope/graph_memory.h>
 #include <cuscope/graph_nodes.h>
 
@@ -260,6 +261,13 @@ static void test_driver_rules(void **state)
     assert_ok(cus_graph_add_free(g, &alloc_a, 1, &free_a, a));
     /* Once per graph. */
     assert_status(cus_graph_add_free(g, &free_a, 1, NULL, a), CUDA_ERROR_INVALID_VALUE);
+    /* Nodes and edges stay; no clone (graph_inspect.h). */
+    assert_status(cus_graph_destroy_node(free_a), CUDA_ERROR_INVALID_VALUE);
+    assert_status(cus_graph_remove_dependencies(g, &alloc_a, &free_a, 1),
+                  CUDA_ERROR_INVALID_VALUE);
+    cus_graph *clone = NULL;
+    assert_status(cus_graph_clone(g, &clone), CUDA_ERROR_INVALID_VALUE);
+    assert_null(clone);
     /* No child graph. */
     cus_autoptr(cus_graph) parent = NULL;
     assert_ok(cus_graph_create(c, &parent));
