@@ -34,6 +34,12 @@
  *   update:   one kernel node's parameters set in an executable graph,
  *             cuGraphExecKernelNodeSetParams against cus_graph_exec_set_kernel
  *             (the same objects: nothing to keep or retire), per call.
+ *   memory:   a graph of an allocation node (256 bytes), a kernel after it
+ *             and the free after the kernel, built once by raw
+ *             cuGraphAddMemAllocNode / cuGraphAddKernelNode /
+ *             cuGraphAddMemFreeNode and once by cus_graph_add_alloc /
+ *             cus_graph_add_kernel / cus_graph_add_free; each iteration is a
+ *             launch + synchronize of its executable graph, per launch.
  *
  * N is 1, 10 and 100 unless --nodes gives a list. The function's context is
  * current on the thread (cuscope's fast path; the raw calls need it).
@@ -69,6 +75,8 @@ typedef struct raw_api {
     PFN_cuGraphExecKernelNodeSetParams_v12000 set_kernel;
     PFN_cuGraphAddEmptyNode_v10000 add_empty;
     PFN_cuStreamBeginCaptureToGraph_v12030 begin_to_graph; /* NULL before 12.3 */
+    PFN_cuGraphAddMemAllocNode_v11040 add_alloc;
+    PFN_cuGraphAddMemFreeNode_v11040 add_free;
 } raw_api;
 
 typedef struct graph_arg {
@@ -556,6 +564,75 @@ static int measure(const bench_opts *opt, graph_arg *c, bench_report *rep, int b
     return bad ? -1 : 0;
 }
 
+/* alloc -> kernel -> free, raw; the exec in c->raw_exec. */
+static int raw_build_memory(graph_arg *c)
+{
+    CUDA_KERNEL_NODE_PARAMS kp = empty_params(c->h);
+    CUDA_MEM_ALLOC_NODE_PARAMS ap;
+    memset(&ap, 0, sizeof ap);
+    ap.poolProps.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+    ap.poolProps.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    ap.poolProps.location.id = cus_context_device(c->ctx).handle;
+    ap.bytesize = 256;
+    CUgraphNode alloc = NULL, kernel = NULL, freed = NULL;
+    if (c->raw.create(&c->raw_graph, 0) ||
+        c->raw.add_alloc(&alloc, c->raw_graph, NULL, 0, &ap) ||
+        c->raw.add_kernel(&kernel, c->raw_graph, &alloc, 1, &kp) ||
+        c->raw.add_free(&freed, c->raw_graph, &kernel, 1, ap.dptr))
+        return 1;
+    return c->raw.instantiate(&c->raw_exec, c->raw_graph, 0) != CUDA_SUCCESS;
+}
+
+/* The same through cuscope; the graph keeps nothing of the buffer (no node
+ * but the free names it), released at once. */
+static cus_status cus_build_memory(graph_arg *c)
+{
+    CUS_TRY(cus_graph_create(c->ctx, &c->graph));
+    cus_autoptr(cus_buffer) tmp = NULL;
+    cus_graph_node alloc, kernel;
+    CUS_TRY(cus_graph_add_alloc(c->graph, NULL, 0, &alloc, 256, &tmp));
+    CUS_TRY(cus_graph_add_kernel(c->graph, &alloc, 1, &kernel, c->fn, 1, 1, 0));
+    CUS_TRY(cus_graph_add_free(c->graph, &kernel, 1, NULL, tmp));
+    return cus_graph_instantiate(c->graph, 0, &c->exec);
+}
+
+/* Launches of a graph that allocates, runs a kernel and frees, raw and
+ * through cuscope, interleaved. */
+static int measure_memory(const bench_opts *opt, graph_arg *c, bench_report *rep, int blocks)
+{
+    if (!cus_driver_has("cuGraphAddMemAllocNode")) {
+        bench_report_note(rep, "no graph memory nodes in this driver: the memory rows skipped");
+        return 0;
+    }
+    if (raw_build_memory(c) || cus_build_memory(c)) {
+        fprintf(stderr, "bench-graph: building the graphs with memory nodes failed: %s\n",
+                cus_last_error_message());
+        destroy_graphs(c);
+        return -1;
+    }
+    int iters = opt->iters ? opt->iters : opt->quick ? 5 : 1000;
+    bench_variant m[] = {
+        {.label = "raw alloc + kernel + free: cuGraphLaunch + sync", .body = loop_raw_replay,
+         .arg = c, .per_call = true},
+        {.label = "cus alloc + kernel + free: cus_graph_exec_launch + sync",
+         .body = loop_cus_replay, .arg = c, .per_call = true},
+    };
+    bench_run mrun = {.blocks = blocks, .iters = iters};
+    int bad = bench_run_variants(&mrun, m, 2);
+    if (!bad) {
+        char title[128], basis[96];
+        snprintf(title, sizeof title,
+                 "a graph of an allocation, a kernel and a free, launched (%d per block)", iters);
+        snprintf(basis, sizeof basis, "over single launches (%s)", bench_clock_name());
+        bench_report_section(rep, title, "ns per launch", basis, "median", "p99");
+        row_calls(rep, "raw_alloc_kernel_free", &m[0], NULL);
+        row_calls(rep, "cus_alloc_kernel_free", &m[1], &m[0]);
+    }
+    bench_run_free(&mrun, m, 2);
+    destroy_graphs(c);
+    return bad ? -1 : 0;
+}
+
 /* A kernel node's update in an executable graph of one node, raw and
  * through cuscope, interleaved. */
 static int measure_update(const bench_opts *opt, graph_arg *c, bench_report *rep, int blocks)
@@ -640,6 +717,8 @@ int main(int argc, char **argv)
         {"cuGraphAddKernelNode", 12000, &c.raw.add_kernel},
         {"cuGraphExecKernelNodeSetParams", 12000, &c.raw.set_kernel},
         {"cuGraphAddEmptyNode", 10000, &c.raw.add_empty},
+        {"cuGraphAddMemAllocNode", 11040, &c.raw.add_alloc},
+        {"cuGraphAddMemFreeNode", 11040, &c.raw.add_free},
     };
     if (bench_resolve(&env, syms, sizeof syms / sizeof syms[0]))
         return 1;
@@ -697,6 +776,11 @@ int main(int argc, char **argv)
         }
     }
     if (measure_update(&opt, &c, rep, blocks)) {
+        bench_report_print(rep, false);
+        cus_context_pop(NULL);
+        return 1;
+    }
+    if (measure_memory(&opt, &c, rep, blocks)) {
         bench_report_print(rep, false);
         cus_context_pop(NULL);
         return 1;

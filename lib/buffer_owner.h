@@ -21,4 +21,9 @@ CUS_HIDDEN cus_status cus_buffer_new_owned_(cus_context *ctx, CUdeviceptr ptr, s
                                             cus_buffer_kind kind, cus_buffer_owner_ owner,
                                             cus_buffer **out, const char *function);
 
+/* Sets the address of a buffer made by cus_buffer_new_owned_ before its
+ * memory existed (graph_memory.c: the record is made before the node, so
+ * that a success cannot fail afterwards), before anyone else sees it. */
+CUS_HIDDEN void cus_buffer_set_ptr_(cus_buffer *buf, CUdeviceptr ptr);
+
 #endif

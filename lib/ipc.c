@@ -39,6 +39,8 @@ static const char *kind_noun(cus_buffer_kind kind)
         return "a view of a virtual address reservation (cus_reservation_buffer)";
     case CUS_BUFFER_FOREIGN:
         return "foreign memory (cus_buffer_wrap)";
+    case CUS_BUFFER_GRAPH:
+        return "a graph allocation (cus_graph_add_alloc)";
     }
     return "memory";
 }

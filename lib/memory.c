@@ -50,10 +50,10 @@ static CUresult free_call(void *b)
     return cus_drv_.cuMemFree_(buf->ptr);
 }
 
-/* Views and foreign memory are someone else's to free. */
+/* Views, foreign memory and graph allocations are someone else's to free. */
 static bool buffer_frees(cus_buffer_kind kind)
 {
-    return kind != CUS_BUFFER_VIEW && kind != CUS_BUFFER_FOREIGN;
+    return kind != CUS_BUFFER_VIEW && kind != CUS_BUFFER_FOREIGN && kind != CUS_BUFFER_GRAPH;
 }
 
 static void buffer_destroy(cus_buffer *b)
@@ -145,6 +145,7 @@ static cus_status buffer_new(cus_context *ctx, cus_stream *stream, size_t bytes,
     case CUS_BUFFER_IMPORTED: /* made by cus_buffer_new_with_ops_ only */
     case CUS_BUFFER_VIEW:     /* and these by cus_buffer_new_owned_ */
     case CUS_BUFFER_FOREIGN:
+    case CUS_BUFFER_GRAPH: /* and this by graph_memory.c */
         break;
     }
     return cus_buffer_new_(ctx, NULL, bytes, kind, "cuMemAlloc", alloc_device, NULL,
@@ -192,6 +193,11 @@ cus_status cus_buffer_new_owned_(cus_context *ctx, CUdeviceptr ptr, size_t bytes
     b->held.owner = owner;
     *out = b;
     return CUS_SUCCESS;
+}
+
+void cus_buffer_set_ptr_(cus_buffer *buf, CUdeviceptr ptr)
+{
+    buf->ptr = ptr;
 }
 
 CUS_API cus_status cus_buffer_alloc(cus_context *ctx, size_t bytes, cus_buffer **out)

@@ -1679,6 +1679,32 @@ static int nc_cus_graph_instantiate_with_params(void)
     return cus_graph_instantiate_with_params(NULL, 0, NULL, NULL, NULL);
 }
 
+/* graph_memory.h */
+static int nc_cus_graph_add_alloc(void)
+{
+    return cus_graph_add_alloc(NULL, NULL, 1, NULL, 64, NULL);
+}
+static int nc_cus_graph_add_free(void)
+{
+    return cus_graph_add_free(NULL, NULL, 1, NULL, NULL);
+}
+static int nc_cus_graph_allocation_free(void)
+{
+    return cus_graph_allocation_free(NULL, NULL);
+}
+static int nc_cus_graph_alloc_node_params(void)
+{
+    return cus_graph_alloc_node_params((cus_graph_node){0}, NULL, NULL);
+}
+static int nc_cus_graph_free_node_ptr(void)
+{
+    return cus_graph_free_node_ptr((cus_graph_node){0}, NULL);
+}
+static int nc_cus_device_graph_mem_attribute(void)
+{
+    return cus_device_graph_mem_attribute(dev0_, CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT, NULL);
+}
+
 static const null_entry null_entries[] = {
     {"context.h", "cus_context_create", nc_cus_context_create, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
     {"context.h", "cus_context_retain_primary", nc_cus_context_retain_primary, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
@@ -2082,6 +2108,14 @@ static const null_entry null_entries[] = {
     {"graph_nodes.h", "cus_graph_add_copy_3d", nc_cus_graph_add_copy_3d, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
     {"graph_nodes.h", "cus_graph_exec_set_copy_2d", nc_cus_graph_exec_set_copy_2d, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
     {"graph_nodes.h", "cus_graph_exec_set_copy_3d", nc_cus_graph_exec_set_copy_3d, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"graph_memory.h", "cus_graph_add_alloc", nc_cus_graph_add_alloc, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"graph_memory.h", "cus_graph_add_free", nc_cus_graph_add_free, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"graph_memory.h", "cus_graph_allocation_free", nc_cus_graph_allocation_free, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"graph_memory.h", "cus_graph_alloc_node_params", nc_cus_graph_alloc_node_params, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"graph_memory.h", "cus_graph_free_node_ptr", nc_cus_graph_free_node_ptr, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"graph_memory.h", "cus_device_graph_mem_attribute", nc_cus_device_graph_mem_attribute, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"graph_memory.h", "cus_device_graph_mem_trim", NULL, 0, E_SKIP, "no pointer parameter"},
+    {"graph_memory.h", "cus_device_graph_mem_reset_high", NULL, 0, E_SKIP, "no pointer parameter"},
 };
 
 #if defined(__GNUC__)

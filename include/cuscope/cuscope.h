@@ -21,6 +21,7 @@
 #include "graph_conditional.h"
 #include "graph_inspect.h"
 #include "graph_capture.h"
+#include "graph_memory.h"
 #include "ipc.h"
 #include "array.h"
 #include "vmm.h"

@@ -769,6 +769,14 @@ CUS_API bool cus_fake_tensor_map_decode(const CUtensorMap *map, cus_fake_tensor_
  * AUTO_FREE_ON_LAUNCH; relaunching without is CUDA_ERROR_INVALID_VALUE, and
  * a graph with memory nodes has one executable graph at a time
  * (CUDA_ERROR_INVALID_VALUE), as documented.
+ * cuGraphAddMemAllocNode and cuGraphAddMemFreeNode make the same nodes by
+ * hand (a free of an address no allocation node returned, a second free in
+ * one graph, or, guessed, a free in the allocating graph not after its
+ * allocation: CUDA_ERROR_INVALID_VALUE); cuDeviceGetGraphMemAttribute
+ * counts as used the graph allocations whose allocation executed and that
+ * are not freed since, as reserved at least that (kept after a free for the
+ * next launch) until cuDeviceGraphMemTrim (lib/fake/fake_graph_memory.c
+ * says which of these rules are documented and which guessed).
  *
  * Deviations from the driver: external event wait nodes
  * (CU_EVENT_WAIT_EXTERNAL during capture), child graph nodes (a cuGraphLaunch

@@ -56,6 +56,9 @@ typedef enum cus_buffer_kind {
     CUS_BUFFER_IMPORTED,
     CUS_BUFFER_VIEW,    /* not freed: a range of a reservation (cuscope/vmm.h): holds it */
     CUS_BUFFER_FOREIGN, /* not freed: cus_buffer_wrap, memory cuscope did not allocate */
+    /* not freed: a graph allocation (cus_graph_add_alloc, cuscope/graph_memory.h),
+     * freed by a free node or cus_graph_allocation_free */
+    CUS_BUFFER_GRAPH,
 } cus_buffer_kind;
 
 /* bytes of device memory on ctx. bytes == 0 is CUS_ERROR_INVALID_ARGUMENT. */

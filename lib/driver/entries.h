@@ -169,6 +169,14 @@
     X(cuGraphExecMemcpyNodeSetParams, cuGraphExecMemcpyNodeSetParams, 10020, REQUIRED) \
     X(cuGraphExecMemsetNodeSetParams, cuGraphExecMemsetNodeSetParams, 10020, REQUIRED) \
     X(cuGraphNodeSetEnabled, cuGraphNodeSetEnabled, 11060, REQUIRED)           \
+    /* Graph memory nodes and the device's graph memory (graph_memory.c). */   \
+    X(cuGraphAddMemAllocNode, cuGraphAddMemAllocNode, 11040, REQUIRED)         \
+    X(cuGraphAddMemFreeNode, cuGraphAddMemFreeNode, 11040, REQUIRED)           \
+    X(cuGraphMemAllocNodeGetParams, cuGraphMemAllocNodeGetParams, 11040, REQUIRED) \
+    X(cuGraphMemFreeNodeGetParams, cuGraphMemFreeNodeGetParams, 11040, REQUIRED) \
+    X(cuDeviceGraphMemTrim, cuDeviceGraphMemTrim, 11040, REQUIRED)             \
+    X(cuDeviceGetGraphMemAttribute, cuDeviceGetGraphMemAttribute, 11040, REQUIRED) \
+    X(cuDeviceSetGraphMemAttribute, cuDeviceSetGraphMemAttribute, 11040, REQUIRED) \
     /* Conditional nodes (graph_conditional.c): 12.3; SWITCH and IF/ELSE 12.8. */ \
     X(cuGraphConditionalHandleCreate, cuGraphConditionalHandleCreate, 12030, OPTIONAL) \
     X(cuGraphAddNode, cuGraphAddNode, 12030, OPTIONAL)                         \

@@ -194,6 +194,7 @@ enum { FAKE_UNCOUNTED = 1, FAKE_BEFORE_INIT = 2, FAKE_CAPTURE_UNSAFE = 4 };
     FAKE_ENTRIES_LIBRARY_(X)                                                          \
     FAKE_ENTRIES_GRAPH_NODES_(X)                                                      \
     FAKE_ENTRIES_GRAPH_INSPECT_(X)                                                    \
+    FAKE_ENTRIES_GRAPH_MEMORY_(X)                                                     \
     FAKE_ENTRIES_GREEN_(X)                                                            \
     FAKE_ENTRIES_TENSOR_MAP_(X)                                                       \
     FAKE_ENTRIES_CONDITIONAL_(X)                                                      \
@@ -217,6 +218,17 @@ enum { FAKE_UNCOUNTED = 1, FAKE_BEFORE_INIT = 2, FAKE_CAPTURE_UNSAFE = 4 };
 #else
 #define FAKE_ENTRIES_CONDITIONAL_(X)
 #endif
+
+/* Graph memory nodes built by hand and the device's graph memory
+ * (fake_graph_memory.c): 11.4. */
+#define FAKE_ENTRIES_GRAPH_MEMORY_(X)                                          \
+    X(cuGraphAddMemAllocNode, 11040, cuGraphAddMemAllocNode, 0)                \
+    X(cuGraphAddMemFreeNode, 11040, cuGraphAddMemFreeNode, 0)                  \
+    X(cuGraphMemAllocNodeGetParams, 11040, cuGraphMemAllocNodeGetParams, 0)    \
+    X(cuGraphMemFreeNodeGetParams, 11040, cuGraphMemFreeNodeGetParams, 0)      \
+    X(cuDeviceGraphMemTrim, 11040, cuDeviceGraphMemTrim, 0)                    \
+    X(cuDeviceGetGraphMemAttribute, 11040, cuDeviceGetGraphMemAttribute, 0)    \
+    X(cuDeviceSetGraphMemAttribute, 11040, cuDeviceSetGraphMemAttribute, 0)
 
 /* Graphs built by hand and per-node updates (fake_graph_nodes.c). */
 #define FAKE_ENTRIES_GRAPH_NODES_(X)                                           \

@@ -67,6 +67,14 @@ static size_t alloc_count, alloc_capacity;
 static fake_mem **regs; /* live registrations, by address */
 static size_t reg_count, reg_capacity;
 static size_t in_use[CUS_FAKE_MAX_DEVICES];
+/* The graph allocator of each device (cuDeviceGetGraphMemAttribute): used,
+ * the bytes of graph allocations between their allocation's execution and
+ * their free; reserved, what it holds for them, grown by use and kept
+ * across launches until cuDeviceGraphMemTrim; and their high-water marks. */
+typedef struct graph_usage {
+    cuuint64_t used, used_high, reserved, reserved_high;
+} graph_usage;
+static graph_usage graph_usage_of[CUS_FAKE_MAX_DEVICES];
 /* Mapping records taken out of `allocs` by cuMemUnmap: kept, as queued work
  * may still name them, until the next reset. */
 static fake_mem **gone_mappings;
@@ -269,12 +277,17 @@ CUresult fake_memory_allocate_shared_locked(size_t size, struct CUctx_st *c, CUd
 /* Frees an allocation: it stops counting, and its block is quarantined. */
 void fake_memory_release_locked(fake_mem *m)
 {
+    if (m->graph) /* its memory goes: no longer counted as the graphs' */
+        fake_memory_graph_set_valid_locked(m, false);
     if (m->global) {
         m->h.state = FAKE_DESTROYED; /* never counted: no registry entry */
     } else {
         if (m->h.kind == CUS_FAKE_HANDLE_DEVICE_MEMORY && !m->imported)
             in_use[m->device] -= m->size;
-        fake_handle_set_state_locked(&m->h, FAKE_DESTROYED);
+        if (m->graph_part)
+            m->h.state = FAKE_DESTROYED; /* uncounted: fake_memory_graph_new_locked */
+        else
+            fake_handle_set_state_locked(&m->h, FAKE_DESTROYED);
         if (m->origin)
             m->origin->imports--;
         if (m->pool)
@@ -322,6 +335,7 @@ static void memory_reset_locked(const cus_fake_config *cfg)
     regs = NULL;
     reg_count = reg_capacity = 0;
     memset(in_use, 0, sizeof in_use);
+    memset(graph_usage_of, 0, sizeof graph_usage_of);
     for (size_t i = 0; i < gone_count; i++)
         free(gone_mappings[i]);
     free(gone_mappings);
@@ -549,6 +563,86 @@ bool fake_memory_pointer_usable_locked(uintptr_t addr, const char *what, const f
 
 /* --- graph allocations ------------------------------------------------------------------------ */
 
+void fake_memory_graph_set_valid_locked(fake_mem *m, bool valid)
+{
+    if (!m->graph || m->valid == valid) {
+        m->valid = valid;
+        return;
+    }
+    m->valid = valid;
+    graph_usage *u = &graph_usage_of[m->device];
+    if (!valid) {
+        u->used = u->used >= m->size ? u->used - m->size : 0;
+        return;
+    }
+    u->used += m->size;
+    if (u->used > u->used_high)
+        u->used_high = u->used;
+    if (u->used > u->reserved)
+        u->reserved = u->used; /* else it reuses what an earlier launch reserved */
+    if (u->reserved > u->reserved_high)
+        u->reserved_high = u->reserved;
+}
+
+CUresult fake_memory_graph_new_locked(struct CUctx_st *c, size_t size, fake_mem **out)
+{
+    if (!fake_memory_fits_locked(c, size))
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    fake_mem *m = NULL;
+    CUresult r = fake_memory_allocate_locked(CUS_FAKE_HANDLE_DEVICE_MEMORY, size, c, 0, &m);
+    if (r != CUDA_SUCCESS)
+        return r;
+    m->async = true;
+    m->graph = true;
+    /* A part of its graph's handle, as a green context's context is of its
+     * green context: a graph whose cuGraphDestroy failed keeps it, and only
+     * the graph is a handle left behind (its bytes still count). */
+    fake_handle_uncount_locked(&m->h);
+    m->graph_part = true;
+    *out = m;
+    return CUDA_SUCCESS;
+}
+
+fake_mem *fake_memory_graph_at_locked(uintptr_t addr)
+{
+    fake_mem *m = containing(allocs, alloc_count, addr);
+    return m && m->graph && m->h.state == FAKE_LIVE && m->base == addr ? m : NULL;
+}
+
+size_t fake_memory_graph_size(const fake_mem *m)
+{
+    return m->size;
+}
+
+CUdevice fake_memory_graph_device(const fake_mem *m)
+{
+    return m->device;
+}
+
+void fake_memory_graph_usage_locked(CUdevice dev, cuuint64_t out[4])
+{
+    const graph_usage *u = &graph_usage_of[dev];
+    out[CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT] = u->used;
+    out[CU_GRAPH_MEM_ATTR_USED_MEM_HIGH] = u->used_high;
+    out[CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT] = u->reserved;
+    out[CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH] = u->reserved_high;
+}
+
+void fake_memory_graph_reset_high_locked(CUdevice dev, bool used)
+{
+    graph_usage *u = &graph_usage_of[dev];
+    if (used)
+        u->used_high = u->used;
+    else
+        u->reserved_high = u->reserved;
+}
+
+void fake_memory_graph_trim_locked(CUdevice dev)
+{
+    graph_usage *u = &graph_usage_of[dev];
+    u->reserved = u->used;
+}
+
 void fake_memory_graph_retire_locked(fake_mem *m)
 {
     if (m->graph && m->h.state == FAKE_LIVE && !m->holds && !m->outstanding && !m->pending)
@@ -601,14 +695,14 @@ static CUresult memory_execute_locked(const fake_op *op)
         if (op->u.mem.mem->graph && op->u.mem.mem->pending)
             op->u.mem.mem->pending--;
         if (op->u.mem.mem->h.state == FAKE_LIVE)
-            op->u.mem.mem->valid = true;
+            fake_memory_graph_set_valid_locked(op->u.mem.mem, true);
         return CUDA_SUCCESS;
     case FAKE_OP_FREE: {
         fake_mem *m = op->u.mem.mem;
         if (m->graph) { /* the block stays for the next launch, unless nothing holds it */
             if (m->pending)
                 m->pending--;
-            m->valid = false;
+            fake_memory_graph_set_valid_locked(m, false);
             fake_memory_graph_retire_locked(m);
             return CUDA_SUCCESS;
         }

@@ -30,6 +30,27 @@ FAKE_HIDDEN bool fake_memory_graph_outstanding(const fake_mem *m);
 FAKE_HIDDEN void fake_memory_graph_set_outstanding_locked(fake_mem *m, bool outstanding);
 /* An ALLOC or FREE operation of it was queued (its execution counts it off). */
 FAKE_HIDDEN void fake_memory_graph_op_queued_locked(fake_mem *m);
+/* Whether its memory exists now (an allocation executed, no free since),
+ * counted in its device's graph memory (cuDeviceGetGraphMemAttribute). */
+FAKE_HIDDEN void fake_memory_graph_set_valid_locked(fake_mem *m, bool valid);
+/* A graph allocation of size bytes for an allocation node built by hand
+ * (cuGraphAddMemAllocNode), registered at once under its fixed address, as
+ * a captured one (held by no body yet: fake_memory_graph_hold_locked, or
+ * fake_memory_graph_drop_locked to give it back), but not counted as a live
+ * handle: a part of its graph's (its bytes are counted in use).
+ * CUDA_ERROR_OUT_OF_MEMORY. */
+FAKE_HIDDEN CUresult fake_memory_graph_new_locked(struct CUctx_st *c, size_t size,
+                                                  fake_mem **out);
+/* The live graph allocation that starts at addr, else NULL. */
+FAKE_HIDDEN fake_mem *fake_memory_graph_at_locked(uintptr_t addr);
+FAKE_HIDDEN size_t fake_memory_graph_size(const fake_mem *m);
+FAKE_HIDDEN CUdevice fake_memory_graph_device(const fake_mem *m);
+/* The device's graph memory, indexed by CUgraphMem_attribute; a high-water
+ * mark reset to its current value (used: USED_MEM_HIGH, else RESERVED_MEM_HIGH);
+ * the trim: reserved memory no executed allocation uses is given back. */
+FAKE_HIDDEN void fake_memory_graph_usage_locked(CUdevice dev, cuuint64_t out[4]);
+FAKE_HIDDEN void fake_memory_graph_reset_high_locked(CUdevice dev, bool used);
+FAKE_HIDDEN void fake_memory_graph_trim_locked(CUdevice dev);
 /* For cuGraphExecUpdate: the device of an operand, and whether it is device
  * memory (device or managed) rather than host memory; NULL is host memory. */
 FAKE_HIDDEN void fake_memory_operand_kind(const fake_mem *m, CUdevice *device, bool *on_device);

@@ -122,7 +122,7 @@ CUresult CUDAAPI fake_cuMemFree(CUdeviceptr dptr)
             return fake_leave(CUDA_ERROR_INVALID_VALUE);
         if (owner_sticky(m) != CUDA_SUCCESS)
             return fake_leave(owner_sticky(m));
-        m->valid = false;
+        fake_memory_graph_set_valid_locked(m, false);
         m->outstanding = false;
         fake_memory_graph_retire_locked(m);
         return fake_leave(CUDA_SUCCESS);

@@ -32,6 +32,7 @@ struct fake_mem {
      * left it allocated with no free queued since, and its queued ALLOC and
      * FREE operations. */
     bool graph;
+    bool graph_part; /* made by cuGraphAddMemAllocNode: not a counted handle */
     bool outstanding;
     unsigned long holds, pending;
     /* Stream-ordered memory of a pool (fake_pool.c): the pool, whose used

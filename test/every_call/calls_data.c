@@ -1484,6 +1484,95 @@ static cus_status c_surface_create(world *w)
     EC_RETURN_OUT(cus_surface_create(a, &s), s && cus_surface_handle(s));
 }
 
+/* --- graph_memory.h: graph memory nodes, the device's graph memory ------------------------------ */
+
+static cus_status c_graph_add_alloc(world *w)
+{
+    cus_autoptr(cus_graph) g = NULL;
+    CUS_TRY(cus_graph_create(w->ctx, &g));
+    cus_autoptr(cus_buffer) b = NULL;
+    cus_graph_node n = {0};
+    EC_RETURN_OUT(cus_graph_add_alloc(g, NULL, 0, &n, 256, &b),
+                  b && cus_buffer_get_kind(b) == CUS_BUFFER_GRAPH && cus_buffer_ptr(b) &&
+                      n.handle != NULL);
+}
+
+/* A graph of w->ctx: an allocation node and its free. */
+static cus_status graph_alloc_free(world *w, cus_graph **g, cus_buffer **b, cus_graph_node *alloc,
+                                   cus_graph_node *free_node)
+{
+    CUS_TRY(cus_graph_create(w->ctx, g));
+    CUS_TRY(cus_graph_add_alloc(*g, NULL, 0, alloc, 256, b));
+    return cus_graph_add_free(*g, alloc, 1, free_node, *b);
+}
+
+static cus_status c_graph_add_free(world *w)
+{
+    cus_autoptr(cus_graph) g = NULL;
+    cus_autoptr(cus_buffer) b = NULL;
+    cus_graph_node alloc, free_node = {0};
+    EC_RETURN_OUT(graph_alloc_free(w, &g, &b, &alloc, &free_node), free_node.handle != NULL);
+}
+
+static cus_status c_graph_alloc_node_params(world *w)
+{
+    cus_autoptr(cus_graph) g = NULL;
+    cus_autoptr(cus_buffer) b = NULL;
+    cus_graph_node alloc, free_node;
+    CUS_TRY(graph_alloc_free(w, &g, &b, &alloc, &free_node));
+    size_t bytes = 0;
+    CUdeviceptr p = 0;
+    EC_RETURN_OUT(cus_graph_alloc_node_params(alloc, &bytes, &p),
+                  bytes == 256 && p == cus_buffer_ptr(b));
+}
+
+static cus_status c_graph_free_node_ptr(world *w)
+{
+    cus_autoptr(cus_graph) g = NULL;
+    cus_autoptr(cus_buffer) b = NULL;
+    cus_graph_node alloc, free_node;
+    CUS_TRY(graph_alloc_free(w, &g, &b, &alloc, &free_node));
+    CUdeviceptr p = 0;
+    EC_RETURN_OUT(cus_graph_free_node_ptr(free_node, &p), p == cus_buffer_ptr(b));
+}
+
+/* A launch leaves an allocation allocated; it is freed outside the graph.
+ * When that free fails, it is made again (the faults are single), so that
+ * nothing stays allocated; the first failure stays the recorded one. */
+static cus_status c_graph_allocation_free(world *w)
+{
+    cus_autoptr(cus_graph) g = NULL;
+    CUS_TRY(cus_graph_create(w->ctx, &g));
+    cus_autoptr(cus_buffer) b = NULL;
+    CUS_TRY(cus_graph_add_alloc(g, NULL, 0, NULL, 256, &b));
+    cus_autoptr(cus_graph_exec) e = NULL;
+    CUS_TRY(cus_graph_instantiate(g, 0, &e));
+    CUS_TRY(cus_graph_exec_launch(e, w->stream));
+    cus_status st = cus_graph_allocation_free(b, w->stream);
+    if (st != CUS_SUCCESS)
+        (void)cus_graph_allocation_free(b, w->stream);
+    return st;
+}
+
+static cus_status c_device_graph_mem_trim(world *w)
+{
+    return cus_device_graph_mem_trim(w->dev);
+}
+
+static cus_status c_device_graph_mem_attribute(world *w)
+{
+    uint64_t used = UINT64_MAX, reserved = 0;
+    CUS_TRY(cus_device_graph_mem_attribute(w->dev, CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT, &used));
+    EC_RETURN_OUT(cus_device_graph_mem_attribute(w->dev, CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT,
+                                                 &reserved),
+                  used != UINT64_MAX && reserved >= used);
+}
+
+static cus_status c_device_graph_mem_reset_high(world *w)
+{
+    return cus_device_graph_mem_reset_high(w->dev);
+}
+
 const every_call every_calls_data[] = {
     /* memory.h */
     {"cus_buffer_alloc", c_buffer_alloc, 0, NULL, NULL},
@@ -1682,5 +1771,17 @@ const every_call every_calls_data[] = {
     {"cus_tensor_map_create_tiled", c_tensor_map_create_tiled, 0, NULL, NULL},
     {"cus_tensor_map_create_im2col", c_tensor_map_create_im2col, 0, NULL, NULL},
     {"cus_tensor_map_rebind", c_tensor_map_rebind, 0, NULL, NULL},
+    /* graph_memory.h */
+    {"cus_graph_add_alloc", c_graph_add_alloc, 0, NULL, NULL},
+    {"cus_graph_add_free", c_graph_add_free, 0, NULL, NULL},
+    {"cus_graph_alloc_node_params", c_graph_alloc_node_params, 0, NULL, NULL},
+    {"cus_graph_free_node_ptr", c_graph_free_node_ptr, 0, NULL, NULL},
+    {"cus_graph_allocation_free", c_graph_allocation_free, EC_QUEUES_WORK, NULL, NULL},
+    {"cus_device_graph_mem_trim", c_device_graph_mem_trim, EC_NOT_POISONED,
+     "EC_NOT_POISONED: takes a device value, no context object", NULL},
+    {"cus_device_graph_mem_attribute", c_device_graph_mem_attribute, EC_NOT_POISONED,
+     "EC_NOT_POISONED: takes a device value, no context object", NULL},
+    {"cus_device_graph_mem_reset_high", c_device_graph_mem_reset_high, EC_NOT_POISONED,
+     "EC_NOT_POISONED: takes a device value, no context object", NULL},
     {NULL, NULL, 0, NULL, NULL},
 };

@@ -696,6 +696,67 @@ CALL(cuGraphAddDependencies, 12030)
 }
 #endif
 
+/* Graph memory nodes: 4 KiB on A's device, in the fixture's graph. */
+static CUresult add_alloc(const rules_args *a, CUgraphNode *node, CUdeviceptr *dptr)
+{
+    CUDA_MEM_ALLOC_NODE_PARAMS p;
+    memset(&p, 0, sizeof p);
+    p.poolProps.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+    p.poolProps.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    p.poolProps.location.id = a->dev;
+    p.bytesize = 4096;
+    CUresult r = drv.cuGraphAddMemAllocNode_11040(node, a->graph, NULL, 0, &p);
+    if (r == CUDA_SUCCESS && dptr)
+        *dptr = p.dptr;
+    return r;
+}
+
+CALL(cuGraphAddMemAllocNode, 11040)
+{
+    CUgraphNode node;
+    return add_alloc(a, &node, NULL);
+}
+
+CALL(cuGraphAddMemFreeNode, 11040)
+{
+    CUgraphNode alloc, node;
+    CUdeviceptr dptr = 0;
+    CUresult r = add_alloc(a, &alloc, &dptr);
+    return r != CUDA_SUCCESS ? r : drv.cuGraphAddMemFreeNode_11040(&node, a->graph, &alloc, 1, dptr);
+}
+
+CALL(cuGraphMemAllocNodeGetParams, 11040)
+{
+    CUgraphNode alloc;
+    CUDA_MEM_ALLOC_NODE_PARAMS p;
+    CUresult r = add_alloc(a, &alloc, NULL);
+    return r != CUDA_SUCCESS ? r : drv.cuGraphMemAllocNodeGetParams_11040(alloc, &p);
+}
+
+CALL(cuGraphMemFreeNodeGetParams, 11040)
+{
+    CUgraphNode alloc, node;
+    CUdeviceptr dptr = 0, got = 0;
+    CUresult r = add_alloc(a, &alloc, &dptr);
+    if (r == CUDA_SUCCESS)
+        r = drv.cuGraphAddMemFreeNode_11040(&node, a->graph, &alloc, 1, dptr);
+    return r != CUDA_SUCCESS ? r : drv.cuGraphMemFreeNodeGetParams_11040(node, &got);
+}
+
+CALL_ON(cuDeviceGraphMemTrim, 11040, a->dev)
+
+CALL(cuDeviceGetGraphMemAttribute, 11040)
+{
+    cuuint64_t v = 0;
+    return drv.cuDeviceGetGraphMemAttribute_11040(a->dev, CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT, &v);
+}
+
+CALL(cuDeviceSetGraphMemAttribute, 11040)
+{
+    cuuint64_t zero = 0;
+    return drv.cuDeviceSetGraphMemAttribute_11040(a->dev, CU_GRAPH_MEM_ATTR_USED_MEM_HIGH, &zero);
+}
+
 #if CUDA_VERSION >= 12030
 /* Conditional nodes: a handle on the fixture's graph for A's context. */
 CALL(cuGraphConditionalHandleCreate, 12030)

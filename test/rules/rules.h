@@ -280,6 +280,7 @@ typedef CUresult (*rules_call_fn)(const rules_args *a, rules_out *o);
     R(cuGraphExecUpdate, 10020, H_EXEC, 0, NULL)                                           \
     R(cuGraphExecUpdate, 12000, H_EXEC, 0, NULL)                                           \
     RULES_ROWS_GRAPH_NODES_(R)                                                             \
+    RULES_ROWS_GRAPH_MEMORY_(R)                                                            \
     R(cuIpcGetMemHandle, 4010, H_BUF, 0, NULL)                                             \
     R(cuIpcOpenMemHandle, 11000, H_BUF, 0, "A's buffer's handle, opened in the process that exported it") \
     R(cuIpcCloseMemHandle, 4010, H_BUF, 0, "A's buffer was allocated, never opened through IPC") \
@@ -357,6 +358,18 @@ typedef CUresult (*rules_call_fn)(const rules_args *a, rules_out *o);
 #else
 #define RULES_ROWS_CAPTURE_TO_GRAPH_(R)
 #endif
+/* Graph memory nodes: an allocation node of A's device added to the
+ * fixture's graph (then a free node after it, or the node's parameters
+ * read: rows.c); the device's graph memory (trim, an attribute read, a
+ * high-water mark reset), device calls. */
+#define RULES_ROWS_GRAPH_MEMORY_(R)                                                        \
+    R(cuGraphAddMemAllocNode, 11040, H_GRAPH, 0, NULL)                                     \
+    R(cuGraphAddMemFreeNode, 11040, H_GRAPH, 0, NULL)                                      \
+    R(cuGraphMemAllocNodeGetParams, 11040, H_GRAPH, 0, NULL)                               \
+    R(cuGraphMemFreeNodeGetParams, 11040, H_GRAPH, 0, NULL)                                \
+    R(cuDeviceGraphMemTrim, 11040, H_DEVICE, 0, NULL)                                      \
+    R(cuDeviceGetGraphMemAttribute, 11040, H_DEVICE, 0, NULL)                              \
+    R(cuDeviceSetGraphMemAttribute, 11040, H_DEVICE, 0, NULL)
 
 /* Conditional nodes: a handle on the fixture's graph, and a WHILE node of
  * it (the handle made first, rows.c). */

@@ -15,6 +15,7 @@
 
 #include <cuscope/event.h>
 #include <cuscope/graph.h>
+#include <cuscope/graph_memory.h>
 #include <cuscope/graph_nodes.h>
 #include <cuscope/memory.h>
 #include <cuscope/stream.h>
@@ -758,6 +759,87 @@ static cus_status scn_graph_capture_into_graph(void *arg)
     return CUS_SUCCESS;
 }
 
+/* Graph memory nodes: a and b allocated by the graph, a <- in, b = 0, the
+ * kernel (or its stand-in), b -> out, both freed; launched three times with
+ * the result checked. The graph keeps its allocations' buffers; the
+ * device's graph memory saw both allocations, and holds no more than it
+ * reserved. (An allocation left to a launch is test_graph_memory.c's: under
+ * persistent faults its free outside the graph could not be made.) */
+static cus_status scn_graph_alloc_nodes(void *arg)
+{
+    (void)arg;
+    cus_autoptr(cus_context) ctx = NULL;
+    CUS_TRY(primary0(&ctx));
+    cus_device dev = cus_context_device(ctx);
+    cus_autoptr(cus_host_buffer) hin = NULL;
+    cus_autoptr(cus_host_buffer) hout = NULL;
+    CUS_TRY(cus_host_buffer_alloc(ctx, N * sizeof(float), 0, &hin));
+    CUS_TRY(cus_host_buffer_alloc(ctx, N * sizeof(float), 0, &hout));
+    float *in = cus_host_buffer_data(hin), *out = cus_host_buffer_data(hout);
+    cus_autoptr(cus_stream) s = NULL;
+    CUS_TRY(cus_stream_create(ctx, CU_STREAM_NON_BLOCKING, 0, &s));
+    cus_autoptr(cus_graph_exec) e = NULL;
+    CUdeviceptr addr = 0;
+    {
+        cus_work_scope w = {NULL, NULL};
+        CUS_TRY(work_load(ctx, &w));
+        cus_autoptr(cus_graph) g = NULL;
+        CUS_TRY(cus_graph_create(ctx, &g));
+        cus_autoptr(cus_buffer) a = NULL;
+        cus_autoptr(cus_buffer) b = NULL;
+        cus_graph_node allocs[2], roots[2], kernel, down;
+        CUS_TRY(cus_graph_add_alloc(g, NULL, 0, &allocs[0], N * sizeof(float), &a));
+        CUS_TRY(cus_graph_add_alloc(g, NULL, 0, &allocs[1], N * sizeof(float), &b));
+        EXPECT(cus_buffer_get_kind(a) == CUS_BUFFER_GRAPH && cus_buffer_ptr(a) != 0);
+        addr = cus_buffer_ptr(a);
+        size_t bytes = 0;
+        CUdeviceptr got = 0;
+        CUS_TRY(cus_graph_alloc_node_params(allocs[0], &bytes, &got));
+        EXPECT(bytes == N * sizeof(float) && got == addr);
+        CUS_TRY(cus_graph_add_copy_to_device(g, &allocs[0], 1, &roots[0], a, 0, in,
+                                             N * sizeof(float)));
+        CUS_TRY(cus_graph_add_fill_u32(g, &allocs[1], 1, &roots[1], b, 0, 0, N));
+#ifdef CUS_TEST_HAVE_KERNELS
+        CUS_TRY(cus_graph_add_kernel(g, roots, 2, &kernel, w.saxpy, cus_grid_for(N, 128), 128, 0,
+                                     2.0f, a, b, (unsigned long long)N));
+#else
+        CUS_TRY(cus_graph_add_copy_device(g, roots, 2, &kernel, b, 0, a, 0, N * sizeof(float)));
+#endif
+        CUS_TRY(cus_graph_add_copy_to_host(g, &kernel, 1, &down, out, b, 0, N * sizeof(float)));
+        cus_graph_node freed;
+        CUS_TRY(cus_graph_add_free(g, &down, 1, &freed, a));
+        CUS_TRY(cus_graph_add_free(g, &down, 1, NULL, b));
+        got = 0;
+        CUS_TRY(cus_graph_free_node_ptr(freed, &got));
+        EXPECT(got == addr);
+        CUS_TRY(cus_graph_instantiate(g, 0, &e));
+    } /* the graph, its buffers and the module go: the exec keeps them */
+    for (int r = 0; r < 3; r++) {
+        fill_floats(in, (float)r, 0.5f);
+        memset(out, 0xff, N * sizeof(float));
+        CUS_TRY(cus_graph_exec_launch(e, s));
+        CUS_TRY(cus_stream_synchronize(s));
+        EXPECT(result_is(in, out, 2.0f));
+    }
+    uint64_t used = 0, used_high = 0, reserved = 0, reserved_high = 0;
+    CUS_TRY(cus_device_graph_mem_attribute(dev, CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT, &used));
+    CUS_TRY(cus_device_graph_mem_attribute(dev, CU_GRAPH_MEM_ATTR_USED_MEM_HIGH, &used_high));
+    CUS_TRY(cus_device_graph_mem_attribute(dev, CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT,
+                                           &reserved));
+    CUS_TRY(cus_device_graph_mem_attribute(dev, CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH,
+                                           &reserved_high));
+    EXPECT(used_high >= 2 * N * sizeof(float));
+    EXPECT(reserved_high >= used_high && reserved >= used && reserved_high >= reserved);
+    e = cus_graph_exec_unref(e);
+    CUS_TRY(cus_device_graph_mem_trim(dev));
+    CUS_TRY(cus_device_graph_mem_attribute(dev, CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT,
+                                           &reserved));
+    EXPECT(reserved <= reserved_high);
+    CUS_TRY(cus_device_graph_mem_reset_high(dev));
+    return CUS_SUCCESS;
+}
+
+
 const scenario graph_scenarios[] = {
     {"graph_capture_replay", scn_graph_capture_replay},
     {"graph_capture_per_thread", scn_graph_capture_per_thread},
@@ -768,5 +850,6 @@ const scenario graph_scenarios[] = {
     {"graph_update_loop", scn_graph_update_loop},
     {"graph_nodes_by_hand", scn_graph_nodes_by_hand},
     {"graph_capture_into_graph", scn_graph_capture_into_graph},
+    {"graph_alloc_nodes", scn_graph_alloc_nodes},
     {NULL, NULL},
 };
