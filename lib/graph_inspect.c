@@ -49,6 +49,7 @@ CUS_API cus_status cus_graph_node_type(cus_graph_node node, CUgraphNodeType *typ
     CUresult r;
     {
         CUS_LOCK_SCOPE(&cus_graph_root_(g)->lock);
+        CUS_TRY(cus_graph_idle_locked_(cus_graph_root_(g), __func__));
         r = cus_drv_.cuGraphNodeGetType_(node.handle, &t);
     }
     if (r)
@@ -88,6 +89,7 @@ static cus_status node_list(cus_graph_node node, cus_graph_node *out, size_t *co
     CUresult r;
     {
         CUS_LOCK_SCOPE(&cus_graph_root_(g)->lock);
+        CUS_TRY(cus_graph_idle_locked_(cus_graph_root_(g), function));
         r = list(node.handle, h, &got);
     }
     if (r)
@@ -136,6 +138,7 @@ CUS_API cus_status cus_graph_edges(cus_graph *graph, cus_graph_node *from, cus_g
     CUresult r;
     {
         CUS_LOCK_SCOPE(&cus_graph_root_(graph)->lock);
+        CUS_TRY(cus_graph_idle_locked_(cus_graph_root_(graph), __func__));
         r = cus_drv_.cuGraphGetEdges_(graph->handle, h, h ? h + n : NULL, NULL, &got);
     }
     if (r)
@@ -196,6 +199,7 @@ CUS_API cus_status cus_graph_debug_dot(cus_graph *graph, const char *path, unsig
     CUresult r;
     {
         CUS_LOCK_SCOPE(&cus_graph_root_(graph)->lock);
+        CUS_TRY(cus_graph_idle_locked_(cus_graph_root_(graph), __func__));
         r = cus_drv_.cuGraphDebugDotPrint_(graph->handle, path, flags);
     }
     if (r)
@@ -251,6 +255,7 @@ CUS_API cus_status cus_graph_remove_dependencies(cus_graph *graph, const cus_gra
     CUS_TRY(handles_of(graph, to, n, inline_to, &ht, &heap_t, __func__));
     __attribute__((unused)) cus_autofree CUgraphNode *owned_t = heap_t;
     CUS_LOCK_SCOPE(&cus_graph_root_(graph)->lock);
+    CUS_TRY(cus_graph_idle_locked_(cus_graph_root_(graph), __func__));
     CUS_IN_CONTEXT(graph->ctx, "cuGraphRemoveDependencies",
                    cus_drv_.cuGraphRemoveDependencies_(graph->handle, hf, ht, NULL, n));
     return CUS_SUCCESS;
@@ -266,6 +271,7 @@ CUS_API cus_status cus_graph_destroy_node(cus_graph_node node)
     cus_graph *g = graph_of(node);
     CUS_CHECK_POISON(g->ctx);
     CUS_LOCK_SCOPE(&cus_graph_root_(g)->lock);
+    CUS_TRY(cus_graph_idle_locked_(cus_graph_root_(g), __func__));
     CUS_IN_CONTEXT(g->ctx, "cuGraphDestroyNode", cus_drv_.cuGraphDestroyNode_(node.handle));
     return CUS_SUCCESS;
 }
@@ -291,6 +297,7 @@ CUS_API cus_status cus_graph_clone(cus_graph *graph, cus_graph **out)
     bool keeps;
     {
         CUS_LOCK_SCOPE(&root->lock);
+        CUS_TRY(cus_graph_idle_locked_(root, __func__));
         CUS_IN_CONTEXT(graph->ctx, "cuGraphClone", cus_drv_.cuGraphClone_(&h, graph->handle));
         /* The clone's nodes use what graph's use: holding graph keeps them
          * all (the keep list has releases, not references, to copy). */
@@ -489,6 +496,7 @@ CUS_API cus_status cus_graph_exec_set_child(cus_graph_exec *exec, cus_graph_node
     /* The driver reads child's nodes in the call: its lock, taken before
      * exec's (no path takes a graph's lock while holding an exec's). */
     CUS_LOCK_SCOPE(&cus_graph_root_(child)->lock);
+    CUS_TRY(cus_graph_idle_locked_(cus_graph_root_(child), __func__));
     return cus_graph_exec_node_update_(exec, node, &item, 1, "cuGraphExecChildGraphNodeSetParams",
                                        set_child_call, &a, __func__);
 }

@@ -17,6 +17,7 @@
  *     failing, with nothing leaked (the harness's teardown). */
 #include <cuscope/array.h>
 #include <cuscope/graph_capture.h>
+#include <cuscope/graph_inspect.h>
 #include <cuscope/graph_nodes.h>
 
 #include "graph_fixtures.h"
@@ -126,6 +127,20 @@ static void test_graph_busy_while_captured_into(void **state)
         assert_status(cus_graph_node_count(g, &n), CUS_ERROR_INVALID_ARGUMENT);
         assert_status(cus_graph_nodes(g, NULL, &n), CUS_ERROR_INVALID_ARGUMENT);
         assert_status(cus_graph_instantiate(g, 0, &e), CUS_ERROR_INVALID_ARGUMENT);
+        assert_null(e);
+        /* graph_inspect.h's calls on it too. */
+        CUgraphNodeType type;
+        cus_graph *clone = NULL;
+        assert_status(cus_graph_node_type(n0, &type), CUS_ERROR_INVALID_ARGUMENT);
+        assert_status(cus_graph_node_dependents(n0, NULL, &n), CUS_ERROR_INVALID_ARGUMENT);
+        assert_status(cus_graph_edges(g, NULL, NULL, &n), CUS_ERROR_INVALID_ARGUMENT);
+        assert_status(cus_graph_debug_dot(g, "/dev/null", 0), CUS_ERROR_INVALID_ARGUMENT);
+        assert_status(cus_graph_remove_dependencies(g, &n0, &n0, 1), CUS_ERROR_INVALID_ARGUMENT);
+        assert_status(cus_graph_destroy_node(n0), CUS_ERROR_INVALID_ARGUMENT);
+        assert_status(cus_graph_clone(g, &clone), CUS_ERROR_INVALID_ARGUMENT);
+        assert_null(clone);
+        assert_status(cus_graph_instantiate_with_params(g, 0, NULL, NULL, &e),
+                      CUS_ERROR_INVALID_ARGUMENT);
         assert_null(e);
         cus_capture_guard second = cus_capture_begin_to_graph(s2, g, NULL, 0,
                                                               CU_STREAM_CAPTURE_MODE_RELAXED);

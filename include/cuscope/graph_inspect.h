@@ -33,7 +33,9 @@
  * must not be called from a host function. Queries make no context current
  * (the driver needs none for a graph); edits and updates make the graph's
  * (or executable graph's) context current for the driver call. Errors, for
- * every function: CUS_ERROR_INVALID_ARGUMENT (NULL, no node), the context's
+ * every function: CUS_ERROR_INVALID_ARGUMENT (NULL, no node; or, for the
+ * calls on a graph or its nodes, the graph being captured into by
+ * cus_capture_begin_to_graph, whose end must come first), the context's
  * poison, and the driver's status.
  */
 #ifndef CUSCOPE_GRAPH_INSPECT_H
