@@ -11,6 +11,7 @@
  *     kept by the root (the user's references may all go before a replay),
  *     and nothing is left when the last reference goes;
  *   - a handle of an enclosing graph serving a nested node, not the reverse;
+ *   - a body filled by a capture into it (cus_capture_begin_to_graph);
  *   - bad input (no handle, a handle of another graph, sizes, types, a body
  *     instantiated on its own) and each new driver call failing, each adding
  *     and keeping nothing;
@@ -193,6 +194,36 @@ static void test_handle_of_an_enclosing_graph(void **state)
     run_once(c, g);
     assert_int_equal(read_u32(buf, 0), 7);
     assert_int_equal(read_u32(buf, 4), 0);
+}
+
+/* A body filled by a capture (cuda.h, CUDA_CONDITIONAL_NODE_PARAMS:
+ * "These graphs may be populated using graph node creation APIs or
+ * cuStreamBeginCaptureToGraph"). */
+static void test_body_captured_into(void **state)
+{
+    (void)state;
+    cus_autoptr(cus_context) c = new_primary();
+    cus_autoptr(cus_buffer) buf = new_buffer(c, 8);
+    cus_autoptr(cus_stream) s = new_stream(c, CU_STREAM_NON_BLOCKING);
+    write_u32(buf, 0, 0);
+    write_u32(buf, 4, 0);
+    cus_autoptr(cus_graph) g = NULL;
+    assert_ok(cus_graph_create(c, &g));
+    CUgraphConditionalHandle h = 0;
+    assert_ok(cus_graph_conditional_create(g, 1, true, &h));
+    cus_autoptr(cus_graph) body = NULL;
+    assert_ok(cus_graph_add_conditional(g, NULL, 0, NULL, h, CU_GRAPH_COND_TYPE_IF, 1, &body));
+    {
+        cus_capture_scope_to_graph(cap, s, body, NULL, 0, CU_STREAM_CAPTURE_MODE_RELAXED);
+        assert_ok(cap.status);
+        assert_ok(cus_buffer_fill_u32_async(buf, 0, 5, 2, s));
+    }
+    size_t n = 0;
+    assert_ok(cus_graph_node_count(body, &n));
+    assert_int_equal(n, 1);
+    run_once(c, g);
+    assert_int_equal(read_u32(buf, 0), 5);
+    assert_int_equal(read_u32(buf, 4), 5);
 }
 
 /* Every user reference but the executable graph's goes before the replays. */
@@ -546,6 +577,7 @@ int main(void)
         ENV_TEST(test_switch),
         ENV_TEST(test_body_ownership),
         ENV_TEST(test_handle_of_an_enclosing_graph),
+        ENV_TEST(test_body_captured_into),
         ENV_TEST(test_keep_alive),
         ENV_TEST(test_bad_input),
         ENV_TEST(test_driver_failures),
