@@ -16,11 +16,15 @@ static cus_status conditional_unsupported(const char *entry, const char *what, c
                      needs);
 }
 
+/* Whether h was made on g or on a graph that encloses it (a body's parent,
+ * and so on): cuGraphConditionalHandleCreate's handle serves "a conditional
+ * node in this graph or one of its children" (cuda.h). */
 static bool made_on(const cus_graph *g, CUgraphConditionalHandle h)
 {
-    for (size_t i = 0; i < g->cond_count; i++)
-        if (g->cond_handles[i] == h)
-            return true;
+    for (; g; g = g->parent)
+        for (size_t i = 0; i < g->cond_count; i++)
+            if (g->cond_handles[i] == h)
+                return true;
     return false;
 }
 
@@ -102,7 +106,7 @@ CUS_API cus_status cus_graph_add_conditional(cus_graph *graph, const cus_graph_n
         if (!made_on(graph, handle))
             return CUS_FAIL(CUS_ERROR_INVALID_ARGUMENT, NULL,
                             "invalid argument: conditional handle 0x%llx was not made on this "
-                            "graph",
+                            "graph nor on one that encloses it",
                             (unsigned long long)handle);
     }
     if (!cus_drv_.cuGraphAddNode_)

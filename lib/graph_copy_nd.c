@@ -91,6 +91,19 @@ static cus_status set_copy(cus_graph_exec *exec, cus_graph_node node,
     cus_copy_nd_ c;
     copy_nd_arg a;
     CUS_TRY(prepare(cus_graph_exec_context_handle_(exec), dst, src, w, h, d, &c, &a, function));
+    /* cuda.h, cuGraphExecMemcpyNodeSetParams: "Both the instantiation-time
+     * memory operands and the memory operands in copyParams must be
+     * 1-dimensional" (else CUDA_ERROR_INVALID_VALUE). The new region is
+     * checked here; the node's own, by the driver. */
+    if (h > 1 || d > 1 || dst->kind == CUS_COPY_ARRAY || src->kind == CUS_COPY_ARRAY)
+        return cus_fail_(CUS_ERROR_NOT_SUPPORTED, function, NULL,
+                         "the driver updates copy nodes of one row only, without arrays "
+                         "(cuGraphExecMemcpyNodeSetParams), not a %zu x %zu x %zu region%s: "
+                         "update the whole executable graph (cus_graph_exec_update)",
+                         w, h, d,
+                         dst->kind == CUS_COPY_ARRAY || src->kind == CUS_COPY_ARRAY
+                             ? " of an array"
+                             : "");
     a.node = node.handle;
     return cus_graph_exec_node_update_(exec, node, c.items, (int)c.n,
                                        "cuGraphExecMemcpyNodeSetParams", set_call, &a, function);

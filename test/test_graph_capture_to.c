@@ -495,7 +495,9 @@ static void test_copy_nodes(void **state)
     memset(out2, 0, sizeof out2);
     memset(out3, 0, sizeof out3);
     cus_graph_exec *e = NULL;
-    cus_graph_node to_host2 = {0};
+    cus_graph_node to_host2 = {0}, to_row = {0};
+    uint32_t row[8];
+    memset(row, 0, sizeof row);
     {
         size_t pitch = 0;
         cus_autoptr(cus_buffer) p = NULL;
@@ -522,6 +524,10 @@ static void test_copy_nodes(void **state)
                                H / 2, D};
         assert_ok(cus_graph_add_copy_3d(g, &n3, 1, &n4, &d5));
         assert_ok(cus_graph_add_copy_to_host(g, &n4, 1, NULL, out3, lin, 0, sizeof out3));
+        /* One row (32 bytes at x 16 of row 1 of lin): a 1-D copy node. */
+        cus_copy_2d_desc d6 = desc_2d(cus_copy_host(row, 32), cus_copy_buffer(lin, W * 4 + 16, 0),
+                                      32, 1);
+        assert_ok(cus_graph_add_copy_2d(g, &n4, 1, &to_row, &d6));
         assert_int_equal(cus_graph_kept_objects(g), 4); /* p, a2, a3, lin */
         e = instantiate(g);
     } /* the buffers, arrays and graph go */
@@ -530,43 +536,61 @@ static void test_copy_nodes(void **state)
     assert_ok(cus_stream_synchronize(s));
     assert_memory_equal(out2, in2, sizeof in2);
     assert_memory_equal(out3, in3, sizeof in3);
-    /* Update the last 2D node: rows 1 and 2, bytes 16 to 47 of the array,
-     * into a tight host block. */
-    uint32_t part[2][8];
+    for (int i = 0; i < 8; i++)
+        assert_int_equal(row[i], (&in3[0][0][0])[W + 4 + i]);
+    /* The driver updates copy nodes whose operands are 1-dimensional only,
+     * before and after (cuda.h, cuGraphExecMemcpyNodeSetParams): no rows,
+     * no slices, no arrays. */
+    uint32_t part[8];
     memset(part, 0, sizeof part);
-    cus_copy_2d_desc sub = desc_2d(cus_copy_host(part, 32), cus_copy_array(NULL, 16, 1), 32, 2);
-    assert_status(cus_graph_exec_set_copy_2d(e, to_host2, &sub), CUS_ERROR_INVALID_ARGUMENT);
+    cus_copy_2d_desc sub = desc_2d(cus_copy_host(part, 32), cus_copy_array(NULL, 16, 1), 32, 1);
+    assert_status(cus_graph_exec_set_copy_2d(e, to_row, &sub), CUS_ERROR_INVALID_ARGUMENT);
     {
         /* The exec holds the array through its graph; borrow it back. */
         cus_autoptr(cus_array) a2 = new_array(c, W, H, 0);
-        cus_autoptr(cus_buffer) p = NULL;
-        size_t pitch = 0;
-        assert_ok(cus_buffer_alloc_pitch(c, W * 4, H, 4, &p, &pitch));
-        cus_copy_2d_desc fill = desc_2d(cus_copy_array(a2, 0, 0), cus_copy_host(in2, W * 4),
-                                        W * 4, H);
+        cus_autoptr(cus_buffer) src = new_buffer(c, 4 * W * 4);
+        cus_copy_2d_desc fill = desc_2d(cus_copy_buffer(src, 0, W * 4), cus_copy_host(in2, W * 4),
+                                        W * 4, 4);
         assert_ok(cus_copy_2d(&fill));
-        sub.src = cus_copy_array(a2, 16, 1);
-        size_t objects = cus_debug_live_objects();
-        assert_ok(cus_fake_fail_entry("cuGraphExecMemcpyNodeSetParams", 1, FAULT, false));
-        assert_status(cus_graph_exec_set_copy_2d(e, to_host2, &sub), CU(FAULT));
-        assert_int_equal(cus_debug_live_objects(), objects);
-        assert_ok(cus_graph_exec_set_copy_2d(e, to_host2, &sub));
-        /* A region that leaves the array: no driver call. */
+        /* Rows, slices or an array: refused before the driver sees them. */
         unsigned long calls = cus_fake_call_count();
-        cus_copy_2d_desc wide = desc_2d(cus_copy_host(part, 64), cus_copy_array(a2, 16, 1), 64, 2);
-        assert_status(cus_graph_exec_set_copy_2d(e, to_host2, &wide), CUS_ERROR_OUT_OF_RANGE);
-        cus_copy_3d_desc deep = {cus_copy_host(part, 32), cus_copy_array(a2, 16, 1), 32, 2, 2};
-        assert_status(cus_graph_exec_set_copy_3d(e, to_host2, &deep), CUS_ERROR_OUT_OF_RANGE);
-        assert_status(cus_graph_exec_set_copy_2d(e, to_host2, NULL), CUS_ERROR_INVALID_ARGUMENT);
-        assert_status(cus_graph_exec_set_copy_2d(NULL, to_host2, &sub),
-                      CUS_ERROR_INVALID_ARGUMENT);
+        cus_copy_2d_desc rows = desc_2d(cus_copy_host(part, 16), cus_copy_buffer(src, 16, W * 4),
+                                        16, 2);
+        assert_status(cus_graph_exec_set_copy_2d(e, to_row, &rows), CUS_ERROR_NOT_SUPPORTED);
+        cus_copy_3d_desc slices = {cus_copy_host(part, 16), cus_copy_buffer(src, 0, W * 4), 16, 1,
+                                   2};
+        slices.src.rows = 2;
+        slices.dst.rows = 1;
+        assert_status(cus_graph_exec_set_copy_3d(e, to_row, &slices), CUS_ERROR_NOT_SUPPORTED);
+        cus_copy_2d_desc of_array = desc_2d(cus_copy_host(part, 32), cus_copy_array(a2, 16, 1),
+                                            32, 1);
+        assert_status(cus_graph_exec_set_copy_2d(e, to_row, &of_array), CUS_ERROR_NOT_SUPPORTED);
         assert_int_equal(cus_fake_call_count(), calls);
-    } /* the exec keeps the new array */
+        /* One row, for a node of rows: the driver refuses it. */
+        sub = desc_2d(cus_copy_host(part, 32), cus_copy_buffer(src, W * 4 + 16, 0), 32, 1);
+        size_t objects = cus_debug_live_objects();
+        assert_status(cus_graph_exec_set_copy_2d(e, to_host2, &sub), CU(CUDA_ERROR_INVALID_VALUE));
+        assert_int_equal(cus_debug_live_objects(), objects);
+        /* One row, for the one-row node: 32 bytes at x 16 of row 1. */
+        assert_ok(cus_fake_fail_entry("cuGraphExecMemcpyNodeSetParams", 1, FAULT, false));
+        assert_status(cus_graph_exec_set_copy_2d(e, to_row, &sub), CU(FAULT));
+        assert_int_equal(cus_debug_live_objects(), objects);
+        assert_ok(cus_graph_exec_set_copy_2d(e, to_row, &sub));
+        /* A region that leaves the buffer: no driver call. */
+        calls = cus_fake_call_count();
+        cus_copy_2d_desc wide = desc_2d(cus_copy_host(part, 64),
+                                        cus_copy_buffer(src, 4 * W * 4 - 16, 0), 64, 1);
+        assert_status(cus_graph_exec_set_copy_2d(e, to_row, &wide), CUS_ERROR_OUT_OF_RANGE);
+        cus_copy_3d_desc deep = {cus_copy_host(part, 32), cus_copy_array(a2, 16, 1), 32, 2, 2};
+        assert_status(cus_graph_exec_set_copy_3d(e, to_row, &deep), CUS_ERROR_OUT_OF_RANGE);
+        assert_status(cus_graph_exec_set_copy_2d(e, to_row, NULL), CUS_ERROR_INVALID_ARGUMENT);
+        assert_status(cus_graph_exec_set_copy_2d(NULL, to_row, &sub), CUS_ERROR_INVALID_ARGUMENT);
+        assert_int_equal(cus_fake_call_count(), calls);
+    } /* the exec keeps the new buffer */
     assert_ok(cus_graph_exec_launch(e, s));
     assert_ok(cus_stream_synchronize(s));
-    for (int r = 0; r < 2; r++)
-        for (int i = 0; i < 8; i++)
-            assert_int_equal(part[r][i], in2[1 + r][4 + i]);
+    for (int i = 0; i < 8; i++)
+        assert_int_equal(part[i], in2[1][4 + i]);
     e = cus_graph_exec_unref(e);
 }
 

@@ -10,6 +10,8 @@
  *   - ownership: a body graph keeps its parent alive, what its nodes use is
  *     kept by the root (the user's references may all go before a replay),
  *     and nothing is left when the last reference goes;
+ *   - a handle of an enclosing graph serving a nested node, not the reverse;
+ *   - a body filled by a capture into it (cus_capture_begin_to_graph);
  *   - bad input (no handle, a handle of another graph, sizes, types, a body
  *     instantiated on its own) and each new driver call failing, each adding
  *     and keeping nothing;
@@ -156,6 +158,72 @@ static void test_body_ownership(void **state)
     nested = cus_graph_unref(nested);
     body = cus_graph_unref(body);
     assert_int_equal(cus_debug_live_objects(), objects);
+}
+
+/* A handle made on a graph serves the conditional nodes of its bodies too
+ * (cuda.h, cuGraphConditionalHandleCreate: "a conditional node in this graph
+ * or one of its children"); one made on a body does not serve its parent. */
+static void test_handle_of_an_enclosing_graph(void **state)
+{
+    (void)state;
+    cus_autoptr(cus_context) c = new_primary();
+    cus_autoptr(cus_buffer) buf = new_buffer(c, 8);
+    write_u32(buf, 0, 0);
+    write_u32(buf, 4, 0);
+    cus_autoptr(cus_graph) g = NULL;
+    assert_ok(cus_graph_create(c, &g));
+    CUgraphConditionalHandle outer = 0, inner = 0;
+    assert_ok(cus_graph_conditional_create(g, 1, true, &outer));
+    cus_autoptr(cus_graph) body = NULL;
+    assert_ok(cus_graph_add_conditional(g, NULL, 0, NULL, outer, CU_GRAPH_COND_TYPE_IF, 1, &body));
+    assert_ok(cus_graph_conditional_create(body, 0, true, &inner));
+    cus_graph *wrong = NULL;
+    assert_status(
+        cus_graph_add_conditional(g, NULL, 0, NULL, inner, CU_GRAPH_COND_TYPE_IF, 1, &wrong),
+        CUS_ERROR_INVALID_ARGUMENT);
+    assert_null(wrong);
+    /* outer, one level down: runs (1); inner, there too: skipped (0). */
+    cus_autoptr(cus_graph) runs = NULL;
+    cus_autoptr(cus_graph) skipped = NULL;
+    assert_ok(cus_graph_add_conditional(body, NULL, 0, NULL, outer, CU_GRAPH_COND_TYPE_IF, 1,
+                                        &runs));
+    assert_ok(cus_graph_add_conditional(body, NULL, 0, NULL, inner, CU_GRAPH_COND_TYPE_IF, 1,
+                                        &skipped));
+    assert_ok(cus_graph_add_fill_u32(runs, NULL, 0, NULL, buf, 0, 7, 1));
+    assert_ok(cus_graph_add_fill_u32(skipped, NULL, 0, NULL, buf, 4, 9, 1));
+    run_once(c, g);
+    assert_int_equal(read_u32(buf, 0), 7);
+    assert_int_equal(read_u32(buf, 4), 0);
+}
+
+/* A body filled by a capture (cuda.h, CUDA_CONDITIONAL_NODE_PARAMS:
+ * "These graphs may be populated using graph node creation APIs or
+ * cuStreamBeginCaptureToGraph"). */
+static void test_body_captured_into(void **state)
+{
+    (void)state;
+    cus_autoptr(cus_context) c = new_primary();
+    cus_autoptr(cus_buffer) buf = new_buffer(c, 8);
+    cus_autoptr(cus_stream) s = new_stream(c, CU_STREAM_NON_BLOCKING);
+    write_u32(buf, 0, 0);
+    write_u32(buf, 4, 0);
+    cus_autoptr(cus_graph) g = NULL;
+    assert_ok(cus_graph_create(c, &g));
+    CUgraphConditionalHandle h = 0;
+    assert_ok(cus_graph_conditional_create(g, 1, true, &h));
+    cus_autoptr(cus_graph) body = NULL;
+    assert_ok(cus_graph_add_conditional(g, NULL, 0, NULL, h, CU_GRAPH_COND_TYPE_IF, 1, &body));
+    {
+        cus_capture_scope_to_graph(cap, s, body, NULL, 0, CU_STREAM_CAPTURE_MODE_RELAXED);
+        assert_ok(cap.status);
+        assert_ok(cus_buffer_fill_u32_async(buf, 0, 5, 2, s));
+    }
+    size_t n = 0;
+    assert_ok(cus_graph_node_count(body, &n));
+    assert_int_equal(n, 1);
+    run_once(c, g);
+    assert_int_equal(read_u32(buf, 0), 5);
+    assert_int_equal(read_u32(buf, 4), 5);
 }
 
 /* Every user reference but the executable graph's goes before the replays. */
@@ -409,6 +477,18 @@ static void test_fake_add_node_raw(void **state)
     assert_null(bodies[0]);
     bodies[0] = p.conditional.phGraph_out[0];
     assert_non_null(bodies[0]);
+    /* The node's handle serves a node in its body too; the body's handle
+     * does not serve the body's parent. */
+    CUgraphConditionalHandle own = 0;
+    assert_int_equal(handle_create(&own, bodies[0], ctx, 0, 0), CUDA_SUCCESS);
+    CUgraphNodeParams nested = p;
+    nested.conditional.phGraph_out = NULL;
+    CUgraphNode inner_node = NULL;
+    assert_int_equal(add_node(&inner_node, bodies[0], NULL, NULL, 0, &nested), CUDA_SUCCESS);
+    assert_non_null(nested.conditional.phGraph_out);
+    nested.conditional.handle = own;
+    nested.conditional.phGraph_out = NULL;
+    assert_int_equal(add_node(&inner_node, hg, NULL, NULL, 0, &nested), CUDA_ERROR_INVALID_VALUE);
     /* A body is neither instantiated nor destroyed on its own. */
     CUgraphExec x = NULL;
     assert_int_equal(instantiate_raw(&x, bodies[0], 0), CUDA_ERROR_INVALID_VALUE);
@@ -496,6 +576,8 @@ int main(void)
         ENV_TEST(test_if_and_if_else),
         ENV_TEST(test_switch),
         ENV_TEST(test_body_ownership),
+        ENV_TEST(test_handle_of_an_enclosing_graph),
+        ENV_TEST(test_body_captured_into),
         ENV_TEST(test_keep_alive),
         ENV_TEST(test_bad_input),
         ENV_TEST(test_driver_failures),

@@ -51,12 +51,13 @@ extern "C" {
 #endif
 
 /* Makes a conditional handle on graph (cuGraphConditionalHandleCreate), for
- * a conditional node of graph (a body graph makes its own for the nodes in
- * it). With assign_default, the value is default_value at the start of each
- * launch of the executable graph; without, it keeps what the last launch
- * left (the driver leaves it undefined before the first set). *out receives
- * the handle: a value, which lives as long as graph (no reference of its
- * own). Errors: CUS_ERROR_INVALID_ARGUMENT (NULL), the context's poison,
+ * a conditional node of graph or of one of its bodies, at any depth (a body
+ * graph may also make its own for the nodes in it). With assign_default,
+ * the value is default_value at the start of each launch of the executable
+ * graph; without, it keeps what the last launch left (the driver leaves it
+ * undefined before the first set). *out receives the handle: a value, which
+ * lives as long as graph (no reference of its own). Errors:
+ * CUS_ERROR_INVALID_ARGUMENT (NULL), the context's poison,
  * CUS_ERROR_NOT_SUPPORTED (a driver older than 12.3), the driver's status,
  * CUS_ERROR_OUT_OF_HOST_MEMORY. */
 CUS_API cus_status cus_graph_conditional_create(cus_graph *graph, unsigned int default_value,
@@ -66,13 +67,15 @@ CUS_API cus_status cus_graph_conditional_create(cus_graph *graph, unsigned int d
 /* Adds a conditional node of type (CU_GRAPH_COND_TYPE_IF, _WHILE or
  * _SWITCH) to graph, after deps (cuGraphAddNode with a
  * CU_GRAPH_NODE_TYPE_CONDITIONAL node), reading handle, which must have been
- * made on graph by cus_graph_conditional_create. size is the number of
- * bodies: 1 for WHILE, 1 or 2 for IF (bodies[0] runs when the value is
- * non-zero, bodies[1] when it is zero), 1 or more for SWITCH (bodies[v] runs
- * when the value v < size). bodies[0..size-1] each receive a new reference
- * to an empty body graph (see above for who owns what). The node is written
- * to *out (NULL: not needed). Errors: CUS_ERROR_INVALID_ARGUMENT (NULL graph
- * or bodies, handle 0 or not made on graph, an unknown type, a size the type
+ * made by cus_graph_conditional_create on graph or on a graph that encloses
+ * it (graph is a body of its conditional node, or of a body's, ...). size
+ * is the number of bodies: 1 for WHILE, 1 or 2 for IF (bodies[0] runs when
+ * the value is non-zero, bodies[1] when it is zero), 1 or more for SWITCH
+ * (bodies[v] runs when the value v < size). bodies[0..size-1] each receive a
+ * new reference to an empty body graph (see above for who owns what). The
+ * node is written to *out (NULL: not needed). Errors:
+ * CUS_ERROR_INVALID_ARGUMENT (NULL graph or bodies, handle 0 or made on none
+ * of graph and the graphs that enclose it, an unknown type, a size the type
  * does not take, a dependency of another graph), the context's poison,
  * CUS_ERROR_NOT_SUPPORTED (a driver older than 12.3, or than 12.8 for SWITCH
  * and IF/ELSE), the driver's status, CUS_ERROR_OUT_OF_HOST_MEMORY. */

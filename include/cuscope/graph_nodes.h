@@ -264,7 +264,12 @@ CUS_API cus_status cus_graph_exec_set_copy_to_host(cus_graph_exec *exec, cus_gra
 /* Sets a copy node made by cus_graph_add_copy_2d to copy the region desc
  * describes (cuGraphExecMemcpyNodeSetParams), with cus_graph_add_copy_2d's
  * checks; the driver refuses other kinds of memory than the node's, and the
- * buffers and arrays of desc are kept. */
+ * buffers and arrays of desc are kept. The driver updates 1-dimensional
+ * copies only: the node's region and desc's are one row of one slice,
+ * without arrays. desc with rows, slices or an array is
+ * CUS_ERROR_NOT_SUPPORTED (no driver call); a node made with them is
+ * refused by the driver (CUDA_ERROR_INVALID_VALUE): update such a node with
+ * cus_graph_exec_update. */
 CUS_API cus_status cus_graph_exec_set_copy_2d(cus_graph_exec *exec, cus_graph_node node,
                                               const cus_copy_2d_desc *desc);
 

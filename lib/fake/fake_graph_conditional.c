@@ -21,8 +21,9 @@
  * What the fake does not know of the real driver, and chose (say so in
  * reports): cuGraphAddNode serves the conditional type only
  * (CUDA_ERROR_NOT_SUPPORTED for the others); edge data must be all zeros; a
- * handle of another graph, a context other than the handle's, a size the
- * type does not take are CUDA_ERROR_INVALID_VALUE; phGraph_out is an output
+ * handle made on a graph that neither is the node's nor encloses it
+ * (documented: "this graph or one of its children"), a context other than
+ * the handle's, a size the type does not take are CUDA_ERROR_INVALID_VALUE; phGraph_out is an output
  * only, as the driver documents it ("CUDA-owned array populated with
  * conditional node child graphs"): whatever the caller put there is
  * ignored, and the fake points it at the node's own array; a body
@@ -154,8 +155,14 @@ static CUresult add_conditional_locked(CUgraphNode *out, CUgraph hg, const CUgra
     if (r != CUDA_SUCCESS)
         return r;
     CUDA_CONDITIONAL_NODE_PARAMS *cp = &p->conditional;
+    /* Documented: the handle serves "a conditional node in this graph [the
+     * one it was made on] or one of its children": g or a graph that encloses
+     * g as a conditional body. */
     cond_handle *h = handle_of(cp->handle);
-    if (!h || h->graph != g || cp->ctx != (CUcontext)h->ctx)
+    bool encloses = false;
+    for (const struct CUgraph_st *a = g; h && a && !encloses; a = a->cond_parent)
+        encloses = a == h->graph;
+    if (!encloses || cp->ctx != (CUcontext)h->ctx)
         return CUDA_ERROR_INVALID_VALUE;
     bool size_ok = (cp->type == CU_GRAPH_COND_TYPE_IF && (cp->size == 1 || cp->size == 2)) ||
                    (cp->type == CU_GRAPH_COND_TYPE_WHILE && cp->size == 1) ||

@@ -393,8 +393,14 @@ static CUresult copy_payload_locked(const CUDA_MEMCPY3D *p, const struct CUctx_s
         return CUDA_ERROR_INVALID_VALUE;
     if (p->srcMemoryType == CU_MEMORYTYPE_ARRAY || p->dstMemoryType == CU_MEMORYTYPE_ARRAY ||
         p->Height > 1 || p->Depth > 1 || p->srcY || p->srcZ || p->dstY || p->dstZ || p->srcLOD ||
-        p->dstLOD)
-        return fake_memory_copy_3d_payload_locked(p, c, u);
+        p->dstLOD) {
+        CUresult r = fake_memory_copy_3d_payload_locked(p, c, u);
+        if (r == CUDA_SUCCESS)
+            u->copy.multidim = p->srcMemoryType == CU_MEMORYTYPE_ARRAY ||
+                               p->dstMemoryType == CU_MEMORYTYPE_ARRAY || p->Height > 1 ||
+                               p->Depth > 1;
+        return r;
+    }
     uintptr_t dst, src;
     side ds, ss;
     switch (p->dstMemoryType) {
@@ -801,6 +807,13 @@ CUresult CUDAAPI fake_cuGraphExecMemcpyNodeSetParams(CUgraphExec hGraphExec, CUg
         r = exec_node_locked(hGraphExec, hNode, CU_GRAPH_NODE_TYPE_MEMCPY, &x, &n);
     if (r != CUDA_SUCCESS)
         return fake_leave(r);
+    /* Documented (cuda.h): "Both the instantiation-time memory operands and
+     * the memory operands in copyParams must be 1-dimensional", else
+     * CUDA_ERROR_INVALID_VALUE. What counts as 1-dimensional is the fake's
+     * reading: no array, one row, one slice (an origin at a row or slice
+     * other than 0 is taken; unsure). */
+    if (u.copy.multidim || n->u.copy.multidim)
+        return fake_leave(CUDA_ERROR_INVALID_VALUE);
     if (!same_kind(u.copy.dst_mem, n->u.copy.dst_mem) || !same_kind(u.copy.src_mem, n->u.copy.src_mem))
         return fake_leave(CUDA_ERROR_INVALID_VALUE);
     n->u = u;

@@ -52,6 +52,10 @@ typedef struct fake_op {
              * bytes, pitch apart, in slices slices, slice bytes apart, each
              * side its own; rows 0 is one flat run of n bytes. */
             size_t rows, slices, dst_pitch, src_pitch, dst_slice, src_slice;
+            /* A memcpy node's operands are multidimensional (an array, more
+             * than one row or slice): cuGraphExecMemcpyNodeSetParams refuses
+             * such a node (fake_graph_nodes.c). */
+            bool multidim;
         } copy;
         struct { /* MEMSET */
             uintptr_t dst;

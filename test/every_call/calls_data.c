@@ -909,6 +909,7 @@ static cus_status c_graph_exec_set_copy_2d(world *w)
     cus_autoptr(cus_graph) g = NULL;
     CUS_TRY(cus_graph_create(w->ctx, &g));
     cus_copy_2d_desc d = ec_rows(w);
+    d.height = 1; /* the driver updates 1-D copy nodes only */
     cus_graph_node node;
     CUS_TRY(cus_graph_add_copy_2d(g, NULL, 0, &node, &d));
     cus_autoptr(cus_graph_exec) e = NULL;
@@ -922,12 +923,12 @@ static cus_status c_graph_exec_set_copy_3d(world *w)
     cus_autoptr(cus_graph) g = NULL;
     CUS_TRY(cus_graph_create(w->ctx, &g));
     cus_copy_3d_desc d = ec_slices(w);
+    d.height = d.depth = 1; /* the driver updates 1-D copy nodes only */
     cus_graph_node node;
     CUS_TRY(cus_graph_add_copy_3d(g, NULL, 0, &node, &d));
     cus_autoptr(cus_graph_exec) e = NULL;
     CUS_TRY(cus_graph_instantiate(g, 0, &e));
-    d.depth = 1;
-    d.src.y = 4;
+    d.src.offset = 256;
     return cus_graph_exec_set_copy_3d(e, node, &d);
 }
 
