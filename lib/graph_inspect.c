@@ -272,6 +272,20 @@ CUS_API cus_status cus_graph_destroy_node(cus_graph_node node)
     CUS_CHECK_POISON(g->ctx);
     CUS_LOCK_SCOPE(&cus_graph_root_(g)->lock);
     CUS_TRY(cus_graph_idle_locked_(cus_graph_root_(g), __func__));
+#if CUDA_VERSION >= 12030
+    /* A conditional node's bodies are "valid for the lifetime of the
+     * conditional node" (cuda.h): their cus_graph objects would outlive the
+     * driver's graphs. */
+    CUgraphNodeType type;
+    CUresult r = cus_drv_.cuGraphNodeGetType_(node.handle, &type);
+    if (r)
+        return cus_context_driver_fail_(g->ctx, r, __func__, "cuGraphNodeGetType");
+    if (type == CU_GRAPH_NODE_TYPE_CONDITIONAL)
+        return CUS_FAIL(CUS_ERROR_NOT_SUPPORTED, NULL,
+                        "node %p is a conditional node: its body graphs die with it, and "
+                        "cuscope's handles to them would dangle; build the graph again without it",
+                        (void *)node.handle);
+#endif
     CUS_IN_CONTEXT(g->ctx, "cuGraphDestroyNode", cus_drv_.cuGraphDestroyNode_(node.handle));
     return CUS_SUCCESS;
 }

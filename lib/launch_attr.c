@@ -58,8 +58,16 @@ static cus_status check_cluster(const launch_of_ *fn, const cus_launch_config *c
                      fn->name);
 #else
     const cus_dim3 k = c->cluster;
-    if (!k.x && !k.y && !k.z)
-        return BAD(function, "%s: preferred_cluster needs a cluster", fn->name);
+    if (!k.x && !k.y && !k.z) {
+        /* The regular cluster may be the kernel's compile-time one
+         * (__cluster_dims__), which only the driver reads: check what does
+         * not depend on it, and leave the multiples to the driver. */
+        if (!p.x || !p.y || !p.z || c->grid.x % p.x || c->grid.y % p.y)
+            return BAD(function, "%s: preferred_cluster (%u, %u, %u) must be non-zero and "
+                                 "divide the grid (%u, %u)",
+                       fn->name, p.x, p.y, p.z, c->grid.x, c->grid.y);
+        return CUS_SUCCESS;
+    }
     const unsigned int kx = k.x ? k.x : 1, ky = k.y ? k.y : 1, kz = k.z ? k.z : 1;
     if (!p.x || p.x % kx || c->grid.x % p.x)
         return BAD(function, "%s: preferred_cluster.x %u must be a multiple of cluster.x %u "

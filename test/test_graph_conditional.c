@@ -19,6 +19,7 @@
 #include <cudaTypedefs.h>
 
 #include <cuscope/graph_conditional.h>
+#include <cuscope/graph_inspect.h>
 #include <cuscope/graph_nodes.h>
 
 #include "graph_fixtures.h"
@@ -74,6 +75,34 @@ static void if_graph(cus_context *c, cus_buffer *buf, unsigned int value, bool w
     cus_graph_unref(bodies[0]);
     cus_graph_unref(bodies[1]);
     run_once(c, g);
+}
+
+/* cus_graph_destroy_node refuses a conditional node (its bodies would
+ * dangle), before cuGraphDestroyNode; the graph still runs it. */
+static void test_conditional_node_not_destroyed(void **state)
+{
+    (void)state;
+    cus_autoptr(cus_context) c = NULL;
+    cus_device dev;
+    assert_ok(cus_device_get(0, &dev));
+    assert_ok(cus_context_retain_primary(dev, &c));
+    cus_autoptr(cus_buffer) buf = NULL;
+    assert_ok(cus_buffer_alloc(c, 16, &buf));
+    write_u32(buf, 0, 0);
+    cus_autoptr(cus_graph) g = NULL;
+    assert_ok(cus_graph_create(c, &g));
+    CUgraphConditionalHandle h = 0;
+    assert_ok(cus_graph_conditional_create(g, 1, true, &h));
+    cus_autoptr(cus_graph) body = NULL;
+    cus_graph_node node = {0};
+    assert_ok(cus_graph_add_conditional(g, NULL, 0, &node, h, CU_GRAPH_COND_TYPE_IF, 1, &body));
+    assert_ok(cus_graph_add_fill_u32(body, NULL, 0, NULL, buf, 0, 7, 1));
+    unsigned long destroys = cus_fake_calls_of("cuGraphDestroyNode");
+    assert_status(cus_graph_destroy_node(node), CUS_ERROR_NOT_SUPPORTED);
+    assert_contains(cus_last_error_message(), "is a conditional node");
+    assert_int_equal(cus_fake_calls_of("cuGraphDestroyNode"), destroys);
+    run_once(c, g);
+    assert_int_equal(read_u32(buf, 0), 7);
 }
 
 static void test_if_and_if_else(void **state)
@@ -574,6 +603,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         ENV_TEST(test_if_and_if_else),
+        ENV_TEST(test_conditional_node_not_destroyed),
         ENV_TEST(test_switch),
         ENV_TEST(test_body_ownership),
         ENV_TEST(test_handle_of_an_enclosing_graph),

@@ -325,7 +325,14 @@ static void test_bad_attributes_are_refused_before_the_driver(void **state)
     REFUSED((cfg.cluster_policy = (CUclusterSchedulingPolicy)5), BAD,
             "cluster_policy 5 is not a CUclusterSchedulingPolicy");
 #if CUDA_VERSION >= 12080
-    REFUSED((cfg.preferred_cluster = CUS_DIM3(2, 1, 1)), BAD, "preferred_cluster needs a cluster");
+    /* Without a launch cluster the kernel's compile-time one may be the
+     * regular cluster: cuscope checks the grid only, and the driver the rest
+     * (here noargs has none: the fake refuses it). */
+    REFUSED((cfg.preferred_cluster = CUS_DIM3(3, 1, 1)), BAD,
+            "preferred_cluster (3, 1, 1) must be non-zero and divide the grid (4, 2)");
+    cfg = base;
+    cfg.preferred_cluster = CUS_DIM3(2, 1, 1);
+    assert_status(cus_launch_ex(fx.noargs, &cfg), (cus_status)CUDA_ERROR_INVALID_CLUSTER_SIZE);
     REFUSED((cfg.cluster = CUS_DIM3(2, 1, 1), cfg.preferred_cluster = CUS_DIM3(3, 1, 1)), BAD,
             "preferred_cluster.x 3 must be a multiple of cluster.x 2 that divides grid.x 4");
     REFUSED((cfg.cluster = CUS_DIM3(2, 1, 1), cfg.preferred_cluster = CUS_DIM3(4, 1, 2)), BAD,

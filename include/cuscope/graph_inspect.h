@@ -110,7 +110,9 @@ CUS_API cus_status cus_graph_remove_dependencies(cus_graph *graph, const cus_gra
  * record, child graph) stays kept until the graph dies: cuscope does not
  * know which other node uses the same objects, and an executable graph made
  * before still replays the node. The driver refuses a node of a graph with
- * memory allocation or free nodes (CUDA_ERROR_INVALID_VALUE). */
+ * memory allocation or free nodes (CUDA_ERROR_INVALID_VALUE). A conditional
+ * node is refused (CUS_ERROR_NOT_SUPPORTED, after cuGraphNodeGetType): its
+ * body graphs die with it, and the cus_graph of each body would dangle. */
 CUS_API cus_status cus_graph_destroy_node(cus_graph_node node);
 
 /* A copy of graph (cuGraphClone): its nodes and edges, child graphs copied

@@ -141,7 +141,9 @@ typedef struct cus_launch_config {
     /* CU_LAUNCH_ATTRIBUTE_PREFERRED_CLUSTER_DIMENSION (CUDA 12.8 headers and
      * drivers): a larger cluster the device prefers when it fits; each of x
      * and y a multiple of cluster's that divides the grid, z equal to
-     * cluster.z; needs cluster. Zeros: none. CUS_ERROR_NOT_SUPPORTED when
+     * cluster.z; it needs a regular cluster: `cluster`, or the kernel's
+     * compile-time one (__cluster_dims__, which only the driver checks).
+     * Zeros: none. CUS_ERROR_NOT_SUPPORTED when
      * cuscope was built with older headers. */
     cus_dim3 preferred_cluster;
     /* CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW; buffer NULL: none. A capture
