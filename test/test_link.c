@@ -556,6 +556,10 @@ static void test_fake_link_writes_output_options_back(void **state)
     size_t size = 0;
     assert_cu_ok(complete(st, &cubin, &size));
     assert_int_equal((uintptr_t)values[3], strlen(info));
+    void *again = NULL;
+    assert_cu_ok(complete(st, &again, NULL)); /* sizeOut is optional */
+    assert_ptr_equal(again, cubin);
+    assert_cu(complete(st, NULL, &size), CUDA_ERROR_INVALID_VALUE);
     assert_ptr_equal(values[0], err);
     assert_ptr_equal(values[2], info);
     assert_cu_ok(destroy(st));

@@ -473,7 +473,8 @@ static CUresult complete_locked(struct CUlinkState_st *s, void **cubinOut, size_
         s->output_size = len + 1;
     }
     *cubinOut = s->output;
-    *sizeOut = s->output_size;
+    if (sizeOut)
+        *sizeOut = s->output_size;
     return CUDA_SUCCESS;
 }
 
@@ -484,7 +485,7 @@ CUresult CUDAAPI fake_cuLinkComplete(CUlinkState state, void **cubinOut, size_t 
     CUresult r = state_arg_locked(state, &s);
     if (r != CUDA_SUCCESS)
         return fake_leave(r);
-    if (!cubinOut || !sizeOut)
+    if (!cubinOut) /* sizeOut is "optional" (cuda.h) */
         return fake_leave(CUDA_ERROR_INVALID_VALUE);
     r = complete_locked(s, cubinOut, sizeOut);
     options_write_back_locked(s);
