@@ -366,6 +366,16 @@ static void test_load_from_file_refuses_preserved(void **state)
     value = NULL; /* specifying the option at all is what is invalid */
     assert_cu(load(&lib, path, NULL, NULL, 0, &key, &value, 1), CUDA_ERROR_INVALID_VALUE);
     assert_cu_ok(load(&lib, path, NULL, NULL, 0, NULL, NULL, 0));
+    /* cuLibraryGetGlobal and cuLibraryGetManaged take a NULL dptr or bytes,
+     * "not both" (cuda.h) */
+    PFN_cuLibraryGetManaged_v12000 managed =
+        RAW_FN(PFN_cuLibraryGetManaged_v12000, "cuLibraryGetManaged", 12000);
+    PFN_cuLibraryGetGlobal_v12000 global =
+        RAW_FN(PFN_cuLibraryGetGlobal_v12000, "cuLibraryGetGlobal", 12000);
+    size_t bytes = 0;
+    assert_cu(managed(NULL, NULL, lib, "m"), CUDA_ERROR_INVALID_VALUE);
+    assert_cu(managed(NULL, &bytes, lib, "m"), CUDA_ERROR_NOT_FOUND);
+    assert_cu(global(NULL, NULL, lib, "g"), CUDA_ERROR_INVALID_VALUE);
     assert_cu_ok(unload(lib));
     remove_file(path);
     assert_int_equal(cus_fake_live_handles(CUS_FAKE_HANDLE_ANY), 0);

@@ -685,7 +685,8 @@ CUresult CUDAAPI fake_cuLibraryGetGlobal(CUdeviceptr *dptr, size_t *bytes, CUlib
     CUresult r = library_arg_locked(library, &l);
     if (r != CUDA_SUCCESS)
         return fake_leave(r);
-    if (!name)
+    /* "One of the parameters dptr or bytes (not both) can be NULL" */
+    if (!name || (!dptr && !bytes))
         return fake_leave(CUDA_ERROR_INVALID_VALUE);
     struct CUctx_st *c = NULL;
     r = fake_current_context_locked(&c);
@@ -711,12 +712,12 @@ CUresult CUDAAPI fake_cuLibraryGetManaged(CUdeviceptr *dptr, size_t *bytes, CUli
                                           const char *name)
 {
     FAKE_ENTER(cuLibraryGetManaged);
-    (void)dptr, (void)bytes;
     struct CUlib_st *l = NULL;
     CUresult r = library_arg_locked(library, &l);
     if (r != CUDA_SUCCESS)
         return fake_leave(r);
-    if (!name)
+    /* "One of the parameters dptr or bytes (not both) can be NULL" */
+    if (!name || (!dptr && !bytes))
         return fake_leave(CUDA_ERROR_INVALID_VALUE);
     return fake_leave(CUDA_ERROR_NOT_FOUND); /* no __managed__ variables (see the top) */
 }
