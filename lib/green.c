@@ -58,7 +58,11 @@ CUS_API cus_status cus_sm_resource_split(const CUdevResource *res, unsigned int 
     /* Into copies: nothing is written on failure. The groups are many only
      * when asked: a caller's array, copied whole after. */
     unsigned int n = *ngroups;
+    /* Zeroed: a query (groups NULL) is documented to give only the count,
+     * so a driver may leave remaining unwritten; it then reads as type
+     * CU_DEV_RESOURCE_TYPE_INVALID with no SMs, never as stack garbage. */
     CUdevResource rest;
+    memset(&rest, 0, sizeof rest);
     CUresult r;
     if (groups) {
         cus_autofree CUdevResource *out = cus_calloc_(n, sizeof *out);

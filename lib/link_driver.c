@@ -2,8 +2,9 @@
  * cuLinkComplete and cuLinkDestroy, each made with the linker's context
  * current (cuLinkCreate links for the current context, and cuscope does not
  * count on the others finding it through the state). The driver writes its
- * logs into the buffers given to cuLinkCreate during every later call, so
- * they live with the linker. The cubin cuLinkComplete returns is the link
+ * logs into the buffers given to cuLinkCreate, and their sizes into its
+ * optionValues array, during every later call, so both live with the
+ * linker. The cubin cuLinkComplete returns is the link
  * state's: it is copied out; the state is destroyed with the linker (a
  * failure there goes to the destroy handler, which only a release may use). */
 #include <stdint.h>
@@ -51,8 +52,10 @@ static cus_status drv_create(cus_linker *l, const cus_link_options *o, const cha
     cus_autofree char *info = cus_calloc_(1, DRIVER_LOG_SIZE);
     if (!err || !info)
         return cus_fail_(CUS_ERROR_OUT_OF_HOST_MEMORY, function, NULL, "allocating link logs");
-    CUjit_option keys[8];
-    void *values[8];
+    /* In the linker, not on this stack: the driver writes the log sizes
+     * back into values during every later call (link_internal.h). */
+    CUjit_option *keys = l->driver_keys;
+    void **values = l->driver_values;
     unsigned int n = 0;
 #define OPT(k, v) (keys[n] = (k), values[n] = (void *)(uintptr_t)(v), n++)
     OPT(CU_JIT_ERROR_LOG_BUFFER, err);

@@ -28,6 +28,12 @@ struct cus_linker {
     /* The driver backend's log buffers, given to cuLinkCreate: the driver
      * writes them during every later call, so they live with the state. */
     char *driver_error, *driver_info;
+    /* cuLinkCreate's option arrays: with output options (the log sizes) the
+     * driver writes optionValues until cuLinkDestroy ("optionValues must
+     * remain valid for the life of the CUlinkState if output options are
+     * used", cuda.h), so they live with the state too, never on a stack. */
+    CUjit_option driver_keys[8];
+    void *driver_values[8];
 };
 
 /* A backend. Each call runs under the linker's lock, records its failure

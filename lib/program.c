@@ -314,8 +314,12 @@ static cus_status compile_in(nvrtcProgram prog, cus_program *p, const option_lis
     if (o->target == CUS_PROGRAM_CUBIN) {
         size_t n = 0;
         nvrtcResult r = CUS_NVRTC(nvrtcGetCUBINSize, prog, &n);
-        CUS_TRY(fetch(prog, p, r, n, "nvrtcGetCUBINSize", CUS_NVRTC_IDX_nvrtcGetCUBIN,
-                      "nvrtcGetCUBIN", &out->cubin, &out->cubin_size));
+        /* Size 0: the caller's -arch was a virtual one (compute_XX), for
+         * which NVRTC makes no cubin (nvrtc.h): the PTX is the output, and
+         * cus_program_load loads it, rather than an empty "cubin". */
+        if (r != NVRTC_SUCCESS || n)
+            CUS_TRY(fetch(prog, p, r, n, "nvrtcGetCUBINSize", CUS_NVRTC_IDX_nvrtcGetCUBIN,
+                          "nvrtcGetCUBIN", &out->cubin, &out->cubin_size));
     }
     if (o->target == CUS_PROGRAM_LTOIR) {
         size_t n = 0;

@@ -225,11 +225,52 @@ static void test_saxpy_as_module_and_library(void **state)
         fail_msg("%d parameter(s) where the kernel's layout disagrees", mismatches);
 }
 
+/* When does the driver compile a library's PTX: at cuLibraryLoadData, or
+ * at the lazy load into a context (CUDA_MODULE_LOADING=LAZY, the default
+ * since 12.2)? cuscope hands cuLibraryLoadData JIT log buffers and their
+ * sizes (output options) that live on library_load's stack: a driver that
+ * compiled, and wrote the logs and sizes, only later would write into a
+ * dead frame. A broken PTX shows which: it must fail at the load. */
+static void test_broken_ptx_library_fails_at_load(void **state)
+{
+    (void)state;
+    const char *hdr = strstr(cusk_saxpy.ptx, ".version");
+    const char *tgt = strstr(cusk_saxpy.ptx, ".target");
+    assert_non_null(hdr);
+    assert_non_null(tgt);
+    char text[512];
+    snprintf(text, sizeof text,
+             "%.*s\n%.*s\n.address_size 64\n\n.visible .entry broken()\n{\n"
+             "\tfrobnicate.u32 %%r1;\n\tret;\n}\n",
+             (int)strcspn(hdr, "\n"), hdr, (int)strcspn(tgt, "\n"), tgt);
+    cus_library *lib = NULL;
+    cus_status st = cus_library_load_data(text, strlen(text) + 1, NULL, NULL, &lib);
+    printf("gpu-library: broken PTX, cus_library_load_data: %s\n  %s\n", cus_status_name(st),
+           st ? cus_last_error_message() : "(loaded)");
+    if (st == CUS_SUCCESS) {
+        cus_kernel *k = NULL;
+        cus_status sk = cus_library_get_kernel(lib, "broken", &k);
+        printf("gpu-library: then cus_library_get_kernel: %s\n", cus_status_name(sk));
+        CUfunction f = NULL;
+        cus_status sf = sk ? sk : cus_kernel_function(k, ctx, &f);
+        printf("gpu-library: then cus_kernel_function: %s\n  %s\n", cus_status_name(sf),
+               sf ? cus_last_error_message() : "");
+        cus_kernel_unref(k);
+        cus_library_unref(lib);
+        fail_msg("the driver loaded broken PTX as a library and compiles it later: the JIT "
+                 "log options cuscope gave cuLibraryLoadData (on library_load's stack) may be "
+                 "written after it returned; keep them with the library (lib/library.c)");
+    }
+    assert_int_equal(st, CUDA_ERROR_INVALID_PTX);
+    assert_int_equal(cus_context_poisoned(ctx), CUS_SUCCESS);
+}
+
 int main(void)
 {
     env_require_driver_or_skip();
     const struct CMUnitTest tests[] = {
         GPU_TEST(test_saxpy_as_module_and_library),
+        GPU_TEST(test_broken_ptx_library_fails_at_load),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

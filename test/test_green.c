@@ -64,6 +64,15 @@ static void test_device_sm_resource(void **state)
     assert_int_equal(untouched.sm.smCount, H200_SMS);
 }
 
+/* Fills the stack below the caller's frame with 0xa5: what a callee then
+ * reads without writing is not zero by luck. */
+__attribute__((noinline)) static void scribble_stack(void)
+{
+    volatile unsigned char junk[16384];
+    for (size_t i = 0; i < sizeof junk; i++)
+        junk[i] = 0xa5;
+}
+
 /* Groups are min_count rounded up to 8 on 9.0; as many as fit and asked. */
 static void test_split_arithmetic_on_9_0(void **state)
 {
@@ -76,6 +85,15 @@ static void test_split_arithmetic_on_9_0(void **state)
     assert_int_equal(n, 16); /* the minimum, 8 */
     assert_ok(cus_sm_resource_split(&res, 12, 0, NULL, &n, NULL));
     assert_int_equal(n, 8); /* 12 rounds up to 16 */
+    /* a query with remaining: the fake simulates no remaining group, which
+     * reads as an invalid resource, not as what the stack held */
+    CUdevResource queried;
+    memset(&queried, 0xa5, sizeof queried);
+    scribble_stack();
+    assert_ok(cus_sm_resource_split(&res, 16, 0, NULL, &n, &queried));
+    assert_int_equal(n, 8);
+    assert_int_equal(queried.type, CU_DEV_RESOURCE_TYPE_INVALID);
+    assert_int_equal(cus_sm_resource_count(&queried), 0);
 
     CUdevResource groups[10], rest;
     n = 10;

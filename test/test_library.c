@@ -346,6 +346,41 @@ static void test_load_file_and_options(void **state)
     assert_int_equal(cus_fake_live_handles(CUS_FAKE_HANDLE_ANY), 0);
 }
 
+/* The fake as the driver: CU_LIBRARY_BINARY_IS_PRESERVED given to
+ * cuLibraryLoadFromFile is CUDA_ERROR_INVALID_VALUE (cuda.h); the fake took
+ * it and copied the file anyway. */
+static void test_load_from_file_refuses_preserved(void **state)
+{
+    (void)state;
+    PFN_cuLibraryLoadFromFile_v12000 load =
+        RAW_FN(PFN_cuLibraryLoadFromFile_v12000, "cuLibraryLoadFromFile", 12000);
+    PFN_cuLibraryUnload_v12000 unload = RAW_FN(PFN_cuLibraryUnload_v12000, "cuLibraryUnload", 12000);
+    int n = 0;
+    assert_ok(cus_device_count(&n)); /* the driver initialized (cuInit) */
+    const char *path = write_file("lib.ptx", ptx_src, strlen(ptx_src));
+    CUlibraryOption key = CU_LIBRARY_BINARY_IS_PRESERVED;
+    void *value = (void *)(uintptr_t)1;
+    CUlibrary lib = NULL;
+    assert_cu(load(&lib, path, NULL, NULL, 0, &key, &value, 1), CUDA_ERROR_INVALID_VALUE);
+    assert_null(lib);
+    value = NULL; /* specifying the option at all is what is invalid */
+    assert_cu(load(&lib, path, NULL, NULL, 0, &key, &value, 1), CUDA_ERROR_INVALID_VALUE);
+    assert_cu_ok(load(&lib, path, NULL, NULL, 0, NULL, NULL, 0));
+    /* cuLibraryGetGlobal and cuLibraryGetManaged take a NULL dptr or bytes,
+     * "not both" (cuda.h) */
+    PFN_cuLibraryGetManaged_v12000 managed =
+        RAW_FN(PFN_cuLibraryGetManaged_v12000, "cuLibraryGetManaged", 12000);
+    PFN_cuLibraryGetGlobal_v12000 global =
+        RAW_FN(PFN_cuLibraryGetGlobal_v12000, "cuLibraryGetGlobal", 12000);
+    size_t bytes = 0;
+    assert_cu(managed(NULL, NULL, lib, "m"), CUDA_ERROR_INVALID_VALUE);
+    assert_cu(managed(NULL, &bytes, lib, "m"), CUDA_ERROR_NOT_FOUND);
+    assert_cu(global(NULL, NULL, lib, "g"), CUDA_ERROR_INVALID_VALUE);
+    assert_cu_ok(unload(lib));
+    remove_file(path);
+    assert_int_equal(cus_fake_live_handles(CUS_FAKE_HANDLE_ANY), 0);
+}
+
 /* --- failures ----------------------------------------------------------------------------- */
 
 static void test_every_driver_call_can_fail(void **state)
@@ -491,6 +526,7 @@ int main(void)
         ENV_TEST(test_globals),
         ENV_TEST(test_images_for_the_wrong_architecture),
         ENV_TEST(test_load_file_and_options),
+        ENV_TEST(test_load_from_file_refuses_preserved),
         ENV_TEST(test_every_driver_call_can_fail),
         ENV_TEST(test_unload_failure_goes_to_the_handler),
         ENV_TEST(test_out_of_host_memory),

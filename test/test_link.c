@@ -476,6 +476,97 @@ static void test_bad_arguments(void **state)
 }
 
 /* The linker holds its context: any release order. */
+/* A PTX module the fake's linker takes whole (no nvcc needed). */
+static const char tiny_ptx[] = ".version 8.0\n.target sm_90\n.address_size 64\n"
+                               ".visible .entry tiny_kernel()\n{\n\tret;\n}\n";
+static const char broken_ptx[] = ".version 8.0\n.target sm_90\n.address_size 64\nfrobnicate;\n";
+
+/* Writes over the stack below the caller's frame: what a function that
+ * returned left there (an array the driver was given) is gone after. */
+__attribute__((noinline)) static void scribble_stack(void)
+{
+    volatile unsigned char junk[16384];
+    for (size_t i = 0; i < sizeof junk; i++)
+        junk[i] = 0xa5;
+}
+
+/* cuLinkCreate's optionValues hold output options (the log sizes), which the
+ * driver writes during every later call: the array must live until
+ * cuLinkDestroy (cuda.h). cuscope kept it on cuLinkCreate's caller's stack;
+ * the fake, which never wrote the sizes back, could not tell. */
+static void test_driver_link_options_live_with_the_state(void **state)
+{
+    (void)state;
+    cus_autoptr(cus_context) c = new_ctx();
+    cus_link_options o = {.backend = CUS_LINK_BACKEND_DRIVER};
+    cus_autoptr(cus_linker) l = NULL;
+    assert_ok(cus_linker_create(c, &o, &l));
+    scribble_stack();
+    unsigned long misuse = cus_fake_misuse_count();
+    assert_ok(cus_linker_add_data(l, CUS_LINK_INPUT_PTX, tiny_ptx, sizeof tiny_ptx, "tiny"));
+    scribble_stack();
+    assert_ok(cus_linker_complete(l, NULL, NULL));
+    assert_int_equal(cus_fake_misuse_count(), misuse);
+    /* and a failing add, whose error log the driver sizes too */
+    cus_autoptr(cus_linker) l2 = NULL;
+    assert_ok(cus_linker_create(c, &o, &l2));
+    scribble_stack();
+    assert_status(cus_linker_add_data(l2, CUS_LINK_INPUT_PTX, broken_ptx, sizeof broken_ptx,
+                                      "broken"),
+                  CUDA_ERROR_INVALID_PTX);
+    assert_int_equal(cus_fake_misuse_count(), misuse);
+}
+
+/* The fake as the driver: the log sizes written back after each add and
+ * completion; an array that no longer holds its log buffers is misuse. */
+static void test_fake_link_writes_output_options_back(void **state)
+{
+    (void)state;
+    PFN_cuLinkAddData_v6050 add = RAW_FN(PFN_cuLinkAddData_v6050, "cuLinkAddData", 6050);
+    PFN_cuLinkComplete_v5050 complete = RAW_FN(PFN_cuLinkComplete_v5050, "cuLinkComplete", 5050);
+    PFN_cuLinkDestroy_v5050 destroy = RAW_FN(PFN_cuLinkDestroy_v5050, "cuLinkDestroy", 5050);
+    cus_autoptr(cus_context) c = new_ctx();
+    assert_ok(cus_context_push(c));
+    char err[1024], info[1024];
+    CUjit_option keys[5] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
+                            CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
+                            CU_JIT_WALL_TIME};
+    void *values[5] = {err, (void *)(uintptr_t)sizeof err, info,
+                       (void *)(uintptr_t)sizeof info, NULL};
+    CUlinkState st = NULL;
+    assert_cu_ok(RAW_FN(PFN_cuLinkCreate_v6050, "cuLinkCreate", 6050)(5, keys, values, &st));
+    assert_cu(add(st, CU_JIT_INPUT_PTX, (void *)broken_ptx, sizeof broken_ptx, "b", 0, NULL,
+                  NULL),
+              CUDA_ERROR_INVALID_PTX);
+    assert_true(strlen(err) > 0);
+    assert_int_equal((uintptr_t)values[1], strlen(err));
+    assert_cu_ok(add(st, CU_JIT_INPUT_PTX, (void *)tiny_ptx, sizeof tiny_ptx, "t", 0, NULL, NULL));
+    assert_int_equal((uintptr_t)values[1], 0);
+    void *cubin = NULL;
+    size_t size = 0;
+    assert_cu_ok(complete(st, &cubin, &size));
+    assert_int_equal((uintptr_t)values[3], strlen(info));
+    void *again = NULL;
+    assert_cu_ok(complete(st, &again, NULL)); /* sizeOut is optional */
+    assert_ptr_equal(again, cubin);
+    assert_cu(complete(st, NULL, &size), CUDA_ERROR_INVALID_VALUE);
+    assert_ptr_equal(values[0], err);
+    assert_ptr_equal(values[2], info);
+    assert_cu_ok(destroy(st));
+    /* an array reused after cuLinkCreate (as a stack frame that returned
+     * is): caught at the next call, and not written to */
+    assert_cu_ok(RAW_FN(PFN_cuLinkCreate_v6050, "cuLinkCreate", 6050)(5, keys, values, &st));
+    values[0] = values[2] = (void *)(uintptr_t)0xa5a5a5a5a5a5a5a5ull;
+    values[1] = (void *)(uintptr_t)77;
+    unsigned long misuse = cus_fake_misuse_count();
+    assert_cu_ok(add(st, CU_JIT_INPUT_PTX, (void *)tiny_ptx, sizeof tiny_ptx, "t", 0, NULL, NULL));
+    assert_int_equal(cus_fake_misuse_count(), misuse + 1);
+    assert_non_null(strstr(cus_fake_last_misuse(), "optionValues"));
+    assert_int_equal((uintptr_t)values[1], 77);
+    assert_cu_ok(destroy(st));
+    assert_ok(cus_context_pop(NULL));
+}
+
 static void test_linker_keeps_its_context(void **state)
 {
     (void)state;
@@ -508,6 +599,8 @@ int main(void)
         ENV_TEST(test_nvjitlink_absent),
         ENV_TEST(test_bad_arguments),
         ENV_TEST(test_linker_keeps_its_context),
+        ENV_TEST(test_driver_link_options_live_with_the_state),
+        MISUSE_TEST(test_fake_link_writes_output_options_back),
     };
     return cmocka_run_group_tests_name("link", tests, NULL, NULL);
 }

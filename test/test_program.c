@@ -315,6 +315,22 @@ static void test_cubin_and_ltoir(void **state)
     assert_status(cus_program_code(p, (cus_program_target)9, &data, &size),
                   CUS_ERROR_INVALID_ARGUMENT);
     p = cus_program_unref(p);
+
+    /* CUBIN with the caller's virtual -arch: NVRTC makes no cubin
+     * (nvrtcGetCUBINSize answers 0), so there is none, not an empty one,
+     * and the PTX is what loads */
+    const char *virt[] = {"-arch=compute_90"};
+    o = (cus_program_options){.target = CUS_PROGRAM_CUBIN, .options = virt, .noptions = 1,
+                              .no_cache = true};
+    p = compiled(scale_src, &o);
+    assert_status(cus_program_code(p, CUS_PROGRAM_CUBIN, &data, &size), CUDA_ERROR_NOT_FOUND);
+    assert_ok(cus_program_code(p, CUS_PROGRAM_PTX, &data, &size));
+    assert_true(size > 1);
+    m = NULL;
+    assert_ok(cus_program_load(p, c, NULL, &m));
+    assert_int_equal(cus_module_format(m), CUS_IMAGE_PTX);
+    m = cus_module_unref(m);
+    p = cus_program_unref(p);
     c = cus_context_unref(c);
 }
 

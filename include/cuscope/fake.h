@@ -232,9 +232,14 @@ CUS_API const char *cus_fake_last_misuse(void);
  *   - options: the log buffers and CU_JIT_TARGET are honoured (a target
  *     outside 30..1000 is CUDA_ERROR_INVALID_VALUE, an unknown option too);
  *     the rest (optimization, debug, line info, the per-input options) is
- *     accepted and does nothing; CU_JIT_*_LOG_BUFFER_SIZE_BYTES are not
- *     written back; an input whose .target is above the link's is not
- *     refused;
+ *     accepted and does nothing; the output options
+ *     (CU_JIT_*_LOG_BUFFER_SIZE_BYTES: the bytes each log holds, without its
+ *     NUL; CU_JIT_WALL_TIME) are written back into cuLinkCreate's
+ *     optionValues after every add and completion, as the driver documents
+ *     ("optionValues must remain valid for the life of the CUlinkState if
+ *     output options are used"): an array that no longer holds its log
+ *     buffers by then (one that went out of scope) is a misuse; an input
+ *     whose .target is above the link's is not refused;
  *   - context rules: cuLinkCreate needs a current context; the other calls
  *     find the context through the state and need none current (as the
  *     events' calls; test/rules/expected.txt holds the fake's cells until

@@ -76,7 +76,9 @@ CUS_API unsigned int cus_sm_resource_count(const CUdevResource *res);
  * CUdevSmResourceSplit_flags (0 for the default). *ngroups gives the room in
  * groups and receives how many were made (fewer when fewer fit); groups NULL
  * asks only how many would be made (*ngroups receives it). remaining (may be
- * NULL) receives what is left over. res must come from
+ * NULL) receives what is left over; in a query (groups NULL) it is what the
+ * driver simulated, or, where the driver gives only the count (the fake),
+ * a resource of type CU_DEV_RESOURCE_TYPE_INVALID and no SMs. res must come from
  * cus_device_sm_resource or cus_context_sm_resource, not from a split.
  * Errors: CUS_ERROR_INVALID_ARGUMENT for NULL res or ngroups, a resource that
  * is not of SMs, room for 0 groups, and a min_count above the resource's

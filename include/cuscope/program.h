@@ -152,7 +152,9 @@ CUS_API bool cus_program_from_cache(const cus_program *program);
 
 /* The compiled output of a kind: *data (valid as long as the program) and
  *  *size in bytes (PTX's size counts its terminating NUL). PTX is there for
- *  the PTX and CUBIN targets, a cubin for CUBIN, LTO-IR for LTOIR. Errors:
+ *  the PTX and CUBIN targets, a cubin for CUBIN (none when the caller's
+ *  options set a virtual -arch=compute_XX, for which NVRTC makes no cubin:
+ *  cus_program_load then loads the PTX), LTO-IR for LTOIR. Errors:
  *  CUS_ERROR_INVALID_ARGUMENT (a NULL argument, no successful compile yet),
  *  CUDA_ERROR_NOT_FOUND (that output was not made). */
 CUS_API cus_status cus_program_code(const cus_program *program, cus_program_target kind,

@@ -437,21 +437,20 @@ CUresult CUDAAPI fake_cuLibraryLoadFromFile(CUlibrary *library, const char *file
     FAKE_ENTER(cuLibraryLoadFromFile);
     if (!library || !fileName)
         return fake_leave(CUDA_ERROR_INVALID_VALUE);
+    /* cuda.h (CU_LIBRARY_BINARY_IS_PRESERVED): "Specifying this option with
+     * cuLibraryLoadFromFile() is invalid and will return
+     * CUDA_ERROR_INVALID_VALUE." */
+    for (unsigned int i = 0; libraryOptions && i < numLibraryOptions; i++)
+        if (libraryOptions[i] == CU_LIBRARY_BINARY_IS_PRESERVED)
+            return fake_leave(CUDA_ERROR_INVALID_VALUE);
     unsigned char *data = NULL;
     size_t size = 0;
     CUresult r = fake_module_read_file(fileName, &data, &size);
     if (r != CUDA_SUCCESS)
         return fake_leave(r);
-    /* the file's bytes are copied: never preserved */
+    /* the file's bytes are copied (preserving was refused above) */
     r = load_locked(library, data, size + 1, jitOptions, jitOptionsValues, numJitOptions,
                     libraryOptions, libraryOptionValues, numLibraryOptions);
-    if (r == CUDA_SUCCESS && !((struct CUlib_st *)*library)->copy) {
-        /* preserved asked for a file: the driver copies anyway */
-        struct CUlib_st *l = (struct CUlib_st *)*library;
-        l->copy = data;
-        l->image = data;
-        data = NULL;
-    }
     free(data);
     return fake_leave(r);
 }
@@ -686,7 +685,8 @@ CUresult CUDAAPI fake_cuLibraryGetGlobal(CUdeviceptr *dptr, size_t *bytes, CUlib
     CUresult r = library_arg_locked(library, &l);
     if (r != CUDA_SUCCESS)
         return fake_leave(r);
-    if (!name)
+    /* "One of the parameters dptr or bytes (not both) can be NULL" */
+    if (!name || (!dptr && !bytes))
         return fake_leave(CUDA_ERROR_INVALID_VALUE);
     struct CUctx_st *c = NULL;
     r = fake_current_context_locked(&c);
@@ -712,12 +712,12 @@ CUresult CUDAAPI fake_cuLibraryGetManaged(CUdeviceptr *dptr, size_t *bytes, CUli
                                           const char *name)
 {
     FAKE_ENTER(cuLibraryGetManaged);
-    (void)dptr, (void)bytes;
     struct CUlib_st *l = NULL;
     CUresult r = library_arg_locked(library, &l);
     if (r != CUDA_SUCCESS)
         return fake_leave(r);
-    if (!name)
+    /* "One of the parameters dptr or bytes (not both) can be NULL" */
+    if (!name || (!dptr && !bytes))
         return fake_leave(CUDA_ERROR_INVALID_VALUE);
     return fake_leave(CUDA_ERROR_NOT_FOUND); /* no __managed__ variables (see the top) */
 }

@@ -26,6 +26,13 @@ struct CUlinkState_st {
     unsigned target_cc;  /* FAKE_IMAGE_CC: CU_JIT_TARGET, or the device's */
     char *error_log, *info_log; /* the caller's buffers, or NULL */
     size_t error_size, info_size;
+    /* cuLinkCreate's optionValues: the driver writes its output options
+     * (the log sizes, the wall time) there during every later call, so the
+     * caller must keep the array until cuLinkDestroy (cuda.h). -1: absent. */
+    void **option_values;
+    int error_at, info_at;           /* the log buffers' entries */
+    int error_size_at, info_size_at; /* the sizes' (IN, then OUT) */
+    int wall_time_at;
     char **inputs; /* PTX texts, NUL-terminated copies */
     size_t ninputs, capacity;
     unsigned version_major, version_minor; /* the highest .version seen */
@@ -124,6 +131,42 @@ static void log_set(char *buf, size_t size, const char *text)
         snprintf(buf, size, "%s", text);
 }
 
+/* Whether cuLinkCreate's optionValues still hold what they held then (the
+ * log buffers' pointers, which the driver never rewrites): an array that
+ * went out of scope since (a caller's stack) is caught when reused. */
+static bool options_intact_locked(const struct CUlinkState_st *s)
+{
+    if ((s->error_at >= 0 && s->option_values[s->error_at] != s->error_log) ||
+        (s->info_at >= 0 && s->option_values[s->info_at] != s->info_log)) {
+        fake_misuse_locked("link state %p: cuLinkCreate's optionValues array no longer holds "
+                           "its log buffers: with output options (the log sizes) it must stay "
+                           "valid until cuLinkDestroy, as the driver writes it meanwhile",
+                           (const void *)s);
+        return false;
+    }
+    return true;
+}
+
+/* The output options, as the driver writes them after each call that
+ * fills the logs: the bytes each log holds (without its NUL, as
+ * cuModuleLoadDataEx's), the wall time (a float in the pointer's place). */
+static void options_write_back_locked(struct CUlinkState_st *s)
+{
+    if (!s->option_values || !options_intact_locked(s))
+        return;
+    void **v = s->option_values;
+    if (s->error_size_at >= 0)
+        v[s->error_size_at] =
+            (void *)(uintptr_t)(s->error_size ? strnlen(s->error_log, s->error_size) : 0);
+    if (s->info_size_at >= 0)
+        v[s->info_size_at] =
+            (void *)(uintptr_t)(s->info_size ? strnlen(s->info_log, s->info_size) : 0);
+    if (s->wall_time_at >= 0) {
+        float ms = 0.0f;
+        memcpy(&v[s->wall_time_at], &ms, sizeof ms);
+    }
+}
+
 CUresult CUDAAPI fake_cuLinkCreate(unsigned int numOptions, CUjit_option *options,
                                    void **optionValues, CUlinkState *stateOut)
 {
@@ -139,13 +182,15 @@ CUresult CUDAAPI fake_cuLinkCreate(unsigned int numOptions, CUjit_option *option
                                 a[CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR]);
     char *err = NULL, *info = NULL;
     size_t err_size = 0, info_size = 0;
+    int err_at = -1, info_at = -1, err_size_at = -1, info_size_at = -1, wall_at = -1;
     for (unsigned int i = 0; i < numOptions; i++) {
         uintptr_t v = (uintptr_t)optionValues[i];
         switch (options[i]) {
-        case CU_JIT_ERROR_LOG_BUFFER: err = (char *)v; break;
-        case CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES: err_size = v; break;
-        case CU_JIT_INFO_LOG_BUFFER: info = (char *)v; break;
-        case CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES: info_size = v; break;
+        case CU_JIT_ERROR_LOG_BUFFER: err = (char *)v, err_at = (int)i; break;
+        case CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES: err_size = v, err_size_at = (int)i; break;
+        case CU_JIT_INFO_LOG_BUFFER: info = (char *)v, info_at = (int)i; break;
+        case CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES: info_size = v, info_size_at = (int)i; break;
+        case CU_JIT_WALL_TIME: wall_at = (int)i; break;
         case CU_JIT_TARGET:
             /* CU_TARGET_COMPUTE_90 is 90; the arch-specific bits above are
              * not modelled */
@@ -176,6 +221,12 @@ CUresult CUDAAPI fake_cuLinkCreate(unsigned int numOptions, CUjit_option *option
     s->error_size = err ? err_size : 0;
     s->info_log = info;
     s->info_size = info ? info_size : 0;
+    s->option_values = optionValues;
+    s->error_at = err_at;
+    s->info_at = info_at;
+    s->error_size_at = err_size_at;
+    s->info_size_at = info_size_at;
+    s->wall_time_at = wall_at;
     log_set(s->error_log, s->error_size, "");
     log_set(s->info_log, s->info_size, "");
     states[state_count++] = s;
@@ -255,7 +306,9 @@ static CUresult add_locked(CUlinkState state, CUjitInputType type, const char *d
     }
     log_set(s->error_log, s->error_size, "");
     *out = s;
-    return add_ptx_locked(s, data, strnlen(data, size));
+    r = add_ptx_locked(s, data, strnlen(data, size));
+    options_write_back_locked(s);
+    return r;
 }
 
 CUresult CUDAAPI fake_cuLinkAddData(CUlinkState state, CUjitInputType type, void *data,
@@ -378,26 +431,21 @@ static CUresult merge_locked(struct CUlinkState_st *s, char **out, size_t *out_l
     return CUDA_SUCCESS;
 }
 
-CUresult CUDAAPI fake_cuLinkComplete(CUlinkState state, void **cubinOut, size_t *sizeOut)
+/* The completion, once the state is known; the lock is held. */
+static CUresult complete_locked(struct CUlinkState_st *s, void **cubinOut, size_t *sizeOut)
 {
-    FAKE_ENTER(cuLinkComplete);
-    struct CUlinkState_st *s = NULL;
-    CUresult r = state_arg_locked(state, &s);
-    if (r != CUDA_SUCCESS)
-        return fake_leave(r);
-    if (!cubinOut || !sizeOut)
-        return fake_leave(CUDA_ERROR_INVALID_VALUE);
+    CUresult r;
     if (!s->output) {
         /* Nothing to link: not checked on a GPU; nvJitLink 13.0 answers its
          * internal error. */
         if (!s->ninputs) {
             log_set(s->error_log, s->error_size, "error   : no input to link\n");
-            return fake_leave(CUDA_ERROR_INVALID_VALUE);
+            return CUDA_ERROR_INVALID_VALUE;
         }
         char *text = NULL;
         size_t len = 0;
         if ((r = merge_locked(s, &text, &len)) != CUDA_SUCCESS)
-            return fake_leave(r);
+            return r;
         char err[1024] = "";
         fake_image *img = NULL;
         r = fake_image_parse(text, len + 1, s->target_cc, &img, err, sizeof err, s->info_log,
@@ -415,18 +463,33 @@ CUresult CUDAAPI fake_cuLinkComplete(CUlinkState state, void **cubinOut, size_t 
                 snprintf(msg, sizeof msg, "error   : Undefined reference to '%.*s'\n",
                          (int)(q ? q - name : 0), name);
                 log_set(s->error_log, s->error_size, msg);
-                return fake_leave(CUDA_ERROR_UNKNOWN);
+                return CUDA_ERROR_UNKNOWN;
             }
             log_set(s->error_log, s->error_size, err);
-            return fake_leave(r);
+            return r;
         }
         fake_image_free(img);
         s->output = text;
         s->output_size = len + 1;
     }
     *cubinOut = s->output;
-    *sizeOut = s->output_size;
-    return fake_leave(CUDA_SUCCESS);
+    if (sizeOut)
+        *sizeOut = s->output_size;
+    return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI fake_cuLinkComplete(CUlinkState state, void **cubinOut, size_t *sizeOut)
+{
+    FAKE_ENTER(cuLinkComplete);
+    struct CUlinkState_st *s = NULL;
+    CUresult r = state_arg_locked(state, &s);
+    if (r != CUDA_SUCCESS)
+        return fake_leave(r);
+    if (!cubinOut) /* sizeOut is "optional" (cuda.h) */
+        return fake_leave(CUDA_ERROR_INVALID_VALUE);
+    r = complete_locked(s, cubinOut, sizeOut);
+    options_write_back_locked(s);
+    return fake_leave(r);
 }
 
 CUresult CUDAAPI fake_cuLinkDestroy(CUlinkState state)
