@@ -50,6 +50,7 @@ static void library_destroy(cus_library *lib)
     cus_name_table_free_(&lib->kernels, kernel_free);
     free(lib->names);
     free(lib->info_log);
+    free(lib->jit_buffers); /* after the unload: the driver's until then */
     cus_param_counts_free_(lib->param_counts);
     pthread_mutex_destroy(&lib->lock);
     free(lib);
@@ -89,23 +90,29 @@ static cus_status library_load(const void *image, size_t size, const cus_jit_opt
 
     cus_autofree cus_library *lib = cus_calloc_lines_(sizeof *lib);
     bool ptx = format == CUS_IMAGE_PTX;
-    char error_log[CUS_JIT_ERROR_LOG_SIZE_], info_binary[CUS_JIT_INFO_LOG_SIZE_BINARY_];
-    cus_autofree char *info_ptx = ptx ? cus_malloc_(CUS_JIT_INFO_LOG_SIZE_PTX_) : NULL;
-    if (!lib || (ptx && !info_ptx))
-        return cus_fail_(CUS_ERROR_OUT_OF_HOST_MEMORY, function, NULL, "allocating a library");
-    char *info_log = ptx ? info_ptx : info_binary;
     size_t info_size = ptx ? CUS_JIT_INFO_LOG_SIZE_PTX_ : CUS_JIT_INFO_LOG_SIZE_BINARY_;
+    /* The option arrays and the logs they point at outlive this call (the
+     * library keeps them): see jit_buffers. */
+    struct jit_buffers {
+        cus_jit_opts_ o;
+        char error_log[CUS_JIT_ERROR_LOG_SIZE_];
+        char info_log[];
+    };
+    cus_autofree struct jit_buffers *jb = cus_malloc_(sizeof *jb + info_size);
+    if (!lib || !jb)
+        return cus_fail_(CUS_ERROR_OUT_OF_HOST_MEMORY, function, NULL, "allocating a library");
+    char *error_log = jb->error_log, *info_log = jb->info_log;
+    const size_t error_size = sizeof jb->error_log;
     error_log[0] = info_log[0] = 0;
-    cus_jit_opts_ o;
-    CUS_TRY(cus_jit_opts_build_(function, &o, jit, error_log, sizeof error_log, info_log,
-                                info_size));
+    cus_jit_opts_ *o = &jb->o;
+    CUS_TRY(cus_jit_opts_build_(function, o, jit, error_log, error_size, info_log, info_size));
     lib_opts lo;
     lib_opts_build(&lo, options, format);
 
     CUlibrary h = NULL;
-    CUresult r = cus_drv_.cuLibraryLoadData_(&h, image, o.keys, o.values, o.n,
+    CUresult r = cus_drv_.cuLibraryLoadData_(&h, image, o->keys, o->values, o->n,
                                              lo.n ? lo.keys : NULL, lo.n ? lo.values : NULL, lo.n);
-    error_log[sizeof error_log - 1] = info_log[info_size - 1] = 0;
+    error_log[error_size - 1] = info_log[info_size - 1] = 0;
     if (r)
         return cus_jit_load_fail_((cus_status)r, function, "cuLibraryLoadData", format,
                                   error_log);
@@ -122,6 +129,7 @@ static cus_status library_load(const void *image, size_t size, const cus_jit_opt
     atomic_init(&lib->kernels, NULL);
     lib->handle = h;
     lib->format = format;
+    lib->jit_buffers = cus_steal(&jb);
     lib->param_counts = cus_param_counts_read_(
         image, size && format != CUS_IMAGE_FATBIN_WRAPPER ? size : SIZE_MAX);
     *out = cus_steal(&lib);

@@ -34,6 +34,10 @@ struct cus_library {
     const char **names; /* cus_library_kernel_names, filled once */
     unsigned int nnames;
     struct cus_param_counts_ *param_counts; /* from the image; NULL: ask the driver */
+    /* The JIT options and log buffers given to cuLibraryLoadData, kept until
+     * the unload: with lazy loading the driver may compile the library into
+     * a context after the load returned, and write its logs then. */
+    void *jit_buffers;
 };
 
 /* capture.c's keep of a library (CUS_DEFINE_CAPTURE_KEEP in library.c). */

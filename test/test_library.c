@@ -352,7 +352,7 @@ static void test_load_file_and_options(void **state)
 static void test_load_from_file_refuses_preserved(void **state)
 {
     (void)state;
-    PFN_cuLibraryLoadFromFile_v12000 load =
+    PFN_cuLibraryLoadFromFile_v12000 load_file =
         RAW_FN(PFN_cuLibraryLoadFromFile_v12000, "cuLibraryLoadFromFile", 12000);
     PFN_cuLibraryUnload_v12000 unload = RAW_FN(PFN_cuLibraryUnload_v12000, "cuLibraryUnload", 12000);
     int n = 0;
@@ -361,11 +361,11 @@ static void test_load_from_file_refuses_preserved(void **state)
     CUlibraryOption key = CU_LIBRARY_BINARY_IS_PRESERVED;
     void *value = (void *)(uintptr_t)1;
     CUlibrary lib = NULL;
-    assert_cu(load(&lib, path, NULL, NULL, 0, &key, &value, 1), CUDA_ERROR_INVALID_VALUE);
+    assert_cu(load_file(&lib, path, NULL, NULL, 0, &key, &value, 1), CUDA_ERROR_INVALID_VALUE);
     assert_null(lib);
     value = NULL; /* specifying the option at all is what is invalid */
-    assert_cu(load(&lib, path, NULL, NULL, 0, &key, &value, 1), CUDA_ERROR_INVALID_VALUE);
-    assert_cu_ok(load(&lib, path, NULL, NULL, 0, NULL, NULL, 0));
+    assert_cu(load_file(&lib, path, NULL, NULL, 0, &key, &value, 1), CUDA_ERROR_INVALID_VALUE);
+    assert_cu_ok(load_file(&lib, path, NULL, NULL, 0, NULL, NULL, 0));
     /* cuLibraryGetGlobal and cuLibraryGetManaged take a NULL dptr or bytes,
      * "not both" (cuda.h) */
     PFN_cuLibraryGetManaged_v12000 managed =
