@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "graph_set_internal.h"
 #include "internal.h"
 
 /* A 12.3 entry point the loaded driver lacks. */
@@ -566,4 +567,98 @@ CUS_API cus_status cus_graph_instantiate_with_params(cus_graph *graph, unsigned 
                          "instantiating graph %p: %s (node %p)", (void *)graph->handle,
                          instantiate_result_name(p.result_out), (void *)p.hErrNode_out);
     return st;
+}
+
+/* --- changing a node of a graph ------------------------------------------------------------
+ * The packing and checks are graph_nodes.c's (graph_set_internal.h). */
+
+CUS_API cus_status cus_graph_set_kernel_node(cus_graph_node node, cus_function *fn, cus_dim3 grid,
+                                             cus_dim3 block, unsigned int shared_bytes,
+                                             unsigned int nargs, void **args, const size_t *sizes)
+{
+    CUS_API_ENTER();
+    return cus_graph_set_kernel_(node, fn, NULL, grid, block, shared_bytes, nargs, args, sizes,
+                                 false, __func__);
+}
+
+CUS_API cus_status cus_graph_set_library_kernel_node(cus_graph_node node, cus_kernel *k,
+                                                     cus_dim3 grid, cus_dim3 block,
+                                                     unsigned int shared_bytes,
+                                                     unsigned int nargs, void **args,
+                                                     const size_t *sizes)
+{
+    CUS_API_ENTER();
+    return cus_graph_set_kernel_(node, NULL, k, grid, block, shared_bytes, nargs, args, sizes,
+                                 false, __func__);
+}
+
+/* The macro's entries drop the notes whatever happens (also when refused
+ * in a host function, before the frame), as graph_nodes.c's do. */
+#define SET_MACRO_ENTER(name)                                                  \
+    do {                                                                       \
+        if (CUS_UNLIKELY(cus_in_host_fn_ || cus_is_forked_()))                 \
+            cus_graph_notes_drop_();                                           \
+    } while (0);                                                               \
+    CUS_API_ENTER_AS(name)
+
+CUS_API cus_status cus_graph_set_kernel_site_(cus_graph_node node, cus_function *fn,
+                                              cus_dim3 grid, cus_dim3 block,
+                                              unsigned int shared_bytes, unsigned int nargs,
+                                              void **args, const size_t *sizes)
+{
+    SET_MACRO_ENTER("cus_graph_set_kernel");
+    return cus_graph_set_kernel_(node, fn, NULL, grid, block, shared_bytes, nargs, args, sizes,
+                                 true, "cus_graph_set_kernel");
+}
+
+CUS_API cus_status cus_graph_set_library_kernel_site_(cus_graph_node node, cus_kernel *k,
+                                                      cus_dim3 grid, cus_dim3 block,
+                                                      unsigned int shared_bytes,
+                                                      unsigned int nargs, void **args,
+                                                      const size_t *sizes)
+{
+    SET_MACRO_ENTER("cus_graph_set_kernel");
+    return cus_graph_set_kernel_(node, NULL, k, grid, block, shared_bytes, nargs, args, sizes,
+                                 true, "cus_graph_set_kernel");
+}
+
+CUS_API cus_status cus_graph_set_event_record(cus_graph_node node, cus_event *event)
+{
+    CUS_API_ENTER();
+    return cus_graph_set_event_(node, event, true, __func__);
+}
+
+CUS_API cus_status cus_graph_set_event_wait(cus_graph_node node, cus_event *event)
+{
+    CUS_API_ENTER();
+    return cus_graph_set_event_(node, event, false, __func__);
+}
+
+CUS_API cus_status cus_graph_set_host_fn(cus_graph_node node, cus_host_fn fn, void *user_data)
+{
+    CUS_API_ENTER();
+    return cus_graph_set_host_fn_(node, fn, user_data, __func__);
+}
+
+CUS_API cus_status cus_graph_set_fill_u32(cus_graph_node node, cus_buffer *buf, size_t offset,
+                                          uint32_t value, size_t count)
+{
+    CUS_API_ENTER();
+    return cus_graph_set_fill_(node, buf, offset, value, 4, count, __func__);
+}
+
+CUS_API cus_status cus_graph_set_copy_to_device(cus_graph_node node, cus_buffer *dst,
+                                                size_t dst_offset, const void *src, size_t bytes)
+{
+    CUS_API_ENTER();
+    CUS_CHECK_ARG(dst && src);
+    return cus_graph_set_copy_(node, dst, dst_offset, src, NULL, 0, NULL, bytes, __func__);
+}
+
+CUS_API cus_status cus_graph_set_copy_to_host(cus_graph_node node, void *dst, cus_buffer *src,
+                                              size_t src_offset, size_t bytes)
+{
+    CUS_API_ENTER();
+    CUS_CHECK_ARG(dst && src);
+    return cus_graph_set_copy_(node, NULL, 0, NULL, src, src_offset, dst, bytes, __func__);
 }

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "graph_set_internal.h"
 #include "library_internal.h"
 
 /* Defined beside the texture (texture.c). */
@@ -1042,4 +1043,151 @@ CUS_API cus_status cus_graph_exec_set_node_enabled(cus_graph_exec *exec, cus_gra
     enabled_set s = {node.handle, enabled};
     return cus_graph_exec_node_update_(exec, node, NULL, -1, "cuGraphNodeSetEnabled",
                                        set_enabled_call, &s, __func__);
+}
+
+/* --- per-node changes of a graph (graph_inspect.c's cus_graph_set_*) ------------------------ */
+
+typedef CUresult (*node_set_fn)(CUgraphNode node, const void *arg);
+
+/* The common path: the node checked, the graph idle, room for k, the
+ * driver call with the graph's context current, then k kept. What the
+ * node used before stays kept (another node may use it, executable graphs
+ * made before still replay it). */
+static cus_status node_set(cus_graph_node node, const keep_items *k, const char *call,
+                           node_set_fn set, const void *arg, const char *function)
+{
+    cus_graph *g = (cus_graph *)node.graph;
+    cus_graph *root = cus_graph_root_(g);
+    CUS_LOCK_SCOPE(&root->lock);
+    CUS_TRY(cus_graph_idle_locked_(root, function));
+    CUS_TRY(keep_reserve_locked(root, k ? k->n : 0, function));
+    CUS_IN_CONTEXT_AS(function, g->ctx, call, set(node.handle, arg));
+    if (k)
+        keep_commit_locked(root, k);
+    return CUS_SUCCESS;
+}
+
+/* The checks every change starts with: a node with its graph, the
+ * context's poison. */
+static cus_status node_set_check(cus_graph_node node, const char *function)
+{
+    if (!node.handle || !node.graph)
+        return cus_fail_(CUS_ERROR_INVALID_ARGUMENT, function, NULL, "invalid argument: %s",
+                         node.handle ? "a node without its graph" : "no node");
+    const cus_context *ctx = node.graph->ctx;
+    if (atomic_load_explicit(&ctx->poison, memory_order_relaxed))
+        return cus_context_poisoned_fail_(ctx, function);
+    return CUS_SUCCESS;
+}
+
+void cus_graph_notes_drop_(void)
+{
+    nnotes = 0;
+}
+
+static CUresult node_kernel_call(CUgraphNode node, const void *arg)
+{
+    return cus_drv_.cuGraphKernelNodeSetParams_(node, arg);
+}
+
+cus_status cus_graph_set_kernel_(cus_graph_node node, cus_function *fn, cus_kernel *k,
+                                 cus_dim3 grid, cus_dim3 block, unsigned int shared_bytes,
+                                 unsigned int nargs, void **args, const size_t *sizes, bool taken,
+                                 const char *function)
+{
+    cus_status st = node_set_check(node, function);
+    if (st) {
+        nnotes = 0;
+        return st;
+    }
+    keep_items kk;
+    CUDA_KERNEL_NODE_PARAMS p;
+    CUS_TRY(kernel_prepare(node.graph->ctx->handle, (kernel_ref){fn, k}, grid, block,
+                           shared_bytes, nargs, args, sizes, taken, &kk, &p, function));
+    return node_set(node, &kk, "cuGraphKernelNodeSetParams", node_kernel_call, &p, function);
+}
+
+static CUresult node_copy_call(CUgraphNode node, const void *arg)
+{
+    const copy_arg *a = arg;
+    return cus_drv_.cuGraphMemcpyNodeSetParams_(node, &a->p);
+}
+
+cus_status cus_graph_set_copy_(cus_graph_node node, cus_buffer *dst, size_t dst_offset,
+                               const void *host_src, cus_buffer *src, size_t src_offset,
+                               void *host_dst, size_t bytes, const char *function)
+{
+    CUS_TRY(node_set_check(node, function));
+    keep_items k;
+    copy_arg a;
+    CUS_TRY(copy_prepare(node.graph->ctx->handle, dst, dst_offset, host_src, src, src_offset,
+                         host_dst, bytes, &k, &a, function));
+    return node_set(node, &k, "cuGraphMemcpyNodeSetParams", node_copy_call, &a, function);
+}
+
+static CUresult node_memset_call(CUgraphNode node, const void *arg)
+{
+    const memset_arg *a = arg;
+    return cus_drv_.cuGraphMemsetNodeSetParams_(node, &a->p);
+}
+
+cus_status cus_graph_set_fill_(cus_graph_node node, cus_buffer *buf, size_t offset,
+                               unsigned int value, unsigned int width, size_t count,
+                               const char *function)
+{
+    CUS_TRY(node_set_check(node, function));
+    keep_items k;
+    memset_arg a;
+    CUS_TRY(fill_prepare(node.graph->ctx->handle, buf, offset, value, width, count, &k, &a,
+                         function));
+    return node_set(node, &k, "cuGraphMemsetNodeSetParams", node_memset_call, &a, function);
+}
+
+static CUresult node_host_call(CUgraphNode node, const void *arg)
+{
+    CUDA_HOST_NODE_PARAMS p = {host_trampoline, (void *)arg};
+    return cus_drv_.cuGraphHostNodeSetParams_(node, &p);
+}
+
+cus_status cus_graph_set_host_fn_(cus_graph_node node, cus_host_fn fn, void *user_data,
+                                  const char *function)
+{
+    CUS_TRY(node_set_check(node, function));
+    if (!fn)
+        return cus_fail_(CUS_ERROR_INVALID_ARGUMENT, function, NULL, "invalid argument: fn");
+    cus_autofree host_record *rec = cus_malloc_(sizeof *rec);
+    if (!rec)
+        return cus_fail_(CUS_ERROR_OUT_OF_HOST_MEMORY, function, NULL,
+                         "allocating a host function record");
+    rec->fn = fn;
+    rec->user_data = user_data;
+    keep_items k = {.n = 1};
+    k.items[0] = (cus_keep_item_){rec, NULL, ref_identity, free};
+    CUS_TRY(node_set(node, &k, "cuGraphHostNodeSetParams", node_host_call, rec, function));
+    rec = NULL; /* the graph's */
+    return CUS_SUCCESS;
+}
+
+static CUresult node_record_call(CUgraphNode node, const void *arg)
+{
+    return cus_drv_.cuGraphEventRecordNodeSetEvent_(node, (CUevent)arg);
+}
+
+static CUresult node_wait_call(CUgraphNode node, const void *arg)
+{
+    return cus_drv_.cuGraphEventWaitNodeSetEvent_(node, (CUevent)arg);
+}
+
+cus_status cus_graph_set_event_(cus_graph_node node, cus_event *event, bool record,
+                                const char *function)
+{
+    CUS_TRY(node_set_check(node, function));
+    if (!event)
+        return cus_fail_(CUS_ERROR_INVALID_ARGUMENT, function, NULL, "invalid argument: event");
+    CUS_TRY(same_context(node.graph->ctx->handle, event->ctx, "event", function));
+    keep_items k = {.n = 1};
+    k.items[0] = cus_capture_item_event_(event);
+    return node_set(node, &k,
+                    record ? "cuGraphEventRecordNodeSetEvent" : "cuGraphEventWaitNodeSetEvent",
+                    record ? node_record_call : node_wait_call, event->handle, function);
 }

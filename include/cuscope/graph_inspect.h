@@ -44,6 +44,7 @@
 #include <cuda.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "event.h"
 #include "graph.h"
@@ -130,6 +131,91 @@ CUS_API cus_status cus_graph_clone(cus_graph *graph, cus_graph **out);
  * graph, or added after the clone, is the driver's CUDA_ERROR_INVALID_VALUE. */
 CUS_API cus_status cus_graph_node_in_clone(cus_graph *clone, cus_graph_node original,
                                            cus_graph_node *out);
+
+/* --- changing a node of a graph -----------------------------------------------------------
+ * The cus_graph_set_* functions change a node of a graph that is not
+ * instantiated yet, or whose executable graphs are to keep the old
+ * parameters: executable graphs made before are not changed (update them with
+ * cus_graph_exec_set_* or cus_graph_exec_update). Each checks its arguments
+ * as the matching add of cuscope/graph_nodes.h does (kernel arguments
+ * against the kernel's layout, copies and fills bounds-checked,
+ * CUS_ERROR_OUT_OF_RANGE; a buffer, function or event of another context
+ * than the graph's is CUS_ERROR_CONTEXT_MISMATCH), makes the graph's context
+ * current for the driver call, and refuses a graph being captured into
+ * (CUS_ERROR_INVALID_ARGUMENT). A node of another type is the driver's
+ * CUDA_ERROR_INVALID_VALUE. The graph keeps alive what the new parameters
+ * name (room made before the driver call, kept on its success); what the
+ * node used before stays kept until the graph dies (conservative, as for
+ * cus_graph_destroy_node: another node, or an executable graph made before,
+ * may still use it). Errors also: CUS_ERROR_OUT_OF_HOST_MEMORY. */
+
+#ifndef __cplusplus
+/* Sets a kernel node's kernel, launch shape and arguments
+ * (cuGraphKernelNodeSetParams), as cus_graph_add_kernel adds one:
+ * cus_graph_set_kernel(node, fn, grid, block, shared_bytes, args...). fn is
+ * a cus_function * or a cus_kernel * (run in the graph's context); the
+ * graph keeps its module (or library) and the cus_buffer * and
+ * cus_texture * arguments. Returns the cus_status. C only (C++: the _node
+ * functions). */
+#define cus_graph_set_kernel(node, fn, grid, block, ...)                       \
+    _Generic((fn), cus_kernel *: cus_graph_set_library_kernel_site_,           \
+             default: cus_graph_set_kernel_site_)((node), (fn), CUS_DIM_(grid), CUS_DIM_(block), \
+                                                  CUS_GRAPH_PACK_(__VA_ARGS__))
+#endif
+
+/* The same without the macro: args[i] points at argument i, sizes[i] is its
+ * size (NULL: unchecked); buffers named by arguments are not kept. */
+CUS_API cus_status cus_graph_set_kernel_node(cus_graph_node node, cus_function *fn, cus_dim3 grid,
+                                             cus_dim3 block, unsigned int shared_bytes,
+                                             unsigned int nargs, void **args,
+                                             const size_t *sizes);
+
+/* The same for a library kernel; the graph keeps k's library. */
+CUS_API cus_status cus_graph_set_library_kernel_node(cus_graph_node node, cus_kernel *k,
+                                                     cus_dim3 grid, cus_dim3 block,
+                                                     unsigned int shared_bytes,
+                                                     unsigned int nargs, void **args,
+                                                     const size_t *sizes);
+
+/* The event an event record node records (cuGraphEventRecordNodeSetEvent);
+ * event is kept alive. */
+CUS_API cus_status cus_graph_set_event_record(cus_graph_node node, cus_event *event);
+
+/* The event an event wait node waits for (cuGraphEventWaitNodeSetEvent). */
+CUS_API cus_status cus_graph_set_event_wait(cus_graph_node node, cus_event *event);
+
+/* The function of a host function node (cuGraphHostNodeSetParams): fn (not
+ * NULL) with user_data, with the rules of cus_graph_add_host_fn; the new
+ * record is the graph's. */
+CUS_API cus_status cus_graph_set_host_fn(cus_graph_node node, cus_host_fn fn, void *user_data);
+
+/* A memset node's fill (cuGraphMemsetNodeSetParams): count 4-byte elements
+ * of value at offset of buf (offset aligned to 4), as cus_graph_add_fill_u32
+ * checks it; the driver refuses other kinds of memory than the node's. */
+CUS_API cus_status cus_graph_set_fill_u32(cus_graph_node node, cus_buffer *buf, size_t offset,
+                                          uint32_t value, size_t count);
+
+/* A copy node's copy (cuGraphMemcpyNodeSetParams, 1-D): bytes from host
+ * memory src into dst at dst_offset, as cus_graph_add_copy_to_device checks
+ * it; src must stay valid while the graph may replay. */
+CUS_API cus_status cus_graph_set_copy_to_device(cus_graph_node node, cus_buffer *dst,
+                                                size_t dst_offset, const void *src, size_t bytes);
+
+/* The same from src at src_offset into host memory dst. */
+CUS_API cus_status cus_graph_set_copy_to_host(cus_graph_node node, void *dst, cus_buffer *src,
+                                              size_t src_offset, size_t bytes);
+
+/* The macro's entry points. Not for direct use. */
+CUS_API cus_status cus_graph_set_kernel_site_(cus_graph_node node, cus_function *fn,
+                                              cus_dim3 grid, cus_dim3 block,
+                                              unsigned int shared_bytes, unsigned int nargs,
+                                              void **args, const size_t *sizes);
+/* The library kernel's. Not for direct use. */
+CUS_API cus_status cus_graph_set_library_kernel_site_(cus_graph_node node, cus_kernel *k,
+                                                      cus_dim3 grid, cus_dim3 block,
+                                                      unsigned int shared_bytes,
+                                                      unsigned int nargs, void **args,
+                                                      const size_t *sizes);
 
 /* --- per-node updates of executable graphs ---------------------------------------------------
  * As cuscope/graph_nodes.h's cus_graph_exec_set_* functions: node is a node

@@ -261,4 +261,10 @@
     X(cuGraphExecEventWaitNodeSetEvent, cuGraphExecEventWaitNodeSetEvent, 11010, REQUIRED) \
     X(cuGraphExecHostNodeSetParams, cuGraphExecHostNodeSetParams, 10020, REQUIRED) \
     X(cuGraphExecChildGraphNodeSetParams, cuGraphExecChildGraphNodeSetParams, 11010, REQUIRED) \
+    X(cuGraphKernelNodeSetParams, cuGraphKernelNodeSetParams, 12000, REQUIRED) \
+    X(cuGraphMemcpyNodeSetParams, cuGraphMemcpyNodeSetParams, 10000, REQUIRED) \
+    X(cuGraphMemsetNodeSetParams, cuGraphMemsetNodeSetParams, 10000, REQUIRED) \
+    X(cuGraphHostNodeSetParams, cuGraphHostNodeSetParams, 10000, REQUIRED)     \
+    X(cuGraphEventRecordNodeSetEvent, cuGraphEventRecordNodeSetEvent, 11010, REQUIRED) \
+    X(cuGraphEventWaitNodeSetEvent, cuGraphEventWaitNodeSetEvent, 11010, REQUIRED) \
     X(cuGraphInstantiateWithParams, cuGraphInstantiateWithParams, 12000, REQUIRED)

@@ -249,7 +249,14 @@ enum { FAKE_UNCOUNTED = 1, FAKE_BEFORE_INIT = 2, FAKE_CAPTURE_UNSAFE = 4 };
     X(cuGraphExecKernelNodeSetParams, 12000, cuGraphExecKernelNodeSetParams_v2, 0) \
     X(cuGraphExecMemcpyNodeSetParams, 10020, cuGraphExecMemcpyNodeSetParams, 0) \
     X(cuGraphExecMemsetNodeSetParams, 10020, cuGraphExecMemsetNodeSetParams, 0) \
-    X(cuGraphNodeSetEnabled, 11060, cuGraphNodeSetEnabled, 0)
+    X(cuGraphNodeSetEnabled, 11060, cuGraphNodeSetEnabled, 0)                  \
+    X(cuGraphKernelNodeSetParams, 10000, cuGraphKernelNodeSetParams, 0)        \
+    X(cuGraphKernelNodeSetParams, 12000, cuGraphKernelNodeSetParams_v2, 0)     \
+    X(cuGraphMemcpyNodeSetParams, 10000, cuGraphMemcpyNodeSetParams, 0)        \
+    X(cuGraphMemsetNodeSetParams, 10000, cuGraphMemsetNodeSetParams, 0)        \
+    X(cuGraphHostNodeSetParams, 10000, cuGraphHostNodeSetParams, 0)            \
+    X(cuGraphEventRecordNodeSetEvent, 11010, cuGraphEventRecordNodeSetEvent, 0) \
+    X(cuGraphEventWaitNodeSetEvent, 11010, cuGraphEventWaitNodeSetEvent, 0)
 #if CUDA_VERSION >= 12030
 #define FAKE_ENTRIES_GRAPH_NODES_12030_(X)                                     \
     X(cuGraphAddDependencies, 12030, cuGraphAddDependencies_v2, 0)

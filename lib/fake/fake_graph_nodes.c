@@ -989,3 +989,152 @@ CUresult fake_graph_exec_node_locked(CUgraphExec he, CUgraphNode hn, CUgraphNode
 {
     return exec_node_locked(he, hn, type, xo, out);
 }
+
+/* --- per-node changes of a graph ----------------------------------------------------------------
+ * cuGraph{Kernel,Memcpy,Memset,Host}NodeSetParams and
+ * cuGraphEvent{Record,Wait}NodeSetEvent. Documented (cuda.h): they change
+ * the node of the graph; executable graphs made before keep what they were
+ * instantiated with (they get a copy of the old nodes first). A node of
+ * another type is CUDA_ERROR_INVALID_VALUE. The fake chose (say so in
+ * reports): a node of an executable graph's copy is CUDA_ERROR_INVALID_VALUE
+ * (misuse), a graph being captured into is CUDA_ERROR_ILLEGAL_STATE, as the
+ * other edits; a copy node's new operands are checked in the current
+ * context (cuGraphMemcpyNodeSetParams takes none; cuscope makes the graph's
+ * current). */
+
+/* The graph node hn of type, its executable graphs detached. */
+static CUresult graph_node_set_locked(CUgraphNode hn, CUgraphNodeType type,
+                                      struct CUgraphNode_st **out)
+{
+    struct CUgraphNode_st *n = NULL;
+    CUresult r = node_arg_locked(hn, &n);
+    if (r != CUDA_SUCCESS)
+        return r;
+    struct CUgraph_st *g = NULL;
+    for (size_t i = 0; i < fake_graph_graph_count && !g; i++)
+        if (fake_graph_graphs[i]->h.state == FAKE_LIVE && fake_graph_graphs[i]->body == n->body)
+            g = fake_graph_graphs[i];
+    if (!g) {
+        fake_misuse_locked("graph node 0x%" PRIxPTR " is no graph's (an executable graph's copy?)",
+                           (uintptr_t)hn);
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    if (fake_graph_node_type(n) != type)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (g->capture)
+        return CUDA_ERROR_ILLEGAL_STATE;
+    r = detach_execs_locked(g);
+    if (r != CUDA_SUCCESS)
+        return r;
+    *out = n;
+    return CUDA_SUCCESS;
+}
+
+static CUresult set_kernel_locked(CUgraphNode hn, const CUDA_KERNEL_NODE_PARAMS_v2 *p)
+{
+    if (!p)
+        return CUDA_ERROR_INVALID_VALUE;
+    struct CUgraphNode_st *n = NULL;
+    fake_launch_exec *l = NULL;
+    CUresult r = fake_module_node_launch_locked(p, &l);
+    if (r != CUDA_SUCCESS)
+        return r;
+    r = graph_node_set_locked(hn, CU_GRAPH_NODE_TYPE_KERNEL, &n);
+    if (r != CUDA_SUCCESS) {
+        fake_module_launch_free(l);
+        return r;
+    }
+    fake_module_launch_free(n->u.launch.exec);
+    n->u.launch.exec = l;
+    return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI fake_cuGraphKernelNodeSetParams(CUgraphNode hNode,
+                                                 const CUDA_KERNEL_NODE_PARAMS_v1 *nodeParams)
+{
+    FAKE_ENTER(cuGraphKernelNodeSetParams);
+    CUDA_KERNEL_NODE_PARAMS_v2 q;
+    if (nodeParams)
+        q = params_v2(nodeParams);
+    return fake_leave(set_kernel_locked(hNode, nodeParams ? &q : NULL));
+}
+
+CUresult CUDAAPI fake_cuGraphKernelNodeSetParams_v2(CUgraphNode hNode,
+                                                    const CUDA_KERNEL_NODE_PARAMS_v2 *nodeParams)
+{
+    FAKE_ENTER(cuGraphKernelNodeSetParams_v2);
+    return fake_leave(set_kernel_locked(hNode, nodeParams));
+}
+
+CUresult CUDAAPI fake_cuGraphMemcpyNodeSetParams(CUgraphNode hNode, const CUDA_MEMCPY3D *nodeParams)
+{
+    FAKE_ENTER(cuGraphMemcpyNodeSetParams);
+    struct CUctx_st *c = NULL;
+    union fake_op_payload u;
+    CUresult r = node_context_locked(NULL, &c);
+    if (r == CUDA_SUCCESS)
+        r = copy_payload_locked(nodeParams, c, &u);
+    struct CUgraphNode_st *n = NULL;
+    if (r == CUDA_SUCCESS)
+        r = graph_node_set_locked(hNode, CU_GRAPH_NODE_TYPE_MEMCPY, &n);
+    if (r != CUDA_SUCCESS)
+        return fake_leave(r);
+    n->u = u;
+    return fake_leave(CUDA_SUCCESS);
+}
+
+CUresult CUDAAPI fake_cuGraphMemsetNodeSetParams(CUgraphNode hNode,
+                                                 const CUDA_MEMSET_NODE_PARAMS *nodeParams)
+{
+    FAKE_ENTER(cuGraphMemsetNodeSetParams);
+    union fake_op_payload u;
+    CUresult r = memset_payload_locked(nodeParams, &u);
+    struct CUgraphNode_st *n = NULL;
+    if (r == CUDA_SUCCESS)
+        r = graph_node_set_locked(hNode, CU_GRAPH_NODE_TYPE_MEMSET, &n);
+    if (r != CUDA_SUCCESS)
+        return fake_leave(r);
+    n->u = u;
+    return fake_leave(CUDA_SUCCESS);
+}
+
+CUresult CUDAAPI fake_cuGraphHostNodeSetParams(CUgraphNode hNode,
+                                               const CUDA_HOST_NODE_PARAMS *nodeParams)
+{
+    FAKE_ENTER(cuGraphHostNodeSetParams);
+    if (!nodeParams || !nodeParams->fn)
+        return fake_leave(CUDA_ERROR_INVALID_VALUE);
+    struct CUgraphNode_st *n = NULL;
+    CUresult r = graph_node_set_locked(hNode, CU_GRAPH_NODE_TYPE_HOST, &n);
+    if (r != CUDA_SUCCESS)
+        return fake_leave(r);
+    n->u.host.fn = nodeParams->fn;
+    n->u.host.user_data = nodeParams->userData;
+    return fake_leave(CUDA_SUCCESS);
+}
+
+static CUresult set_node_event_locked(CUgraphNode hn, CUevent hev, CUgraphNodeType type)
+{
+    struct CUevent_st *e = NULL;
+    CUresult r = fake_event_arg_locked(hev, &e);
+    if (r != CUDA_SUCCESS)
+        return r;
+    struct CUgraphNode_st *n = NULL;
+    r = graph_node_set_locked(hn, type, &n);
+    if (r != CUDA_SUCCESS)
+        return r;
+    n->u.record.event = e;
+    return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI fake_cuGraphEventRecordNodeSetEvent(CUgraphNode hNode, CUevent event)
+{
+    FAKE_ENTER(cuGraphEventRecordNodeSetEvent);
+    return fake_leave(set_node_event_locked(hNode, event, CU_GRAPH_NODE_TYPE_EVENT_RECORD));
+}
+
+CUresult CUDAAPI fake_cuGraphEventWaitNodeSetEvent(CUgraphNode hNode, CUevent event)
+{
+    FAKE_ENTER(cuGraphEventWaitNodeSetEvent);
+    return fake_leave(set_node_event_locked(hNode, event, CU_GRAPH_NODE_TYPE_WAIT_EVENT));
+}
