@@ -52,11 +52,11 @@ static void test_set_kernel(void **state)
     assert_ok(cus_graph_exec_launch(old, s)); /* y = 1 * 1 + 0 */
     assert_ok(cus_stream_synchronize(s));
     assert_ok(cus_copy_to_host(out, y, 0, sizeof out));
-    assert_true(out[0] == 1.0f && out[G_N - 1] == 1.0f);
+    assert_true(out[0] == 1.0f && out[31] == 1.0f && out[G_N - 1] == 0.0f);
     assert_ok(cus_graph_exec_launch(now, s)); /* y = 2 * 3 + 1 */
     assert_ok(cus_stream_synchronize(s));
     assert_ok(cus_copy_to_host(out, y, 0, sizeof out));
-    assert_true(out[0] == 7.0f && out[G_N - 1] == 7.0f);
+    assert_true(out[0] == 7.0f && out[31] == 7.0f && out[G_N - 1] == 0.0f);
     /* Without the macro. */
     float a = 1.0f;
     CUdeviceptr px = cus_buffer_ptr(x), py = cus_buffer_ptr(y);
