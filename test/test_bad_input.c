@@ -1674,6 +1674,46 @@ static int nc_cus_graph_exec_set_child(void)
 {
     return cus_graph_exec_set_child(NULL, no_node_, NULL);
 }
+static int nc_cus_graph_set_kernel_node(void)
+{
+    return cus_graph_set_kernel_node(no_node_, NULL, one3_, one3_, 1, 1, NULL, NULL);
+}
+static int nc_cus_graph_set_library_kernel_node(void)
+{
+    return cus_graph_set_library_kernel_node(no_node_, NULL, one3_, one3_, 1, 1, NULL, NULL);
+}
+static int nc_cus_graph_set_kernel_site_(void)
+{
+    return cus_graph_set_kernel_site_(no_node_, NULL, one3_, one3_, 1, 1, NULL, NULL);
+}
+static int nc_cus_graph_set_library_kernel_site_(void)
+{
+    return cus_graph_set_library_kernel_site_(no_node_, NULL, one3_, one3_, 1, 1, NULL, NULL);
+}
+static int nc_cus_graph_set_event_record(void)
+{
+    return cus_graph_set_event_record(no_node_, NULL);
+}
+static int nc_cus_graph_set_event_wait(void)
+{
+    return cus_graph_set_event_wait(no_node_, NULL);
+}
+static int nc_cus_graph_set_host_fn(void)
+{
+    return cus_graph_set_host_fn(no_node_, NULL, NULL);
+}
+static int nc_cus_graph_set_fill_u32(void)
+{
+    return cus_graph_set_fill_u32(no_node_, NULL, 1, 1, 1);
+}
+static int nc_cus_graph_set_copy_to_device(void)
+{
+    return cus_graph_set_copy_to_device(no_node_, NULL, 1, NULL, 1);
+}
+static int nc_cus_graph_set_copy_to_host(void)
+{
+    return cus_graph_set_copy_to_host(no_node_, NULL, NULL, 1, 1);
+}
 static int nc_cus_graph_instantiate_with_params(void)
 {
     return cus_graph_instantiate_with_params(NULL, 0, NULL, NULL, NULL);
@@ -2100,6 +2140,16 @@ static const null_entry null_entries[] = {
     {"graph_inspect.h", "cus_graph_exec_set_event_record", nc_cus_graph_exec_set_event_record, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
     {"graph_inspect.h", "cus_graph_exec_set_event_wait", nc_cus_graph_exec_set_event_wait, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
     {"graph_inspect.h", "cus_graph_exec_set_host_fn", nc_cus_graph_exec_set_host_fn, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"graph_inspect.h", "cus_graph_set_kernel_node", nc_cus_graph_set_kernel_node, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"graph_inspect.h", "cus_graph_set_library_kernel_node", nc_cus_graph_set_library_kernel_node, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"graph_inspect.h", "cus_graph_set_kernel_site_", nc_cus_graph_set_kernel_site_, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"graph_inspect.h", "cus_graph_set_library_kernel_site_", nc_cus_graph_set_library_kernel_site_, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"graph_inspect.h", "cus_graph_set_event_record", nc_cus_graph_set_event_record, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"graph_inspect.h", "cus_graph_set_event_wait", nc_cus_graph_set_event_wait, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"graph_inspect.h", "cus_graph_set_host_fn", nc_cus_graph_set_host_fn, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"graph_inspect.h", "cus_graph_set_fill_u32", nc_cus_graph_set_fill_u32, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"graph_inspect.h", "cus_graph_set_copy_to_device", nc_cus_graph_set_copy_to_device, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"graph_inspect.h", "cus_graph_set_copy_to_host", nc_cus_graph_set_copy_to_host, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
     {"graph_inspect.h", "cus_graph_exec_set_child", nc_cus_graph_exec_set_child, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
     {"graph_inspect.h", "cus_graph_instantiate_with_params", nc_cus_graph_instantiate_with_params, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
     {"graph_capture.h", "cus_capture_begin_to_graph", nc_cus_capture_begin_to_graph, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, "the guard's status"},

@@ -168,6 +168,24 @@ static cus_status c_graph_exec_set_child(world *w)
     return cus_graph_exec_set_child(x.e, x.sub, child2);
 }
 
+static cus_status c_graph_set_event_record(world *w)
+{
+    WITH_GRAPH(w, x, false);
+    return cus_graph_set_event_record(x.rec, w->event2);
+}
+
+static cus_status c_graph_set_event_wait(world *w)
+{
+    WITH_GRAPH(w, x, false);
+    return cus_graph_set_event_wait(x.wait, w->event2);
+}
+
+static cus_status c_graph_set_host_fn(world *w)
+{
+    WITH_GRAPH(w, x, false);
+    return cus_graph_set_host_fn(x.host, host_noop, w);
+}
+
 static cus_status c_graph_instantiate_with_params(world *w)
 {
     cus_autoptr(cus_graph_exec) e = NULL;
@@ -202,5 +220,8 @@ const every_call every_calls_graph_inspect[] = {
     {"cus_graph_exec_set_host_fn", c_graph_exec_set_host_fn, 0, NULL, NULL},
     {"cus_graph_exec_set_child", c_graph_exec_set_child, 0, NULL, NULL},
     {"cus_graph_instantiate_with_params", c_graph_instantiate_with_params, 0, NULL, NULL},
+    {"cus_graph_set_event_record", c_graph_set_event_record, 0, NULL, NULL},
+    {"cus_graph_set_event_wait", c_graph_set_event_wait, 0, NULL, NULL},
+    {"cus_graph_set_host_fn", c_graph_set_host_fn, 0, NULL, NULL},
     {NULL, NULL, 0, NULL, NULL},
 };

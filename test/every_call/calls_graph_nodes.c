@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cuscope/graph_inspect.h>
 #include <cuscope/graph_nodes.h>
 
 #include "every_call.h"
@@ -256,6 +257,57 @@ static cus_status c_graph_exec_set_node_enabled(world *w)
     return cus_graph_exec_set_node_enabled(x.e, x.kernel, false);
 }
 
+/* graph_inspect.h's changes of a node of the graph (not the executable graph). */
+static cus_status c_graph_set_kernel_node(world *w)
+{
+    WITH_EXEC(w, x);
+    CUdeviceptr p = cus_buffer_ptr(w->buf2);
+    unsigned int n = 8;
+    void *args[] = {&p, &n};
+    const size_t sizes[] = {8, 4};
+    return cus_graph_set_kernel_node(x.kernel, w->add, CUS_DIM3(1, 1, 1), CUS_DIM3(1, 1, 1), 0, 2,
+                                     args, sizes);
+}
+
+static cus_status c_graph_set_kernel(world *w)
+{
+    WITH_EXEC(w, x);
+    return cus_graph_set_kernel(x.kernel, w->add, 1, 1, 0, w->buf2, 8u);
+}
+
+static cus_status c_graph_set_library_kernel_node(world *w)
+{
+    cus_autoptr(cus_library) lib = NULL;
+    CUS_TRY(cus_library_load_data(every_call_ptx, every_call_ptx_size, NULL, NULL, &lib));
+    cus_autoptr(cus_kernel) k = NULL;
+    CUS_TRY(cus_library_get_kernel(lib, "add", &k));
+    WITH_EXEC(w, x);
+    CUdeviceptr p = cus_buffer_ptr(w->buf2);
+    unsigned int n = 8;
+    void *args[] = {&p, &n};
+    const size_t sizes[] = {8, 4};
+    return cus_graph_set_library_kernel_node(x.kernel, k, CUS_DIM3(1, 1, 1), CUS_DIM3(1, 1, 1),
+                                             0, 2, args, sizes);
+}
+
+static cus_status c_graph_set_copy_to_device(world *w)
+{
+    WITH_EXEC(w, x);
+    return cus_graph_set_copy_to_device(x.up, w->buf2, 0, w->bytes, 64);
+}
+
+static cus_status c_graph_set_copy_to_host(world *w)
+{
+    WITH_EXEC(w, x);
+    return cus_graph_set_copy_to_host(x.down, w->bytes, w->buf2, 0, 64);
+}
+
+static cus_status c_graph_set_fill_u32(world *w)
+{
+    WITH_EXEC(w, x);
+    return cus_graph_set_fill_u32(x.fill, w->buf2, 0, 7, 16);
+}
+
 const every_call every_calls_graph_nodes[] = {
     {"cus_graph_create", c_graph_create, 0, NULL, NULL},
     {"cus_graph_nodes", c_graph_nodes, EC_NO_OWN_SWITCH,
@@ -290,5 +342,12 @@ const every_call every_calls_graph_nodes[] = {
     {"cus_graph_exec_set_copy_to_host", c_graph_exec_set_copy_to_host, 0, NULL, NULL},
     {"cus_graph_exec_set_fill_u32", c_graph_exec_set_fill_u32, 0, NULL, NULL},
     {"cus_graph_exec_set_node_enabled", c_graph_exec_set_node_enabled, 0, NULL, NULL},
+    {"cus_graph_set_kernel_node", c_graph_set_kernel_node, 0, NULL, NULL},
+    {"cus_graph_set_kernel", c_graph_set_kernel, 0, NULL, NULL},
+    {"cus_graph_set_library_kernel_node", c_graph_set_library_kernel_node, EC_SKIP_REFUSALS,
+     "loads its library first (as cus_graph_add_library_kernel_node's entry)", NULL},
+    {"cus_graph_set_copy_to_device", c_graph_set_copy_to_device, 0, NULL, NULL},
+    {"cus_graph_set_copy_to_host", c_graph_set_copy_to_host, 0, NULL, NULL},
+    {"cus_graph_set_fill_u32", c_graph_set_fill_u32, 0, NULL, NULL},
     {NULL, NULL, 0, NULL, NULL},
 };

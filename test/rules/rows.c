@@ -1874,6 +1874,85 @@ CALL(cuGraphExecChildGraphNodeSetParams, 11010)
     return inspect_node_exec(a, NODE_CHILD);
 }
 
+/* --- changes of a node of a graph (graph-set) --------------------------------------------- */
+
+CALL(cuGraphKernelNodeSetParams, 10000)
+{
+    ADD_ARGS;
+    CUDA_KERNEL_NODE_PARAMS_v2 q = add_params(a, args);
+    CUDA_KERNEL_NODE_PARAMS_v1 p;
+    memcpy(&p, &q, sizeof p);
+    return drv.cuGraphKernelNodeSetParams_10000(a->node, &p);
+}
+
+CALL(cuGraphKernelNodeSetParams, 12000)
+{
+    ADD_ARGS;
+    CUDA_KERNEL_NODE_PARAMS_v2 p = add_params(a, args);
+    return drv.cuGraphKernelNodeSetParams_12000(a->node, &p);
+}
+
+typedef enum set_node { SET_COPY, SET_MEMSET, SET_HOST, SET_RECORD, SET_WAIT } set_node;
+
+/* A graph of one node of kind in the current context, the node changed,
+ * the graph freed. */
+static CUresult graph_node_set(const rules_args *a, set_node kind)
+{
+    CUgraph g;
+    CUresult r = drv.cuGraphCreate_10000(&g, 0);
+    if (r != CUDA_SUCCESS)
+        return r;
+    CUgraphNode node;
+    CUDA_MEMCPY3D cp = copy_1d(a->buf, a->buf2);
+    CUDA_MEMSET_NODE_PARAMS ms = memset_1d(a->buf);
+    CUDA_HOST_NODE_PARAMS hp = {host_noop, NULL};
+    switch (kind) {
+    case SET_COPY: r = drv.cuGraphAddMemcpyNode_10000(&node, g, NULL, 0, &cp, a->ctx); break;
+    case SET_MEMSET: r = drv.cuGraphAddMemsetNode_10000(&node, g, NULL, 0, &ms, a->ctx); break;
+    case SET_HOST: r = drv.cuGraphAddHostNode_10000(&node, g, NULL, 0, &hp); break;
+    case SET_RECORD: r = drv.cuGraphAddEventRecordNode_11010(&node, g, NULL, 0, a->event); break;
+    case SET_WAIT: r = drv.cuGraphAddEventWaitNode_11010(&node, g, NULL, 0, a->event); break;
+    }
+    if (r == CUDA_SUCCESS) {
+        cp = copy_1d(a->buf2, a->buf);
+        ms.value = 7;
+        switch (kind) {
+        case SET_COPY: r = drv.cuGraphMemcpyNodeSetParams_10000(node, &cp); break;
+        case SET_MEMSET: r = drv.cuGraphMemsetNodeSetParams_10000(node, &ms); break;
+        case SET_HOST: r = drv.cuGraphHostNodeSetParams_10000(node, &hp); break;
+        case SET_RECORD: r = drv.cuGraphEventRecordNodeSetEvent_11010(node, a->event2); break;
+        case SET_WAIT: r = drv.cuGraphEventWaitNodeSetEvent_11010(node, a->event2); break;
+        }
+    }
+    drv.cuGraphDestroy_10000(g);
+    return r;
+}
+
+CALL(cuGraphMemcpyNodeSetParams, 10000)
+{
+    return graph_node_set(a, SET_COPY);
+}
+
+CALL(cuGraphMemsetNodeSetParams, 10000)
+{
+    return graph_node_set(a, SET_MEMSET);
+}
+
+CALL(cuGraphHostNodeSetParams, 10000)
+{
+    return graph_node_set(a, SET_HOST);
+}
+
+CALL(cuGraphEventRecordNodeSetEvent, 11010)
+{
+    return graph_node_set(a, SET_RECORD);
+}
+
+CALL(cuGraphEventWaitNodeSetEvent, 11010)
+{
+    return graph_node_set(a, SET_WAIT);
+}
+
 CALL(cuGraphInstantiateWithParams, 12000)
 {
     CUDA_GRAPH_INSTANTIATE_PARAMS p;

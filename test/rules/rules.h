@@ -339,7 +339,19 @@ typedef CUresult (*rules_call_fn)(const rules_args *a, rules_out *o);
     R(cuGraphExecEventWaitNodeSetEvent, 11010, H_CURRENT, 0, NULL)                         \
     R(cuGraphExecHostNodeSetParams, 10020, H_CURRENT, 0, NULL)                             \
     R(cuGraphExecChildGraphNodeSetParams, 11010, H_CURRENT, 0, NULL)                       \
-    R(cuGraphInstantiateWithParams, 12000, H_GRAPH, R_READS_KERNEL, NULL)
+    R(cuGraphInstantiateWithParams, 12000, H_GRAPH, R_READS_KERNEL, NULL)                  \
+    RULES_ROWS_GRAPH_SET_(R)
+/* Changes of a node of a graph (graph-set): the kernel rows set the
+ * fixture's kernel node to its own parameters; the others build their own
+ * graph of one node in the current context, change it, and free it. */
+#define RULES_ROWS_GRAPH_SET_(R)                                                           \
+    R(cuGraphKernelNodeSetParams, 10000, H_NODE, 0, NULL)                                  \
+    R(cuGraphKernelNodeSetParams, 12000, H_NODE, 0, NULL)                                  \
+    R(cuGraphMemcpyNodeSetParams, 10000, H_CURRENT, 0, NULL)                               \
+    R(cuGraphMemsetNodeSetParams, 10000, H_CURRENT, 0, NULL)                               \
+    R(cuGraphHostNodeSetParams, 10000, H_CURRENT, 0, NULL)                                 \
+    R(cuGraphEventRecordNodeSetEvent, 11010, H_CURRENT, 0, NULL)                           \
+    R(cuGraphEventWaitNodeSetEvent, 11010, H_CURRENT, 0, NULL)
 #if CUDA_VERSION >= 12030
 #define RULES_ROWS_GRAPH_INSPECT_12030_(R)                                                 \
     R(cuGraphNodeGetDependencies, 12030, H_NODE, 0, NULL)                                  \
