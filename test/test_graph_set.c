@@ -80,6 +80,7 @@ static void test_set_kernel(void **state)
     cus_autoptr(cus_context) other = new_ctx();
     cus_autoptr(cus_function) fn2 = NULL;
     cus_autoptr(cus_module) m2 = load_saxpy(other, &fn2);
+    assert_non_null(m2);
     assert_status(cus_graph_set_kernel(k, fn2, 1, 32, 0, 2.0f, x, y, (unsigned long long)G_N),
                   CUS_ERROR_CONTEXT_MISMATCH);
 }
