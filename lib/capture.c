@@ -549,8 +549,6 @@ CUS_API cus_capture_guard cus_capture_begin(cus_stream *stream, CUstreamCaptureM
     return begin_capture(stream, &t, mode, __func__);
 }
 
-#define INLINE_DEPS 16
-
 CUS_API cus_capture_guard cus_capture_begin_to_graph(cus_stream *stream, cus_graph *graph,
                                                      const cus_graph_node *deps, size_t ndeps,
                                                      CUstreamCaptureMode mode)
@@ -572,24 +570,13 @@ CUS_API cus_capture_guard cus_capture_begin_to_graph(cus_stream *stream, cus_gra
                              (void *)stream->ctx->handle, (void *)graph->ctx->handle);
     if (g.status)
         return g;
-    CUgraphNode inline_deps[INLINE_DEPS];
-    cus_autofree CUgraphNode *heap = NULL;
-    CUgraphNode *h = inline_deps;
-    if (ndeps > INLINE_DEPS && !(h = heap = cus_malloc_(ndeps * sizeof *h))) {
-        g.status = cus_fail_(CUS_ERROR_OUT_OF_HOST_MEMORY, function, NULL,
-                             "the list of dependencies");
+    CUgraphNode inline_deps[CUS_GRAPH_INLINE_NODES_], *h, *heap;
+    g.status = cus_graph_node_handles_(graph, deps, ndeps, "dependency", inline_deps, &h, &heap,
+                                       function);
+    if (g.status)
         return g;
-    }
-    for (size_t i = 0; i < ndeps; i++) {
-        if (!deps[i].handle || deps[i].graph != graph) {
-            g.status = cus_fail_(CUS_ERROR_INVALID_ARGUMENT, function, NULL,
-                                 "dependency %zu is %s", i + 1,
-                                 deps[i].handle ? "a node of another graph" : "no node");
-            return g;
-        }
-        h[i] = deps[i].handle;
-    }
-    begin_target t = {graph, ndeps ? h : NULL, ndeps};
+    __attribute__((unused)) cus_autofree CUgraphNode *owned = heap;
+    begin_target t = {graph, h, ndeps};
     return begin_capture(stream, &t, mode, function);
 }
 

@@ -212,33 +212,7 @@ CUS_API cus_status cus_graph_debug_dot(cus_graph *graph, const char *path, unsig
 
 /* --- editing --------------------------------------------------------------------------------- */
 
-#define INLINE_EDGES 16
-
-/* The driver's handles of n nodes, all graph's; *heap is set when they did
- * not fit in `inline_h` (the caller frees it). */
-static cus_status handles_of(const cus_graph *g, const cus_graph_node *nodes, size_t n,
-                             CUgraphNode *inline_h, CUgraphNode **out, CUgraphNode **heap,
-                             const char *function)
-{
-    CUgraphNode *h = inline_h;
-    *heap = NULL;
-    if (n > INLINE_EDGES) {
-        h = *heap = cus_malloc_(n * sizeof *h);
-        if (!h)
-            return cus_fail_(CUS_ERROR_OUT_OF_HOST_MEMORY, function, NULL, "a list of edges");
-    }
-    for (size_t i = 0; i < n; i++) {
-        if (!nodes[i].handle || nodes[i].graph != g) {
-            free(*heap);
-            *heap = NULL;
-            return cus_fail_(CUS_ERROR_INVALID_ARGUMENT, function, NULL, "node %zu is %s",
-                             i + 1, nodes[i].handle ? "a node of another graph" : "no node");
-        }
-        h[i] = nodes[i].handle;
-    }
-    *out = h;
-    return CUS_SUCCESS;
-}
+#define INLINE_EDGES CUS_GRAPH_INLINE_NODES_
 
 CUS_API cus_status cus_graph_remove_dependencies(cus_graph *graph, const cus_graph_node *from,
                                                  const cus_graph_node *to, size_t n)
@@ -251,9 +225,11 @@ CUS_API cus_status cus_graph_remove_dependencies(cus_graph *graph, const cus_gra
     if (!n)
         return CUS_SUCCESS;
     CUgraphNode inline_from[INLINE_EDGES], inline_to[INLINE_EDGES], *hf, *ht, *heap_f, *heap_t;
-    CUS_TRY(handles_of(graph, from, n, inline_from, &hf, &heap_f, __func__));
+    CUS_TRY(cus_graph_node_handles_(graph, from, n, "node", inline_from, &hf, &heap_f,
+                                    __func__));
     __attribute__((unused)) cus_autofree CUgraphNode *owned_f = heap_f;
-    CUS_TRY(handles_of(graph, to, n, inline_to, &ht, &heap_t, __func__));
+    CUS_TRY(cus_graph_node_handles_(graph, to, n, "node", inline_to, &ht, &heap_t,
+                                    __func__));
     __attribute__((unused)) cus_autofree CUgraphNode *owned_t = heap_t;
     CUS_LOCK_SCOPE(&cus_graph_root_(graph)->lock);
     CUS_TRY(cus_graph_idle_locked_(cus_graph_root_(graph), __func__));

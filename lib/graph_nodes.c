@@ -173,40 +173,44 @@ static void keep_commit_locked(cus_graph *g, const keep_items *k)
 
 /* --- the common path of an add ------------------------------------------------------------------- */
 
-#define INLINE_DEPS 16
+#define INLINE_DEPS CUS_GRAPH_INLINE_NODES_
 
-/* The driver's handles of deps, all graph's; *heap is set when they did
- * not fit in `inline_deps` (the caller frees it). */
+cus_status cus_graph_node_handles_(const cus_graph *g, const cus_graph_node *nodes, size_t n,
+                                   const char *noun, CUgraphNode *inline_h, CUgraphNode **out,
+                                   CUgraphNode **heap, const char *function)
+{
+    *heap = NULL;
+    *out = NULL;
+    if (!n)
+        return CUS_SUCCESS;
+    if (!nodes)
+        return cus_fail_(CUS_ERROR_INVALID_ARGUMENT, function, NULL,
+                         "invalid argument: %zu nodes and no array", n);
+    CUgraphNode *h = inline_h;
+    if (n > CUS_GRAPH_INLINE_NODES_) {
+        h = *heap = cus_malloc_(n * sizeof *h);
+        if (!h)
+            return cus_fail_(CUS_ERROR_OUT_OF_HOST_MEMORY, function, NULL, "a list of %zu nodes",
+                             n);
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (!nodes[i].handle || nodes[i].graph != g) {
+            free(*heap);
+            *heap = NULL;
+            return cus_fail_(CUS_ERROR_INVALID_ARGUMENT, function, NULL, "%s %zu is %s", noun,
+                             i + 1, nodes[i].handle ? "a node of another graph" : "no node");
+        }
+        h[i] = nodes[i].handle;
+    }
+    *out = h;
+    return CUS_SUCCESS;
+}
+
 static cus_status deps_of(const cus_graph *g, const cus_graph_node *deps, size_t ndeps,
                           CUgraphNode *inline_deps, CUgraphNode **out, CUgraphNode **heap,
                           const char *function)
 {
-    *heap = NULL;
-    *out = NULL;
-    if (!ndeps)
-        return CUS_SUCCESS;
-    if (!deps)
-        return cus_fail_(CUS_ERROR_INVALID_ARGUMENT, function, NULL,
-                         "invalid argument: %zu dependencies and no array", ndeps);
-    CUgraphNode *h = inline_deps;
-    if (ndeps > INLINE_DEPS) {
-        h = *heap = cus_malloc_(ndeps * sizeof *h);
-        if (!h)
-            return cus_fail_(CUS_ERROR_OUT_OF_HOST_MEMORY, function, NULL,
-                             "the list of dependencies");
-    }
-    for (size_t i = 0; i < ndeps; i++) {
-        if (!deps[i].handle || deps[i].graph != g) {
-            free(*heap);
-            *heap = NULL;
-            return cus_fail_(CUS_ERROR_INVALID_ARGUMENT, function, NULL,
-                             "dependency %zu is %s", i + 1,
-                             deps[i].handle ? "a node of another graph" : "no node");
-        }
-        h[i] = deps[i].handle;
-    }
-    *out = h;
-    return CUS_SUCCESS;
+    return cus_graph_node_handles_(g, deps, ndeps, "dependency", inline_deps, out, heap, function);
 }
 
 static void unlock_if(pthread_mutex_t **m)

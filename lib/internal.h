@@ -883,6 +883,16 @@ CUS_HIDDEN cus_status cus_graph_add_keeping_(struct cus_graph *g, const cus_grap
                                              const cus_keep_item_ *items, unsigned int n,
                                              const char *call, cus_graph_add_fn_ add,
                                              const void *arg, const char *function);
+/* The driver's handles of nodes[0..n), each a node of g (else
+ * CUS_ERROR_INVALID_ARGUMENT naming it "<noun> i"): in inline_h when n fits
+ * (CUS_GRAPH_INLINE_NODES_), else in *heap, which the caller frees. n 0:
+ * *out NULL. Failures recorded naming function. */
+#define CUS_GRAPH_INLINE_NODES_ 16
+CUS_HIDDEN cus_status cus_graph_node_handles_(const struct cus_graph *g,
+                                              const cus_graph_node *nodes, size_t n,
+                                              const char *noun, CUgraphNode *inline_h,
+                                              CUgraphNode **out, CUgraphNode **heap,
+                                              const char *function);
 /* Moves the references of `from` into root's keep list (root's lock held),
  * dropping those root holds already; from is left empty. False when out of
  * host memory: then nothing moved. */
