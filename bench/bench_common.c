@@ -354,6 +354,19 @@ bench_ratio bench_ratio_of(const bench_variant *raw, const bench_variant *cus)
     return r;
 }
 
+void bench_variant_divide(bench_variant *v, double n)
+{
+    for (int b = 0; b < v->nblocks; b++)
+        v->block_ns[b] /= n;
+    for (int i = 0; i < v->ncalls; i++)
+        v->call_ns[i] /= n;
+}
+
+double bench_calls_median(const bench_variant *v)
+{
+    return bench_stats_of(v->call_ns, v->ncalls).median;
+}
+
 /* --- the report ------------------------------------------------------------------------ */
 
 typedef struct report_row {
@@ -564,4 +577,61 @@ void bench_report_print(bench_report *r, bool json)
     }
     free(r->rows);
     free(r);
+}
+
+void bench_report_row_blocks(bench_report *r, const char *key, const bench_variant *v,
+                             const bench_variant *raw)
+{
+    bench_stats s = bench_stats_of(v->block_ns, v->nblocks);
+    bench_ratio q = raw ? bench_ratio_of(raw, v) : (bench_ratio){0};
+    bench_report_row(r, key, v->label, s.median, s.p99, s.n, raw ? &q : NULL);
+}
+
+void bench_report_row_calls(bench_report *r, const char *key, const bench_variant *v,
+                            const bench_variant *raw)
+{
+    bench_stats s = bench_stats_of(v->call_ns, v->ncalls);
+    bench_ratio q = {0};
+    if (raw) {
+        q = bench_ratio_of(raw, v);
+        double mr = bench_calls_median(raw);
+        q.of_medians = mr > 0 ? s.median / mr : 0;
+    }
+    bench_report_row(r, key, v->label, s.median, s.p99, s.n, raw ? &q : NULL);
+}
+
+int bench_take_counts(int *argc, char **argv, const char *option, int *counts, int max,
+                      const int *defaults, int ndefaults)
+{
+    int n = 0, out = 1;
+    bool given = false;
+    for (int i = 1; i < *argc; i++) {
+        if (strcmp(argv[i], option) != 0) {
+            argv[out++] = argv[i];
+            continue;
+        }
+        if (i + 1 >= *argc)
+            return -1;
+        given = true;
+        n = 0;
+        char *list = argv[++i], *end = NULL;
+        for (;;) {
+            long v = strtol(list, &end, 10);
+            if (end == list || v < 1 || v > 100000 || n == max)
+                return -1;
+            counts[n++] = (int)v;
+            if (*end == '\0')
+                break;
+            if (*end != ',')
+                return -1;
+            list = end + 1;
+        }
+    }
+    *argc = out;
+    argv[out] = NULL;
+    if (!given) {
+        for (n = 0; n < ndefaults && n < max; n++)
+            counts[n] = defaults[n];
+    }
+    return n;
 }

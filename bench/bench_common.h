@@ -34,6 +34,11 @@ typedef struct bench_opts {
 /* Parses the options above (and --help); prints usage and returns -1 on a bad
  * one. `extra` is a line of usage for the benchmark's own notes (may be NULL). */
 int bench_parse_args(const char *prog, int argc, char **argv, bench_opts *o, const char *extra);
+/* Takes `option LIST` (comma-separated counts from 1 to 100000, at most max)
+ * out of argv, before bench_parse_args. Without the option, the defaults
+ * (ndefaults of them). Returns the number of counts, or -1 on a bad list. */
+int bench_take_counts(int *argc, char **argv, const char *option, int *counts, int max,
+                      const int *defaults, int ndefaults);
 
 /* --- the driver ---------------------------------------------------------------- */
 
@@ -148,6 +153,11 @@ typedef struct bench_run {
  * 0, or -1 when a body or `between` failed (with a message on stderr). */
 int bench_run_variants(bench_run *run, bench_variant *v, int n);
 void bench_run_free(bench_run *run, bench_variant *v, int n);
+/* Divides a variant's results by n: from per-iteration to per-item figures
+ * (per kernel of a graph, per pass of a loop). */
+void bench_variant_divide(bench_variant *v, double n);
+/* The median of a variant's single calls (call_ns). */
+double bench_calls_median(const bench_variant *v);
 
 typedef struct bench_ratio {
     double of_medians;        /* median(cuscope) / median(raw) */
@@ -172,6 +182,14 @@ void bench_report_section(bench_report *r, const char *title, const char *unit,
 /* A row; ratio may be NULL (a reference row). n: the number of samples. */
 void bench_report_row(bench_report *r, const char *key, const char *label, double median,
                       double tail, int n, const bench_ratio *ratio);
+/* A row over blocks (per-call time = block time / iters); raw NULL: a
+ * reference row, else the ratio to raw (bench_ratio_of). */
+void bench_report_row_blocks(bench_report *r, const char *key, const bench_variant *v,
+                             const bench_variant *raw);
+/* A row over single calls (v->call_ns); the ratio of the single-call
+ * medians, its spread over the rounds' block ratios. */
+void bench_report_row_calls(bench_report *r, const char *key, const bench_variant *v,
+                            const bench_variant *raw);
 /* Prints the table or the JSON, and frees the report. */
 void bench_report_print(bench_report *r, bool json);
 

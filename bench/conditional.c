@@ -311,34 +311,6 @@ static BENCH_NOINLINE int loop_cus_pair_pdl(void *p, int iters, uint64_t *ticks)
 
 /* --- reporting -------------------------------------------------------------------- */
 
-static void per_pass(bench_variant *v, unsigned int k)
-{
-    for (int b = 0; b < v->nblocks; b++)
-        v->block_ns[b] /= k;
-    for (int i = 0; i < v->ncalls; i++)
-        v->call_ns[i] /= k;
-}
-
-/* A row over single iterations; the ratio of the single-iteration medians,
- * its spread over the rounds' block ratios (as bench-graph does). */
-static void row_calls(bench_report *r, const char *key, const bench_variant *v,
-                      const bench_variant *raw)
-{
-    bench_stats s = bench_stats_of(v->call_ns, v->ncalls);
-    bench_ratio q = {0};
-    if (raw) {
-        q = bench_ratio_of(raw, v);
-        double mr = bench_stats_of(raw->call_ns, raw->ncalls).median;
-        q.of_medians = mr > 0 ? s.median / mr : 0;
-    }
-    bench_report_row(r, key, v->label, s.median, s.p99, s.n, raw ? &q : NULL);
-}
-
-static double median_of(const bench_variant *v)
-{
-    return bench_stats_of(v->call_ns, v->ncalls).median;
-}
-
 static void destroy_graphs(cond_arg *c)
 {
     if (c->raw_exec)
@@ -349,42 +321,6 @@ static void destroy_graphs(cond_arg *c)
     c->raw_graph = NULL;
     c->exec = cus_graph_exec_unref(c->exec);
     c->graph = cus_graph_unref(c->graph);
-}
-
-/* Takes --passes LIST out of argv. Returns the number of sizes, or -1. */
-static int take_passes(int *argc, char **argv, unsigned int *sizes)
-{
-    int n = 0, out = 1;
-    bool given = false;
-    for (int i = 1; i < *argc; i++) {
-        if (strcmp(argv[i], "--passes") != 0) {
-            argv[out++] = argv[i];
-            continue;
-        }
-        if (i + 1 >= *argc)
-            return -1;
-        given = true;
-        n = 0;
-        char *list = argv[++i], *end = NULL;
-        for (;;) {
-            long v = strtol(list, &end, 10);
-            if (end == list || v < 1 || v > 100000 || n == MAX_SIZES)
-                return -1;
-            sizes[n++] = (unsigned int)v;
-            if (*end == '\0')
-                break;
-            if (*end != ',')
-                return -1;
-            list = end + 1;
-        }
-    }
-    *argc = out;
-    argv[out] = NULL;
-    if (!given) {
-        sizes[0] = 1, sizes[1] = 10, sizes[2] = 100;
-        n = 3;
-    }
-    return n;
 }
 
 /* One K: the WHILE graph and the host loop interleaved, then the build. */
@@ -430,7 +366,7 @@ static int measure_while(const bench_opts *opt, cond_arg *c, bench_report *rep, 
     int bad = bench_run_variants(&run, v, NV);
     if (!bad) {
         for (int i = 0; i < NV; i++)
-            per_pass(&v[i], k);
+            bench_variant_divide(&v[i], k);
         char title[160], basis[96], key[64];
         snprintf(title, sizeof title,
                  "K = %u: a WHILE loop of %u passes in one graph launch, against the host "
@@ -439,14 +375,14 @@ static int measure_while(const bench_opts *opt, cond_arg *c, bench_report *rep, 
         snprintf(basis, sizeof basis, "over single iterations / %u (%s)", k, bench_clock_name());
         bench_report_section(rep, title, "ns per pass", basis, "median", "p99");
         snprintf(key, sizeof key, "raw_while_%u", k);
-        row_calls(rep, key, &v[0], NULL);
+        bench_report_row_calls(rep, key, &v[0], NULL);
         snprintf(key, sizeof key, "cus_while_%u", k);
-        row_calls(rep, key, &v[1], &v[0]);
+        bench_report_row_calls(rep, key, &v[1], &v[0]);
         snprintf(key, sizeof key, "raw_host_loop_%u", k);
-        row_calls(rep, key, &v[2], NULL);
+        bench_report_row_calls(rep, key, &v[2], NULL);
         snprintf(key, sizeof key, "cus_host_loop_%u", k);
-        row_calls(rep, key, &v[3], &v[2]);
-        double rw = median_of(&v[0]), rh = median_of(&v[2]);
+        bench_report_row_calls(rep, key, &v[3], &v[2]);
+        double rw = bench_calls_median(&v[0]), rh = bench_calls_median(&v[2]);
         bench_report_note(rep, "K = %u: the WHILE graph / the host loop, per pass (raw): %.3f", k,
                           rh > 0 ? rw / rh : 0);
     }
@@ -473,8 +409,8 @@ static int measure_build(const bench_opts *opt, cond_arg *c, bench_report *rep, 
         snprintf(title, sizeof title, "building the WHILE graph (%d per block)", iters);
         snprintf(basis, sizeof basis, "over single builds (%s)", bench_clock_name());
         bench_report_section(rep, title, "ns per graph", basis, "median", "p99");
-        row_calls(rep, "raw_while_build", &b[0], NULL);
-        row_calls(rep, "cus_while_build", &b[1], &b[0]);
+        bench_report_row_calls(rep, "raw_while_build", &b[0], NULL);
+        bench_report_row_calls(rep, "cus_while_build", &b[1], &b[0]);
     }
     bench_run_free(&run, b, 2);
     return bad ? -1 : 0;
@@ -504,14 +440,14 @@ static int measure_pdl(const bench_opts *opt, cond_arg *c, bench_report *rep, in
                  PDL_N, iters);
         snprintf(basis, sizeof basis, "over single pairs (%s)", bench_clock_name());
         bench_report_section(rep, title, "ns per pair", basis, "median", "p99");
-        row_calls(rep, "raw_pair", &v[0], NULL);
-        row_calls(rep, "cus_pair", &v[1], &v[0]);
-        row_calls(rep, "raw_pair_pdl", &v[2], NULL);
-        row_calls(rep, "cus_pair_pdl", &v[3], &v[2]);
+        bench_report_row_calls(rep, "raw_pair", &v[0], NULL);
+        bench_report_row_calls(rep, "cus_pair", &v[1], &v[0]);
+        bench_report_row_calls(rep, "raw_pair_pdl", &v[2], NULL);
+        bench_report_row_calls(rep, "cus_pair_pdl", &v[3], &v[2]);
         bench_report_note(rep, "PDL overlap gained per pair (plain - PDL): raw %.0f ns, "
                                "cuscope %.0f ns",
-                          median_of(&v[0]) - median_of(&v[2]),
-                          median_of(&v[1]) - median_of(&v[3]));
+                          bench_calls_median(&v[0]) - bench_calls_median(&v[2]),
+                          bench_calls_median(&v[1]) - bench_calls_median(&v[3]));
     }
     bench_run_free(&run, v, NV);
     return bad ? -1 : 0;
@@ -545,8 +481,9 @@ static cus_status get_function(cus_context *ctx, const cusk_image *img, const ch
 
 int main(int argc, char **argv)
 {
-    unsigned int sizes[MAX_SIZES];
-    int nsizes = take_passes(&argc, argv, sizes);
+    int sizes[MAX_SIZES];
+    static const int defaults[] = {1, 10, 100};
+    int nsizes = bench_take_counts(&argc, argv, "--passes", sizes, MAX_SIZES, defaults, 3);
     if (nsizes < 0) {
         fprintf(stderr, "bench-conditional: --passes wants a comma-separated list of up to %d "
                         "counts from 1 to 100000\n", MAX_SIZES);
@@ -660,7 +597,7 @@ int main(int argc, char **argv)
                            "p5..p95 of the per-round ratio of block times");
     int rc = 0;
     for (int i = 0; i < nsizes && !rc; i++) {
-        c.k = sizes[i];
+        c.k = (unsigned int)sizes[i];
         rc = measure_while(&opt, &c, rep, blocks);
     }
     if (!rc) {

@@ -327,30 +327,6 @@ static BENCH_NOINLINE int loop_cus_update(void *p, int iters, uint64_t *ticks)
 
 /* --- reporting ------------------------------------------------------------------- */
 
-/* From per-iteration to per-kernel figures. */
-static void per_kernel(bench_variant *v, int n)
-{
-    for (int b = 0; b < v->nblocks; b++)
-        v->block_ns[b] /= n;
-    for (int i = 0; i < v->ncalls; i++)
-        v->call_ns[i] /= n;
-}
-
-/* A row over single iterations; the ratio of the single-iteration medians,
- * its spread over the rounds' block ratios (as bench-launch does). */
-static void row_calls(bench_report *r, const char *key, const bench_variant *v,
-                      const bench_variant *raw)
-{
-    bench_stats s = bench_stats_of(v->call_ns, v->ncalls);
-    bench_ratio q = {0};
-    if (raw) {
-        q = bench_ratio_of(raw, v);
-        double mr = bench_stats_of(raw->call_ns, raw->ncalls).median;
-        q.of_medians = mr > 0 ? s.median / mr : 0;
-    }
-    bench_report_row(r, key, v->label, s.median, s.p99, s.n, raw ? &q : NULL);
-}
-
 static int load_empty(const bench_env *env, cus_context *ctx, cus_module **mod, const char **which)
 {
     if (cus_module_load_data(ctx, cusk_empty.fatbin, cusk_empty.fatbin_size, NULL, mod) == 0) {
@@ -364,43 +340,6 @@ static int load_empty(const bench_env *env, cus_context *ctx, cus_module **mod, 
         return 0;
     }
     return -1;
-}
-
-/* Takes --nodes LIST out of argv (bench_parse_args knows only the common
- * options). Returns the number of sizes, or -1 on a bad list. */
-static int take_nodes(int *argc, char **argv, int *sizes)
-{
-    int n = 0, out = 1;
-    bool given = false;
-    for (int i = 1; i < *argc; i++) {
-        if (strcmp(argv[i], "--nodes") != 0) {
-            argv[out++] = argv[i];
-            continue;
-        }
-        if (i + 1 >= *argc)
-            return -1;
-        given = true;
-        n = 0;
-        char *list = argv[++i], *end = NULL;
-        for (;;) {
-            long v = strtol(list, &end, 10);
-            if (end == list || v < 1 || v > 100000 || n == MAX_SIZES)
-                return -1;
-            sizes[n++] = (int)v;
-            if (*end == '\0')
-                break;
-            if (*end != ',')
-                return -1;
-            list = end + 1;
-        }
-    }
-    *argc = out;
-    argv[out] = NULL;
-    if (!given) {
-        sizes[0] = 1, sizes[1] = 10, sizes[2] = 100;
-        n = 3;
-    }
-    return n;
 }
 
 static void destroy_graphs(graph_arg *c)
@@ -448,7 +387,7 @@ static int measure(const bench_opts *opt, graph_arg *c, bench_report *rep, int b
     int bad = bench_run_variants(&run, v, NV);
     if (!bad) {
         for (int k = 0; k < NV; k++)
-            per_kernel(&v[k], n);
+            bench_variant_divide(&v[k], n);
         char title[128], basis[96], key[64];
         snprintf(title, sizeof title,
                  "N = %d: a graph of %d kernels replayed, against %d stream launches "
@@ -457,17 +396,17 @@ static int measure(const bench_opts *opt, graph_arg *c, bench_report *rep, int b
         snprintf(basis, sizeof basis, "over single iterations / %d (%s)", n, bench_clock_name());
         bench_report_section(rep, title, "ns per kernel", basis, "median", "p99");
         snprintf(key, sizeof key, "raw_replay_%d", n);
-        row_calls(rep, key, &v[0], NULL);
+        bench_report_row_calls(rep, key, &v[0], NULL);
         snprintf(key, sizeof key, "cus_replay_%d", n);
-        row_calls(rep, key, &v[1], &v[0]);
+        bench_report_row_calls(rep, key, &v[1], &v[0]);
         snprintf(key, sizeof key, "raw_stream_%d", n);
-        row_calls(rep, key, &v[2], NULL);
+        bench_report_row_calls(rep, key, &v[2], NULL);
         snprintf(key, sizeof key, "cus_stream_%d", n);
-        row_calls(rep, key, &v[3], &v[2]);
-        double rg = bench_stats_of(v[0].call_ns, v[0].ncalls).median;
-        double rs = bench_stats_of(v[2].call_ns, v[2].ncalls).median;
-        double cg = bench_stats_of(v[1].call_ns, v[1].ncalls).median;
-        double cs = bench_stats_of(v[3].call_ns, v[3].ncalls).median;
+        bench_report_row_calls(rep, key, &v[3], &v[2]);
+        double rg = bench_calls_median(&v[0]);
+        double rs = bench_calls_median(&v[2]);
+        double cg = bench_calls_median(&v[1]);
+        double cs = bench_calls_median(&v[3]);
         bench_report_note(rep, "N = %d: replay / stream launches, per kernel: raw %.3f, cuscope %.3f",
                           n, rs > 0 ? rg / rs : 0, cs > 0 ? cg / cs : 0);
     }
@@ -492,17 +431,17 @@ static int measure(const bench_opts *opt, graph_arg *c, bench_report *rep, int b
     bench_run brun = {.blocks = build_blocks, .iters = build_iters};
     bad = bench_run_variants(&brun, b, 2);
     if (!bad) {
-        per_kernel(&b[0], n);
-        per_kernel(&b[1], n);
+        bench_variant_divide(&b[0], n);
+        bench_variant_divide(&b[1], n);
         char title[128], basis[96], key[64];
         snprintf(title, sizeof title, "N = %d: building the graph (%d blocks of %d)", n,
                  build_blocks, build_iters);
         snprintf(basis, sizeof basis, "over single builds / %d (%s)", n, bench_clock_name());
         bench_report_section(rep, title, "ns per kernel", basis, "median", "p99");
         snprintf(key, sizeof key, "raw_build_%d", n);
-        row_calls(rep, key, &b[0], NULL);
+        bench_report_row_calls(rep, key, &b[0], NULL);
         snprintf(key, sizeof key, "cus_build_%d", n);
-        row_calls(rep, key, &b[1], &b[0]);
+        bench_report_row_calls(rep, key, &b[1], &b[0]);
     }
     bench_run_free(&brun, b, 2);
     if (bad)
@@ -518,17 +457,17 @@ static int measure(const bench_opts *opt, graph_arg *c, bench_report *rep, int b
     bench_run hrun = {.blocks = build_blocks, .iters = build_iters};
     bad = bench_run_variants(&hrun, h, 2);
     if (!bad) {
-        per_kernel(&h[0], n);
-        per_kernel(&h[1], n);
+        bench_variant_divide(&h[0], n);
+        bench_variant_divide(&h[1], n);
         char title[128], basis[96], key[64];
         snprintf(title, sizeof title, "N = %d: a graph of %d kernel nodes built by hand (%d blocks of %d)",
                  n, n, build_blocks, build_iters);
         snprintf(basis, sizeof basis, "over single builds / %d (%s)", n, bench_clock_name());
         bench_report_section(rep, title, "ns per kernel node", basis, "median", "p99");
         snprintf(key, sizeof key, "raw_hand_build_%d", n);
-        row_calls(rep, key, &h[0], NULL);
+        bench_report_row_calls(rep, key, &h[0], NULL);
         snprintf(key, sizeof key, "cus_hand_build_%d", n);
-        row_calls(rep, key, &h[1], &h[0]);
+        bench_report_row_calls(rep, key, &h[1], &h[0]);
     }
     bench_run_free(&hrun, h, 2);
     if (bad)
@@ -546,8 +485,8 @@ static int measure(const bench_opts *opt, graph_arg *c, bench_report *rep, int b
     bench_run trun = {.blocks = build_blocks, .iters = build_iters};
     bad = bench_run_variants(&trun, t, 2);
     if (!bad) {
-        per_kernel(&t[0], n);
-        per_kernel(&t[1], n);
+        bench_variant_divide(&t[0], n);
+        bench_variant_divide(&t[1], n);
         char title[128], basis[96], key[64];
         snprintf(title, sizeof title,
                  "N = %d: %d launches captured into a graph after a node added by hand (%d "
@@ -556,9 +495,9 @@ static int measure(const bench_opts *opt, graph_arg *c, bench_report *rep, int b
         snprintf(basis, sizeof basis, "over single builds / %d (%s)", n, bench_clock_name());
         bench_report_section(rep, title, "ns per kernel", basis, "median", "p99");
         snprintf(key, sizeof key, "raw_capture_into_%d", n);
-        row_calls(rep, key, &t[0], NULL);
+        bench_report_row_calls(rep, key, &t[0], NULL);
         snprintf(key, sizeof key, "cus_capture_into_%d", n);
-        row_calls(rep, key, &t[1], &t[0]);
+        bench_report_row_calls(rep, key, &t[1], &t[0]);
     }
     bench_run_free(&trun, t, 2);
     return bad ? -1 : 0;
@@ -625,8 +564,8 @@ static int measure_memory(const bench_opts *opt, graph_arg *c, bench_report *rep
                  "a graph of an allocation, a kernel and a free, launched (%d per block)", iters);
         snprintf(basis, sizeof basis, "over single launches (%s)", bench_clock_name());
         bench_report_section(rep, title, "ns per launch", basis, "median", "p99");
-        row_calls(rep, "raw_alloc_kernel_free", &m[0], NULL);
-        row_calls(rep, "cus_alloc_kernel_free", &m[1], &m[0]);
+        bench_report_row_calls(rep, "raw_alloc_kernel_free", &m[0], NULL);
+        bench_report_row_calls(rep, "cus_alloc_kernel_free", &m[1], &m[0]);
     }
     bench_run_free(&mrun, m, 2);
     destroy_graphs(c);
@@ -669,8 +608,8 @@ static int measure_update(const bench_opts *opt, graph_arg *c, bench_report *rep
                  iters);
         snprintf(basis, sizeof basis, "over single calls (%s)", bench_clock_name());
         bench_report_section(rep, title, "ns per update", basis, "median", "p99");
-        row_calls(rep, "raw_node_update", &u[0], NULL);
-        row_calls(rep, "cus_node_update", &u[1], &u[0]);
+        bench_report_row_calls(rep, "raw_node_update", &u[0], NULL);
+        bench_report_row_calls(rep, "cus_node_update", &u[1], &u[0]);
     }
     bench_run_free(&urun, u, 2);
     destroy_graphs(c);
@@ -680,7 +619,8 @@ static int measure_update(const bench_opts *opt, graph_arg *c, bench_report *rep
 int main(int argc, char **argv)
 {
     int sizes[MAX_SIZES];
-    int nsizes = take_nodes(&argc, argv, sizes);
+    static const int defaults[] = {1, 10, 100};
+    int nsizes = bench_take_counts(&argc, argv, "--nodes", sizes, MAX_SIZES, defaults, 3);
     if (nsizes < 0) {
         fprintf(stderr, "bench-graph: --nodes wants a comma-separated list of up to %d counts "
                         "from 1 to 100000\n", MAX_SIZES);

@@ -335,30 +335,6 @@ static int sync_stream(void *p)
 
 /* --- reporting ----------------------------------------------------------------------- */
 
-/* Rows over blocks: per-call time = block time / iters. */
-static void rows_blocks(bench_report *r, const char *key, const bench_variant *v,
-                        const bench_variant *raw)
-{
-    bench_stats s = bench_stats_of(v->block_ns, v->nblocks);
-    bench_ratio q = raw ? bench_ratio_of(raw, v) : (bench_ratio){0};
-    bench_report_row(r, key, v->label, s.median, s.p99, s.n, raw ? &q : NULL);
-}
-
-/* Rows over single calls; the ratio of the single-call medians, its spread
- * over the rounds' block ratios. */
-static void rows_calls(bench_report *r, const char *key, const bench_variant *v,
-                       const bench_variant *raw)
-{
-    bench_stats s = bench_stats_of(v->call_ns, v->ncalls);
-    bench_ratio q = {0};
-    if (raw) {
-        q = bench_ratio_of(raw, v);
-        double mr = bench_stats_of(raw->call_ns, raw->ncalls).median;
-        q.of_medians = mr > 0 ? s.median / mr : 0;
-    }
-    bench_report_row(r, key, v->label, s.median, s.p99, s.n, raw ? &q : NULL);
-}
-
 static int load_empty(const bench_env *env, cus_context *ctx, cus_module **mod, const char **which)
 {
     /* The fatbin (SASS for the built architectures, PTX for newer ones),
@@ -489,18 +465,18 @@ int main(int argc, char **argv)
              "untimed)",
              iters);
     bench_report_section(rep, title, "ns per launch", "over blocks", "median", "p99");
-    rows_blocks(rep, "raw_0", &sub[0], NULL);
-    rows_blocks(rep, "cus_0", &sub[1], &sub[0]);
-    rows_blocks(rep, "raw_1", &sub[2], NULL);
-    rows_blocks(rep, "cus_1", &sub[3], &sub[2]);
-    rows_blocks(rep, "raw_16", &sub[4], NULL);
-    rows_blocks(rep, "cus_16", &sub[5], &sub[4]);
-    rows_blocks(rep, "raw_16_prebuilt", &sub[6], NULL);
-    rows_blocks(rep, "cus_function_launch_16_checked", &sub[7], &sub[6]);
-    rows_blocks(rep, "cus_function_launch_16_unchecked", &sub[8], &sub[6]);
+    bench_report_row_blocks(rep, "raw_0", &sub[0], NULL);
+    bench_report_row_blocks(rep, "cus_0", &sub[1], &sub[0]);
+    bench_report_row_blocks(rep, "raw_1", &sub[2], NULL);
+    bench_report_row_blocks(rep, "cus_1", &sub[3], &sub[2]);
+    bench_report_row_blocks(rep, "raw_16", &sub[4], NULL);
+    bench_report_row_blocks(rep, "cus_16", &sub[5], &sub[4]);
+    bench_report_row_blocks(rep, "raw_16_prebuilt", &sub[6], NULL);
+    bench_report_row_blocks(rep, "cus_function_launch_16_checked", &sub[7], &sub[6]);
+    bench_report_row_blocks(rep, "cus_function_launch_16_unchecked", &sub[8], &sub[6]);
     if (c.k0) {
-        rows_blocks(rep, "raw_kernel_0", &sub[9], NULL);
-        rows_blocks(rep, "cus_kernel_0", &sub[10], &sub[9]);
+        bench_report_row_blocks(rep, "raw_kernel_0", &sub[9], NULL);
+        bench_report_row_blocks(rep, "cus_kernel_0", &sub[10], &sub[9]);
     } else {
         bench_report_note(rep, "library kernel rows left out: the driver has no libraries (12.0+)");
     }
@@ -542,12 +518,12 @@ int main(int argc, char **argv)
     snprintf(basis, sizeof basis, "over single calls (%s, reading included)", bench_clock_name());
     bench_report_section(rep, "launch submission, each launch timed on its own", "ns per launch",
                          basis, "median", "p99");
-    rows_calls(rep, "raw_0", &one[0], NULL);
-    rows_calls(rep, "cus_0", &one[1], &one[0]);
-    rows_calls(rep, "raw_1", &one[2], NULL);
-    rows_calls(rep, "cus_1", &one[3], &one[2]);
-    rows_calls(rep, "raw_16", &one[4], NULL);
-    rows_calls(rep, "cus_16", &one[5], &one[4]);
+    bench_report_row_calls(rep, "raw_0", &one[0], NULL);
+    bench_report_row_calls(rep, "cus_0", &one[1], &one[0]);
+    bench_report_row_calls(rep, "raw_1", &one[2], NULL);
+    bench_report_row_calls(rep, "cus_1", &one[3], &one[2]);
+    bench_report_row_calls(rep, "raw_16", &one[4], NULL);
+    bench_report_row_calls(rep, "cus_16", &one[5], &one[4]);
     bench_run_free(&run2, one, NONE);
 
     /* 3. the slow path: context b on top */
@@ -565,8 +541,8 @@ int main(int argc, char **argv)
     bench_report_section(rep, "SLOW PATH: the function's context not current (another on top): "
                               "push, launch, pop",
                          "ns per launch", "over blocks", "median", "p99");
-    rows_blocks(rep, "raw_switched_0", &slow[0], NULL);
-    rows_blocks(rep, "cus_switched_0", &slow[1], &slow[0]);
+    bench_report_row_blocks(rep, "raw_switched_0", &slow[0], NULL);
+    bench_report_row_blocks(rep, "cus_switched_0", &slow[1], &slow[0]);
     bench_run_free(&run3, slow, 2);
 
     /* 3b. the occupancy query, current and not */
@@ -595,10 +571,10 @@ int main(int argc, char **argv)
     bench_report_section(rep, "occupancy query (needs a current context): the function's current, "
                               "then another on top",
                          "ns per call", "over blocks", "median", "p99");
-    rows_blocks(rep, "raw_occupancy", &occ[0], NULL);
-    rows_blocks(rep, "cus_occupancy", &occ[1], &occ[0]);
-    rows_blocks(rep, "raw_occupancy_switched", &occ_sw[0], NULL);
-    rows_blocks(rep, "cus_occupancy_switched", &occ_sw[1], &occ_sw[0]);
+    bench_report_row_blocks(rep, "raw_occupancy", &occ[0], NULL);
+    bench_report_row_blocks(rep, "cus_occupancy", &occ[1], &occ[0]);
+    bench_report_row_blocks(rep, "raw_occupancy_switched", &occ_sw[0], NULL);
+    bench_report_row_blocks(rep, "cus_occupancy_switched", &occ_sw[1], &occ_sw[0]);
     bench_run_free(&run_occ, occ, 2);
     bench_run_free(&run_occ_sw, occ_sw, 2);
 
@@ -620,8 +596,8 @@ int main(int argc, char **argv)
         bench_report_section(rep, "extended launch with programmatic dependent launch "
                                   "(CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION)",
                              "ns per launch", "over blocks", "median", "p99");
-        rows_blocks(rep, "raw_launch_ex_pdl", &pdl[0], NULL);
-        rows_blocks(rep, "cus_launch_ex_pdl", &pdl[1], &pdl[0]);
+        bench_report_row_blocks(rep, "raw_launch_ex_pdl", &pdl[0], NULL);
+        bench_report_row_blocks(rep, "cus_launch_ex_pdl", &pdl[1], &pdl[0]);
         bench_run_free(&run_pdl, pdl, 2);
     }
 
@@ -637,8 +613,8 @@ int main(int argc, char **argv)
         return 1;
     bench_report_section(rep, "round trip: launch (0 args) + stream synchronize",
                          "ns per iteration", basis, "median", "p99");
-    rows_calls(rep, "raw_roundtrip_0", &rt[0], NULL);
-    rows_calls(rep, "cus_roundtrip_0", &rt[1], &rt[0]);
+    bench_report_row_calls(rep, "raw_roundtrip_0", &rt[0], NULL);
+    bench_report_row_calls(rep, "cus_roundtrip_0", &rt[1], &rt[0]);
     bench_run_free(&run4, rt, 2);
 
     bench_report_print(rep, opt.json);

@@ -224,27 +224,6 @@ static BENCH_NOINLINE int loop_cus_cached_kernel(void *p, int iters, uint64_t *t
 
 /* --- reporting ------------------------------------------------------------------------------ */
 
-static void rows_blocks(bench_report *r, const char *key, const bench_variant *v,
-                        const bench_variant *raw)
-{
-    bench_stats s = bench_stats_of(v->block_ns, v->nblocks);
-    bench_ratio q = raw ? bench_ratio_of(raw, v) : (bench_ratio){0};
-    bench_report_row(r, key, v->label, s.median, s.p99, s.n, raw ? &q : NULL);
-}
-
-static void rows_calls(bench_report *r, const char *key, const bench_variant *v,
-                       const bench_variant *raw)
-{
-    bench_stats s = bench_stats_of(v->call_ns, v->ncalls);
-    bench_ratio q = {0};
-    if (raw) {
-        q = bench_ratio_of(raw, v);
-        double mr = bench_stats_of(raw->call_ns, raw->ncalls).median;
-        q.of_medians = mr > 0 ? s.median / mr : 0;
-    }
-    bench_report_row(r, key, v->label, s.median, s.p99, s.n, raw ? &q : NULL);
-}
-
 int main(int argc, char **argv)
 {
     bench_opts opt;
@@ -336,11 +315,11 @@ int main(int argc, char **argv)
         return 1;
     bench_report_section(rep, "load + unload of an image, the context current", "ns per load",
                          "over blocks", "median", "p99");
-    rows_blocks(rep, "raw_module_load", &load[0], NULL);
-    rows_blocks(rep, "cus_module_load", &load[1], &load[0]);
+    bench_report_row_blocks(rep, "raw_module_load", &load[0], NULL);
+    bench_report_row_blocks(rep, "cus_module_load", &load[1], &load[0]);
     if (libraries) {
-        rows_blocks(rep, "raw_library_load", &load[2], NULL);
-        rows_blocks(rep, "cus_library_load", &load[3], &load[2]);
+        bench_report_row_blocks(rep, "raw_library_load", &load[2], NULL);
+        bench_report_row_blocks(rep, "cus_library_load", &load[3], &load[2]);
     }
     bench_run_free(&run1, load, nload);
 
@@ -364,11 +343,11 @@ int main(int argc, char **argv)
                          "ns per lookup", basis, "median", "p99");
     bench_report_note(rep, "first lookups: in brackets, the per-round ratio of whole blocks, "
                            "which include the untimed loads and unloads");
-    rows_calls(rep, "raw_first_function", &first[0], NULL);
-    rows_calls(rep, "cus_first_function", &first[1], &first[0]);
+    bench_report_row_calls(rep, "raw_first_function", &first[0], NULL);
+    bench_report_row_calls(rep, "cus_first_function", &first[1], &first[0]);
     if (libraries) {
-        rows_calls(rep, "raw_first_kernel", &first[2], NULL);
-        rows_calls(rep, "cus_first_kernel", &first[3], &first[2]);
+        bench_report_row_calls(rep, "raw_first_kernel", &first[2], NULL);
+        bench_report_row_calls(rep, "cus_first_kernel", &first[3], &first[2]);
     }
     bench_run_free(&run2, first, nload);
 
@@ -386,11 +365,11 @@ int main(int argc, char **argv)
         return 1;
     bench_report_section(rep, "lookup of a name already looked up", "ns per lookup", "over blocks",
                          "median", "p99");
-    rows_blocks(rep, "raw_cached_function", &cached[0], NULL);
-    rows_blocks(rep, "cus_cached_function", &cached[1], &cached[0]);
+    bench_report_row_blocks(rep, "raw_cached_function", &cached[0], NULL);
+    bench_report_row_blocks(rep, "cus_cached_function", &cached[1], &cached[0]);
     if (libraries) {
-        rows_blocks(rep, "raw_cached_kernel", &cached[2], NULL);
-        rows_blocks(rep, "cus_cached_kernel", &cached[3], &cached[2]);
+        bench_report_row_blocks(rep, "raw_cached_kernel", &cached[2], NULL);
+        bench_report_row_blocks(rep, "cus_cached_kernel", &cached[3], &cached[2]);
     }
     bench_run_free(&run3, cached, nload);
 
