@@ -49,8 +49,7 @@ CUS_API cus_status cus_graph_node_type(cus_graph_node node, CUgraphNodeType *typ
     CUgraphNodeType t;
     CUresult r;
     {
-        CUS_LOCK_SCOPE(&cus_graph_root_(g)->lock);
-        CUS_TRY(cus_graph_idle_locked_(cus_graph_root_(g), __func__));
+        CUS_GRAPH_LOCK_IDLE_(g, __func__);
         r = cus_drv_.cuGraphNodeGetType_(node.handle, &t);
     }
     if (r)
@@ -89,8 +88,7 @@ static cus_status node_list(cus_graph_node node, cus_graph_node *out, size_t *co
     size_t got = n;
     CUresult r;
     {
-        CUS_LOCK_SCOPE(&cus_graph_root_(g)->lock);
-        CUS_TRY(cus_graph_idle_locked_(cus_graph_root_(g), function));
+        CUS_GRAPH_LOCK_IDLE_(g, function);
         r = list(node.handle, h, &got);
     }
     if (r)
@@ -138,8 +136,7 @@ CUS_API cus_status cus_graph_edges(cus_graph *graph, cus_graph_node *from, cus_g
     size_t got = n;
     CUresult r;
     {
-        CUS_LOCK_SCOPE(&cus_graph_root_(graph)->lock);
-        CUS_TRY(cus_graph_idle_locked_(cus_graph_root_(graph), __func__));
+        CUS_GRAPH_LOCK_IDLE_(graph, __func__);
         r = cus_drv_.cuGraphGetEdges_(graph->handle, h, h ? h + n : NULL, NULL, &got);
     }
     if (r)
@@ -199,8 +196,7 @@ CUS_API cus_status cus_graph_debug_dot(cus_graph *graph, const char *path, unsig
     CUS_CHECK_POISON(graph->ctx);
     CUresult r;
     {
-        CUS_LOCK_SCOPE(&cus_graph_root_(graph)->lock);
-        CUS_TRY(cus_graph_idle_locked_(cus_graph_root_(graph), __func__));
+        CUS_GRAPH_LOCK_IDLE_(graph, __func__);
         r = cus_drv_.cuGraphDebugDotPrint_(graph->handle, path, flags);
     }
     if (r)
@@ -231,8 +227,7 @@ CUS_API cus_status cus_graph_remove_dependencies(cus_graph *graph, const cus_gra
     CUS_TRY(cus_graph_node_handles_(graph, to, n, "node", inline_to, &ht, &heap_t,
                                     __func__));
     __attribute__((unused)) cus_autofree CUgraphNode *owned_t = heap_t;
-    CUS_LOCK_SCOPE(&cus_graph_root_(graph)->lock);
-    CUS_TRY(cus_graph_idle_locked_(cus_graph_root_(graph), __func__));
+    CUS_GRAPH_LOCK_IDLE_(graph, __func__);
     CUS_IN_CONTEXT(graph->ctx, "cuGraphRemoveDependencies",
                    cus_drv_.cuGraphRemoveDependencies_(graph->handle, hf, ht, NULL, n));
     return CUS_SUCCESS;
@@ -247,8 +242,7 @@ CUS_API cus_status cus_graph_destroy_node(cus_graph_node node)
     CHECK_NODE(node);
     cus_graph *g = graph_of(node);
     CUS_CHECK_POISON(g->ctx);
-    CUS_LOCK_SCOPE(&cus_graph_root_(g)->lock);
-    CUS_TRY(cus_graph_idle_locked_(cus_graph_root_(g), __func__));
+    CUS_GRAPH_LOCK_IDLE_(g, __func__);
 #if CUDA_VERSION >= 12030
     /* A conditional node's bodies are "valid for the lifetime of the
      * conditional node" (cuda.h): their cus_graph objects would outlive the
@@ -486,8 +480,7 @@ CUS_API cus_status cus_graph_exec_set_child(cus_graph_exec *exec, cus_graph_node
     child_set a = {node.handle, child->handle};
     /* The driver reads child's nodes in the call: its lock, taken before
      * exec's (no path takes a graph's lock while holding an exec's). */
-    CUS_LOCK_SCOPE(&cus_graph_root_(child)->lock);
-    CUS_TRY(cus_graph_idle_locked_(cus_graph_root_(child), __func__));
+    CUS_GRAPH_LOCK_IDLE_(child, __func__);
     return cus_graph_exec_node_update_(exec, node, &item, 1, "cuGraphExecChildGraphNodeSetParams",
                                        set_child_call, &a, __func__);
 }

@@ -339,8 +339,7 @@ static cus_status list_nodes(cus_graph *g, cus_graph_node *nodes, size_t *count,
     size_t got = n;
     CUresult r;
     {
-        CUS_LOCK_SCOPE(&cus_graph_root_(g)->lock);
-        CUS_TRY(cus_graph_idle_locked_(cus_graph_root_(g), function));
+        CUS_GRAPH_LOCK_IDLE_(g, function);
         r = list(g->handle, h, &got);
     }
     if (r)
@@ -378,8 +377,7 @@ CUS_API cus_status cus_graph_add_dependencies(cus_graph *graph, const cus_graph_
     __attribute__((unused)) cus_autofree CUgraphNode *owned_f = heap_f;
     CUS_TRY(deps_of(graph, to, n, inline_to, &ht, &heap_t, __func__));
     __attribute__((unused)) cus_autofree CUgraphNode *owned_t = heap_t;
-    CUS_LOCK_SCOPE(&cus_graph_root_(graph)->lock);
-    CUS_TRY(cus_graph_idle_locked_(cus_graph_root_(graph), __func__));
+    CUS_GRAPH_LOCK_IDLE_(graph, __func__);
     CUS_IN_CONTEXT(graph->ctx, "cuGraphAddDependencies",
                    cus_drv_.cuGraphAddDependencies_(graph->handle, hf, ht, n));
     return CUS_SUCCESS;

@@ -867,6 +867,13 @@ static inline struct cus_graph *cus_graph_root_(struct cus_graph *g)
     return g;
 }
 
+/* Holds g's root lock to the end of the scope, and returns (recorded naming
+ * function) while a capture writes into the graph: the start of every
+ * cuscope call that reads or changes a graph's nodes. */
+#define CUS_GRAPH_LOCK_IDLE_(g, function)                                      \
+    CUS_LOCK_SCOPE(&cus_graph_root_(g)->lock);                                 \
+    CUS_TRY(cus_graph_idle_locked_(cus_graph_root_(g), (function)))
+
 /* graph_nodes.c's add, for the node types made elsewhere: add(node, graph,
  * deps, ndeps, arg) is the driver call (call in records), made with the
  * graph's context current under its root's lock; nothing is kept. */
