@@ -15,6 +15,7 @@
 
 #include <cuscope/event.h>
 #include <cuscope/graph.h>
+#include <cuscope/graph_inspect.h>
 #include <cuscope/graph_memory.h>
 #include <cuscope/graph_nodes.h>
 #include <cuscope/memory.h>
@@ -840,6 +841,83 @@ static cus_status scn_graph_alloc_nodes(void *arg)
 }
 
 
+/* A graph built by hand, looked into (a node's kind, its dependencies, the
+ * edges), cloned, and its kernel changed before the instantiation (the copy
+ * node that stands for it without nvcc stays): everything it uses is
+ * released before either graph is instantiated; the original computes with
+ * the new scale, the clone with the old. Skips on a driver before 12.3 (the
+ * edge queries). */
+static cus_status scn_graph_inspect_edit(void *arg)
+{
+    (void)arg;
+    cus_autoptr(cus_context) ctx = NULL;
+    CUS_TRY(primary0(&ctx));
+    cus_autoptr(cus_host_buffer) hin = NULL;
+    cus_autoptr(cus_host_buffer) hout = NULL;
+    CUS_TRY(cus_host_buffer_alloc(ctx, N * sizeof(float), 0, &hin));
+    CUS_TRY(cus_host_buffer_alloc(ctx, N * sizeof(float), 0, &hout));
+    float *in = cus_host_buffer_data(hin), *out = cus_host_buffer_data(hout);
+    fill_floats(in, 1.0f, 0.25f);
+    atomic_int runs = 0;
+    cus_autoptr(cus_stream) s = NULL;
+    CUS_TRY(cus_stream_create(ctx, CU_STREAM_NON_BLOCKING, 0, &s));
+    cus_autoptr(cus_graph) g = NULL;
+    cus_autoptr(cus_graph) copy = NULL;
+    float scale = 2.0f;
+    {
+        cus_autoptr(cus_buffer) a = NULL;
+        cus_autoptr(cus_buffer) b = NULL;
+        CUS_TRY(cus_buffer_alloc(ctx, N * sizeof(float), &a));
+        CUS_TRY(cus_buffer_alloc(ctx, N * sizeof(float), &b));
+        cus_work_scope w = {NULL, NULL};
+        CUS_TRY(work_load(ctx, &w));
+        CUS_TRY(cus_graph_create(ctx, &g));
+        cus_graph_node kernel = {0};
+        CUS_TRY(work_build(g, &w, scale, a, b, in, out, &runs, &kernel));
+        CUgraphNodeType type;
+        CUS_TRY(cus_graph_node_type(kernel, &type));
+#ifdef CUS_TEST_HAVE_KERNELS
+        EXPECT(type == CU_GRAPH_NODE_TYPE_KERNEL);
+#else
+        EXPECT(type == CU_GRAPH_NODE_TYPE_MEMCPY);
+#endif
+        size_t n = 0;
+        cus_status st = cus_graph_node_dependencies(kernel, NULL, &n);
+        if (st == CUS_ERROR_NOT_SUPPORTED)
+            return scn_skip("graph_inspect_edit", "%s", cus_last_error_message());
+        CUS_TRY(st);
+        EXPECT(n == 2); /* the upload and the fill */
+        cus_graph_node deps[2];
+        CUS_TRY(cus_graph_node_dependencies(kernel, deps, &n));
+        EXPECT(deps[0].graph == g && deps[1].graph == g);
+        n = 0;
+        CUS_TRY(cus_graph_edges(g, NULL, NULL, &n));
+        EXPECT(n == 4); /* upload, fill -> kernel -> download -> host function */
+        CUS_TRY(cus_graph_clone(g, &copy));
+        cus_graph_node twin = {0};
+        CUS_TRY(cus_graph_node_in_clone(copy, kernel, &twin));
+        EXPECT(twin.graph == copy);
+#ifdef CUS_TEST_HAVE_KERNELS
+        scale = 3.0f;
+        CUS_TRY(cus_graph_set_kernel(kernel, w.saxpy, cus_grid_for(N, 128), 128, 0, scale, a, b,
+                                     (unsigned long long)N));
+#endif
+    } /* the buffers and the module go: the graphs keep them */
+    cus_autoptr(cus_graph_exec) e = NULL;
+    cus_autoptr(cus_graph_exec) ec = NULL;
+    CUS_TRY(cus_graph_instantiate(g, 0, &e));
+    CUS_TRY(cus_graph_instantiate(copy, 0, &ec));
+    CUS_TRY(cus_graph_exec_launch(e, s));
+    CUS_TRY(cus_stream_synchronize(s));
+    EXPECT(result_is(in, out, scale));
+    memset(out, 0, N * sizeof(float));
+    CUS_TRY(cus_graph_exec_launch(ec, s));
+    CUS_TRY(cus_stream_synchronize(s));
+    EXPECT(result_is(in, out, 2.0f));
+    EXPECT(atomic_load(&runs) == 2);
+    return CUS_SUCCESS;
+}
+
 const scenario graph_scenarios[] = {
     {"graph_capture_replay", scn_graph_capture_replay},
     {"graph_capture_per_thread", scn_graph_capture_per_thread},
@@ -851,5 +929,6 @@ const scenario graph_scenarios[] = {
     {"graph_nodes_by_hand", scn_graph_nodes_by_hand},
     {"graph_capture_into_graph", scn_graph_capture_into_graph},
     {"graph_alloc_nodes", scn_graph_alloc_nodes},
+    {"graph_inspect_edit", scn_graph_inspect_edit},
     {NULL, NULL},
 };
