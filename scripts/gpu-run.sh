@@ -28,6 +28,15 @@
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 PARTS=${GPU_RUN_PARTS:-all}
+# GPU_RUN_PARTS is also a list of parts by name: suite, examples, sanitizer,
+# bench, baseline (the build always runs), e.g. "suite examples sanitizer"
+# for the first call on a fresh machine and "bench baseline" for the second.
+case $PARTS in
+    all) PARTS_LIST="suite examples sanitizer bench baseline" ;;
+    bench) PARTS_LIST="bench baseline" ;;
+    *) PARTS_LIST=$PARTS ;;
+esac
+has() { [[ " $PARTS_LIST " == *" $1 "* ]]; }
 # GPU_RUN_SKIP: a space-separated list of what to leave out: gpu tests by
 # name, sanitizer, baseline. Unset, it is "gpu-rules": that table is checked
 # in, and gpu-rules takes about 400 s on an H200 (a process per risky cell),
@@ -93,8 +102,8 @@ save /tmp/gpu-run-setup.log
 
 # --- the gpu suite ------------------------------------------------------------------
 counts="not run"
-if [ "$built" = yes ] && [ "$PARTS" = bench ]; then
-    counts="left out (GPU_RUN_PARTS=bench)"
+if [ "$built" = yes ] && ! has suite; then
+    counts="left out (GPU_RUN_PARTS=$PARTS)"
 elif [ "$built" = yes ]; then
     say "meson test --suite gpu"
     export CUS_RULES_WRITE="$LOGS/rules-gpu.txt" CUS_CORPUS_WRITE="$LOGS/corpus-gpu.txt"
@@ -123,17 +132,12 @@ elif [ "$built" = yes ]; then
     save "$BUILD/meson-logs/testlog.txt" /tmp/gpu-run-test.log
 fi
 
-if [ "$PARTS" = suite ]; then
-    say "GPU_RUN_PARTS=suite: no examples, sanitizer or benchmarks"
-    built_all=$built
-    built=suite-only
-fi
 
 # --- the main job and the other examples ------------------------------------------------
 main_rc="not run"
 examples=""
 example_list="sum saxpy rtc-sum tutorial-rtc tutorial-library tutorial-link device-query nccl-allreduce"
-[ "$PARTS" = all ] || example_list=""
+has examples || example_list=""
 for ex in $example_list; do
     exe="$BUILD/docs/examples/$ex"
     if [ ! -x "$exe" ]; then
@@ -147,8 +151,8 @@ for ex in $example_list; do
     [ "$rc" = 0 ] || status=1
     [ "$ex" = sum ] && main_rc=$rc
 done
-[ "$built" = yes ] && [ "$PARTS" = all ] && [ "$main_rc" = "not run" ] && { say "the sum example was not built"; status=1; }
-if [ "$PARTS" = all ] && [ -x "$BUILD/tools/cuscope-info" ]; then
+[ "$built" = yes ] && has examples && [ "$main_rc" = "not run" ] && { say "the sum example was not built"; status=1; }
+if has examples && [ -x "$BUILD/tools/cuscope-info" ]; then
     say "cuscope-info"
     timeout -k 5 60 "$BUILD/tools/cuscope-info" 2>&1 | tee "$LOGS/cuscope-info.txt"
     rc=${PIPESTATUS[0]}
@@ -168,28 +172,30 @@ sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-san
 sanitized="not run"
 if skipping sanitizer; then
     sanitized="left out (GPU_RUN_SKIP)"
-elif [ "$PARTS" = bench ]; then
-    sanitized="left out (GPU_RUN_PARTS=bench)"
+elif ! has sanitizer; then
+    sanitized="left out (GPU_RUN_PARTS=$PARTS)"
 elif [ "$built" = yes ] && [ -x "$sanitizer" ]; then
+    # the examples first: they are what must show 0 errors, and the suite's
+    # runs are the long ones
     sanitized=""
-    for t in gpu-scenarios gpu-modules; do
-        exe=$(find "$BUILD/test" -maxdepth 1 -name "$t" -type f -executable | head -1)
-        [ -n "$exe" ] || continue
-        say "compute-sanitizer memcheck: $t"
-        timeout -k 10 600 "$sanitizer" --tool memcheck --leak-check full --report-api-errors no \
-            --error-exitcode 99 "$exe" >"$LOGS/sanitizer-$t.txt" 2>&1
-        rc=$?
-        tail -5 "$LOGS/sanitizer-$t.txt"
-        sanitized+="${sanitized:+, }$t exit $rc ($(grep -o 'ERROR SUMMARY: [0-9]* error' "$LOGS/sanitizer-$t.txt" | tail -1))"
-        [ "$rc" = 0 ] || status=1
-    done
     for ex in sum saxpy rtc-sum tutorial-library; do
         exe="$BUILD/docs/examples/$ex"
         [ -x "$exe" ] || continue
         timeout -k 10 300 "$sanitizer" --tool memcheck --leak-check full \
             --error-exitcode 99 "$exe" >"$LOGS/sanitizer-$ex.txt" 2>&1
         rc=$?
-        sanitized+=", $ex exit $rc ($(grep -o 'ERROR SUMMARY: [0-9]* error' "$LOGS/sanitizer-$ex.txt" | tail -1))"
+        sanitized+="${sanitized:+, }$ex exit $rc ($(grep -o 'ERROR SUMMARY: [0-9]* error' "$LOGS/sanitizer-$ex.txt" | tail -1))"
+        [ "$rc" = 0 ] || status=1
+    done
+    for t in gpu-scenarios gpu-modules; do
+        exe=$(find "$BUILD/test" -maxdepth 1 -name "$t" -type f -executable | head -1)
+        [ -n "$exe" ] || continue
+        say "compute-sanitizer memcheck: $t"
+        timeout -k 10 300 "$sanitizer" --tool memcheck --leak-check full --report-api-errors no \
+            --error-exitcode 99 "$exe" >"$LOGS/sanitizer-$t.txt" 2>&1
+        rc=$?
+        tail -5 "$LOGS/sanitizer-$t.txt"
+        sanitized+="${sanitized:+, }$t exit $rc ($(grep -o 'ERROR SUMMARY: [0-9]* error' "$LOGS/sanitizer-$t.txt" | tail -1))"
         [ "$rc" = 0 ] || status=1
     done
 elif [ "$built" = yes ]; then
@@ -198,7 +204,7 @@ fi
 
 # --- benchmarks ---------------------------------------------------------------------
 benches=()
-if [ "$PARTS" != suite ] && [ -d "$BUILD/bench" ]; then
+if has bench && [ -d "$BUILD/bench" ]; then
     while IFS= read -r b; do benches+=("$b"); done < <(
         find "$BUILD/bench" -maxdepth 1 -type f -executable -name 'bench-*' ! -name '*.so*' | sort)
 fi
@@ -237,7 +243,7 @@ fi
 # one run (each binary still compares cuscope with the raw driver in its own
 # process). The JSON lands beside the others as baseline-*.json.
 baseline="none"
-if ! skipping baseline && [ -f .baseline/meson.build ] && [ "$built" = yes ]; then
+if has baseline && ! skipping baseline && [ -f .baseline/meson.build ] && [ "$built" = yes ]; then
     if timeout 300 meson setup /tmp/build-baseline .baseline --buildtype=release \
         -Dtests=disabled -Dexamples=false -Ddocs=disabled -Dkernel_archs=90 \
         >"$LOGS/baseline-setup.log" 2>&1 &&
@@ -261,7 +267,6 @@ if ! skipping baseline && [ -f .baseline/meson.build ] && [ "$built" = yes ]; th
     fi
 fi
 
-[ "$built" = suite-only ] && built=$built_all
 
 # --- summary ------------------------------------------------------------------------
 {
