@@ -38,7 +38,7 @@ case $PARTS in
 esac
 has() { [[ " $PARTS_LIST " == *" $1 "* ]]; }
 # GPU_RUN_SKIP: a space-separated list of what to leave out: gpu tests by
-# name, sanitizer, baseline. Unset, it is "gpu-rules": that table is checked
+# name, sanitizer, sanitizer-suite (the examples only), baseline. Unset, it is "gpu-rules": that table is checked
 # in, and gpu-rules takes about 400 s on an H200 (a process per risky cell),
 # slowing the tests beside it; GPU_RUN_SKIP="" runs it too.
 SKIP=" ${GPU_RUN_SKIP-gpu-rules} "
@@ -187,7 +187,9 @@ elif [ "$built" = yes ] && [ -x "$sanitizer" ]; then
         sanitized+="${sanitized:+, }$ex exit $rc ($(grep -o 'ERROR SUMMARY: [0-9]* error' "$LOGS/sanitizer-$ex.txt" | tail -1))"
         [ "$rc" = 0 ] || status=1
     done
-    for t in gpu-scenarios gpu-modules; do
+    suite_sanitized="gpu-scenarios gpu-modules"
+    skipping sanitizer-suite && suite_sanitized=""
+    for t in $suite_sanitized; do
         exe=$(find "$BUILD/test" -maxdepth 1 -name "$t" -type f -executable | head -1)
         [ -n "$exe" ] || continue
         say "compute-sanitizer memcheck: $t"
