@@ -61,26 +61,6 @@
 
 /* --- helpers ------------------------------------------------------------------------------------ */
 
-/* A node argument: known, not a tombstone (as fake_graph_nodes.c checks). */
-static CUresult node_arg_locked(CUgraphNode hn, struct CUgraphNode_st **out)
-{
-    if (!hn)
-        return CUDA_ERROR_INVALID_VALUE;
-    for (size_t i = 0; i < fake_graph_node_count; i++) {
-        if (fake_graph_nodes_all[i] != hn)
-            continue;
-        if (hn->released || !hn->body) {
-            fake_misuse_locked("graph node 0x%" PRIxPTR " used after its graph was destroyed",
-                               (uintptr_t)hn);
-            return CUDA_ERROR_INVALID_VALUE;
-        }
-        *out = hn;
-        return CUDA_SUCCESS;
-    }
-    fake_misuse_locked("unknown graph node handle 0x%" PRIxPTR, (uintptr_t)hn);
-    return CUDA_ERROR_INVALID_VALUE;
-}
-
 /* Appends a memory node of kind (ALLOC or FREE) of m to g after deps: the
  * node a capture would have made (untyped: its kind says what it is, and
  * the replay queues its operation). NULL when out of memory. */
@@ -242,7 +222,7 @@ CUresult CUDAAPI fake_cuGraphMemAllocNodeGetParams(CUgraphNode hNode,
 {
     FAKE_ENTER(cuGraphMemAllocNodeGetParams);
     struct CUgraphNode_st *n = NULL;
-    CUresult r = node_arg_locked(hNode, &n);
+    CUresult r = fake_graph_node_arg_locked(hNode, &n);
     if (r != CUDA_SUCCESS)
         return fake_leave(r);
     if (!params_out || fake_graph_node_type(n) != CU_GRAPH_NODE_TYPE_MEM_ALLOC)
@@ -262,7 +242,7 @@ CUresult CUDAAPI fake_cuGraphMemFreeNodeGetParams(CUgraphNode hNode, CUdeviceptr
 {
     FAKE_ENTER(cuGraphMemFreeNodeGetParams);
     struct CUgraphNode_st *n = NULL;
-    CUresult r = node_arg_locked(hNode, &n);
+    CUresult r = fake_graph_node_arg_locked(hNode, &n);
     if (r != CUDA_SUCCESS)
         return fake_leave(r);
     if (!dptr_out || fake_graph_node_type(n) != CU_GRAPH_NODE_TYPE_MEM_FREE)
