@@ -27,6 +27,10 @@
  *                     cus_module_get_function (+ the unref of its result)
  *                     against cuModuleGetFunction, each name in turn, the
  *                     cache warm: per lookup.
+ *   graph-build       N = 10 .. 1e5 kernel nodes added by hand, a chain
+ *                     (each depends on the one before), one buffer
+ *                     argument: the build (graph create + N nodes, per
+ *                     node), the instantiation and the teardown (per node).
  *   exec-update       U = 10 .. 1e4 updates of one executable graph, each to
  *                     another graph of the same shape (captured before, not
  *                     timed): per update; then the teardown (the exec and
@@ -113,6 +117,8 @@ typedef struct raw_api {
     PFN_cuGraphExecDestroy_v10000 exec_destroy;
     PFN_cuGraphDestroy_v10000 graph_destroy;
     PFN_cuGraphExecUpdate_v12000 exec_update;
+    PFN_cuGraphCreate_v10000 graph_create;
+    PFN_cuGraphAddKernelNode_v12000 add_kernel_node;
     PFN_cuThreadExchangeStreamCaptureMode_v10010 exchange;
     PFN_cuStreamGetCaptureInfo_v10010 capture_info;
 } raw_api;
@@ -590,6 +596,71 @@ static int round_capture(scale *sc, curve *c, long n, int side, double *ns, doub
         bad |= (int)sc->raw.graph_destroy(g);
         for (long i = 0; i < nbuf; i++)
             bad |= (int)sc->raw.free(sc->ptrs[i]);
+        t3 = bench_now_ns();
+        if (bad)
+            return fail_raw("the raw teardown", (CUresult)bad);
+    }
+    ns[0] = t1 - t0;
+    ns[1] = t2 - t1;
+    ns[2] = t3 - t2;
+    return 0;
+}
+
+/* --- graph-build: N kernel nodes added by hand, a chain -------------------------------------- */
+
+static int round_build(scale *sc, curve *c, long n, int side, double *ns, double *units)
+{
+    (void)c;
+    if (alloc_buffers(sc, 1, side))
+        return -1;
+    units[0] = units[1] = units[2] = (double)n;
+    double t0 = bench_now_ns(), t1, t2, t3;
+    int bad = 0;
+    if (side) {
+        cus_graph *g = NULL;
+        cus_graph_exec *e = NULL;
+        if (cus_graph_create(sc->ctx, &g))
+            return fail_cus("cus_graph_create");
+        cus_graph_node prev = {0}, node = {0};
+        for (long i = 0; i < n && !bad; i++) {
+            bad = cus_graph_add_kernel(g, i ? &prev : NULL, i ? 1 : 0, &node, sc->fn, 1, 1, 0,
+                                       sc->bufs[0]);
+            prev = node;
+        }
+        if (bad)
+            return fail_cus("cus_graph_add_kernel");
+        t1 = bench_now_ns();
+        if (cus_graph_instantiate(g, 0, &e))
+            return fail_cus("cus_graph_instantiate");
+        t2 = bench_now_ns();
+        cus_graph_exec_unref(e);
+        cus_graph_unref(g);
+        cus_buffer_unref(sc->bufs[0]);
+        t3 = bench_now_ns();
+    } else {
+        CUgraph g = NULL;
+        CUgraphExec e = NULL;
+        CUresult r = sc->raw.graph_create(&g, 0);
+        if (r)
+            return fail_raw("cuGraphCreate", r);
+        void *args[] = {&sc->ptrs[0]};
+        CUDA_KERNEL_NODE_PARAMS p = {.func = sc->hfn, .gridDimX = 1, .gridDimY = 1,
+                                     .gridDimZ = 1, .blockDimX = 1, .blockDimY = 1,
+                                     .blockDimZ = 1, .kernelParams = args};
+        CUgraphNode prev = NULL, node = NULL;
+        for (long i = 0; i < n && !r; i++) {
+            r = sc->raw.add_kernel_node(&node, g, i ? &prev : NULL, i ? 1 : 0, &p);
+            prev = node;
+        }
+        if (r)
+            return fail_raw("cuGraphAddKernelNode", r);
+        t1 = bench_now_ns();
+        if ((r = sc->raw.instantiate(&e, g, 0)))
+            return fail_raw("cuGraphInstantiateWithFlags", r);
+        t2 = bench_now_ns();
+        bad |= (int)sc->raw.exec_destroy(e);
+        bad |= (int)sc->raw.graph_destroy(g);
+        bad |= (int)sc->raw.free(sc->ptrs[0]);
         t3 = bench_now_ns();
         if (bad)
             return fail_raw("the raw teardown", (CUresult)bad);
@@ -1153,6 +1224,15 @@ static curve curves[] = {
            SERIES_("teardown",
                    "ns per node (exec destroy, graph destroy, the N buffers released)")},
      .round = round_capture, .prepare = prepare_scratch},
+    {.name = "graph-build",
+     .title = "N kernel nodes added by hand, each after the one before, one buffer argument",
+     .size_name = "N", SIZES_(capture_sizes, capture_quick), .round_units = 20000,
+     .nseries = 3,
+     .s = {SERIES_("build", "ns per node (graph create + N nodes: cus_graph_add_kernel / "
+                            "cuGraphAddKernelNode)"),
+           SERIES_("instantiate", "ns per node"),
+           SERIES_("teardown", "ns per node (exec destroy, graph destroy, the buffer released)")},
+     .round = round_build, .prepare = prepare_scratch},
     {.name = "buffers", .title = "M buffers of 256 bytes allocated, then all freed",
      .size_name = "M", SIZES_(object_sizes, object_quick), .round_units = 50000, .nseries = 2,
      .s = {SERIES_("create", "ns per buffer (cus_buffer_alloc / cuMemAlloc)"),
@@ -1466,6 +1546,8 @@ static int open_all(scale *sc)
         {"cuGraphExecDestroy", 10000, &r->exec_destroy},
         {"cuGraphDestroy", 10000, &r->graph_destroy},
         {"cuGraphExecUpdate", 12000, &r->exec_update},
+        {"cuGraphCreate", 10000, &r->graph_create},
+        {"cuGraphAddKernelNode", 12000, &r->add_kernel_node},
         {"cuThreadExchangeStreamCaptureMode", 10010, &r->exchange},
         {"cuStreamGetCaptureInfo", 10010, &r->capture_info},
     };

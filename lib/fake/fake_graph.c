@@ -59,8 +59,13 @@ struct CUgraph_st **fake_graph_graphs; /* every graph since install, for teardow
 size_t fake_graph_graph_count, fake_graph_graph_capacity;
 struct CUgraphExec_st **fake_graph_execs;
 size_t fake_graph_exec_count, fake_graph_exec_capacity;
-struct CUgraphNode_st **fake_graph_nodes_all; /* every node since install: lookup and reset */
+struct CUgraphNode_st **fake_graph_nodes_all; /* every node since install, for the reset */
 size_t fake_graph_node_count, fake_graph_node_capacity;
+/* The same nodes by address (open addressing, linear probing, a power of two
+ * at most half full): a handle is looked up without being dereferenced, in
+ * constant time however many nodes the process made since install. */
+static struct CUgraphNode_st **node_set;
+static size_t node_set_capacity;
 static fake_graph_body **bodies; /* the live bodies, for the reset */
 static size_t body_count, body_capacity;
 
@@ -76,6 +81,60 @@ bool fake_graph_reserve(void **array, size_t count, size_t *capacity, size_t ele
     *array = p;
     *capacity = cap;
     return true;
+}
+
+/* --- the node set ---------------------------------------------------------------------------- */
+
+static size_t node_slot(const void *p, size_t capacity)
+{
+    uint64_t k = (uint64_t)(uintptr_t)p;
+    k ^= k >> 33;
+    k *= 0xff51afd7ed558ccdULL; /* a 64-bit mixer's step: heap addresses differ in few bits */
+    k ^= k >> 33;
+    return (size_t)k & (capacity - 1);
+}
+
+static void node_set_put(struct CUgraphNode_st **set, size_t capacity, struct CUgraphNode_st *n)
+{
+    size_t i = node_slot(n, capacity);
+    while (set[i])
+        i = (i + 1) & (capacity - 1);
+    set[i] = n;
+}
+
+bool fake_graph_node_reserve_locked(void)
+{
+    if (!RESERVE(fake_graph_nodes_all, fake_graph_node_count, fake_graph_node_capacity))
+        return false;
+    if ((fake_graph_node_count + 1) * 2 <= node_set_capacity)
+        return true;
+    size_t capacity = node_set_capacity ? node_set_capacity * 2 : 64;
+    struct CUgraphNode_st **set = calloc(capacity, sizeof *set);
+    if (!set)
+        return false;
+    for (size_t i = 0; i < fake_graph_node_count; i++)
+        node_set_put(set, capacity, fake_graph_nodes_all[i]);
+    free(node_set);
+    node_set = set;
+    node_set_capacity = capacity;
+    return true;
+}
+
+void fake_graph_node_register_locked(struct CUgraphNode_st *n)
+{
+    node_set_put(node_set, node_set_capacity, n);
+    fake_graph_nodes_all[fake_graph_node_count++] = n;
+}
+
+struct CUgraphNode_st *fake_graph_node_find_locked(CUgraphNode hn)
+{
+    if (!hn || !node_set_capacity)
+        return NULL;
+    for (size_t i = node_slot(hn, node_set_capacity); node_set[i];
+         i = (i + 1) & (node_set_capacity - 1))
+        if (node_set[i] == hn)
+            return node_set[i];
+    return NULL;
 }
 
 /* --- bodies ---------------------------------------------------------------------------------- */
@@ -320,11 +379,7 @@ CUresult CUDAAPI fake_cuGraphNodeGetType(CUgraphNode hNode, CUgraphNodeType *typ
     FAKE_ENTER(cuGraphNodeGetType);
     if (!hNode || !type)
         return fake_leave(CUDA_ERROR_INVALID_VALUE);
-    const struct CUgraphNode_st *n = NULL;
-    /* compared, never dereferenced unknown */
-    for (size_t i = 0; i < fake_graph_node_count && !n; i++)
-        if (fake_graph_nodes_all[i] == hNode)
-            n = fake_graph_nodes_all[i];
+    const struct CUgraphNode_st *n = fake_graph_node_find_locked(hNode);
     if (!n) {
         fake_misuse_locked("unknown graph node handle 0x%" PRIxPTR, (uintptr_t)hNode);
         return fake_leave(CUDA_ERROR_INVALID_VALUE);
@@ -375,6 +430,9 @@ static void graph_reset_locked(const cus_fake_config *cfg)
     free(fake_graph_nodes_all);
     fake_graph_nodes_all = NULL;
     fake_graph_node_count = fake_graph_node_capacity = 0;
+    free(node_set);
+    node_set = NULL;
+    node_set_capacity = 0;
     free(fake_graph_graphs); /* the registry frees the records */
     fake_graph_graphs = NULL;
     fake_graph_graph_count = fake_graph_graph_capacity = 0;

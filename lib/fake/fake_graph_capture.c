@@ -199,7 +199,7 @@ static CUresult capture_add_node_locked(struct fake_capture *cap, size_t mi, con
 {
     fake_graph_body *b = cap->graph->body;
     capture_member *m = &cap->members[mi];
-    if (!RESERVE(fake_graph_nodes_all, fake_graph_node_count, fake_graph_node_capacity) ||
+    if (!fake_graph_node_reserve_locked() ||
         !RESERVE(b->nodes, b->nnodes, b->capacity) || !member_resize(m, 1))
         return CUDA_ERROR_OUT_OF_MEMORY;
     struct CUgraphNode_st *n = calloc(1, sizeof *n);
@@ -220,7 +220,7 @@ static CUresult capture_add_node_locked(struct fake_capture *cap, size_t mi, con
     n->index = b->nnodes;
     n->body = b;
     b->nodes[b->nnodes++] = n;
-    fake_graph_nodes_all[fake_graph_node_count++] = n;
+    fake_graph_node_register_locked(n);
     m->deps[0] = n;
     m->ndeps = 1;
     return CUDA_SUCCESS;

@@ -417,25 +417,13 @@ CUresult CUDAAPI fake_cuGraphRemoveDependencies_v2(CUgraph hGraph, const CUgraph
 }
 #endif
 
-/* The live graph whose body holds n (NULL: a node of an executable graph's
- * copy, or of a graph being destroyed). */
-static struct CUgraph_st *graph_of_node(const struct CUgraphNode_st *n)
-{
-    for (size_t i = 0; i < fake_graph_graph_count; i++) {
-        struct CUgraph_st *g = fake_graph_graphs[i];
-        if (g->h.state == FAKE_LIVE && g->body == n->body)
-            return g;
-    }
-    return NULL;
-}
-
 static CUresult destroy_node_locked(CUgraphNode hn)
 {
     struct CUgraphNode_st *n = NULL;
     CUresult r = fake_graph_node_arg_locked(hn, &n);
     if (r != CUDA_SUCCESS)
         return r;
-    struct CUgraph_st *g = graph_of_node(n);
+    struct CUgraph_st *g = fake_graph_of_node_locked(n);
     if (!g) {
         fake_misuse_locked("cuGraphDestroyNode of node 0x%" PRIxPTR ", which is no graph's "
                            "(an executable graph's copy?)",

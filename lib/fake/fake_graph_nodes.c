@@ -36,9 +36,9 @@
 
 static bool register_node_locked(struct CUgraphNode_st *n)
 {
-    if (!RESERVE(fake_graph_nodes_all, fake_graph_node_count, fake_graph_node_capacity))
+    if (!fake_graph_node_reserve_locked())
         return false;
-    fake_graph_nodes_all[fake_graph_node_count++] = n;
+    fake_graph_node_register_locked(n);
     return true;
 }
 
@@ -123,19 +123,17 @@ static CUresult node_arg_locked(CUgraphNode hn, struct CUgraphNode_st **out)
 {
     if (!hn)
         return CUDA_ERROR_INVALID_VALUE;
-    for (size_t i = 0; i < fake_graph_node_count; i++) {
-        if (fake_graph_nodes_all[i] != hn)
-            continue;
-        if (hn->released || !hn->body) {
-            fake_misuse_locked("graph node 0x%" PRIxPTR " used after its graph was destroyed",
-                               (uintptr_t)hn);
-            return CUDA_ERROR_INVALID_VALUE;
-        }
-        *out = hn;
-        return CUDA_SUCCESS;
+    if (!fake_graph_node_find_locked(hn)) {
+        fake_misuse_locked("unknown graph node handle 0x%" PRIxPTR, (uintptr_t)hn);
+        return CUDA_ERROR_INVALID_VALUE;
     }
-    fake_misuse_locked("unknown graph node handle 0x%" PRIxPTR, (uintptr_t)hn);
-    return CUDA_ERROR_INVALID_VALUE;
+    if (hn->released || !hn->body) {
+        fake_misuse_locked("graph node 0x%" PRIxPTR " used after its graph was destroyed",
+                           (uintptr_t)hn);
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    *out = hn;
+    return CUDA_SUCCESS;
 }
 
 /* A node of graph g (another graph's is refused, as by the driver). */
@@ -973,6 +971,16 @@ CUresult fake_graph_node_arg_locked(CUgraphNode hn, struct CUgraphNode_st **out)
     return node_arg_locked(hn, out);
 }
 
+struct CUgraph_st *fake_graph_of_node_locked(const struct CUgraphNode_st *n)
+{
+    for (size_t i = 0; i < fake_graph_graph_count; i++) {
+        struct CUgraph_st *g = fake_graph_graphs[i];
+        if (g->h.state == FAKE_LIVE && g->body == n->body)
+            return g;
+    }
+    return NULL;
+}
+
 CUresult fake_graph_node_of_locked(const struct CUgraph_st *g, CUgraphNode hn,
                                    struct CUgraphNode_st **out)
 {
@@ -1010,10 +1018,7 @@ static CUresult graph_node_set_locked(CUgraphNode hn, CUgraphNodeType type,
     CUresult r = node_arg_locked(hn, &n);
     if (r != CUDA_SUCCESS)
         return r;
-    struct CUgraph_st *g = NULL;
-    for (size_t i = 0; i < fake_graph_graph_count && !g; i++)
-        if (fake_graph_graphs[i]->h.state == FAKE_LIVE && fake_graph_graphs[i]->body == n->body)
-            g = fake_graph_graphs[i];
+    struct CUgraph_st *g = fake_graph_of_node_locked(n);
     if (!g) {
         fake_misuse_locked("graph node 0x%" PRIxPTR " is no graph's (an executable graph's copy?)",
                            (uintptr_t)hn);

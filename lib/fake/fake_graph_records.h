@@ -105,7 +105,7 @@ FAKE_HIDDEN extern struct CUgraph_st **fake_graph_graphs;
 FAKE_HIDDEN extern size_t fake_graph_graph_count, fake_graph_graph_capacity;
 FAKE_HIDDEN extern struct CUgraphExec_st **fake_graph_execs;
 FAKE_HIDDEN extern size_t fake_graph_exec_count, fake_graph_exec_capacity;
-/* Every node since install: lookup and reset. */
+/* Every node since install, for the reset (fake_graph_node_find_locked looks one up). */
 FAKE_HIDDEN extern struct CUgraphNode_st **fake_graph_nodes_all;
 FAKE_HIDDEN extern size_t fake_graph_node_count, fake_graph_node_capacity;
 
@@ -115,6 +115,15 @@ FAKE_HIDDEN extern size_t fake_graph_node_count, fake_graph_node_capacity;
 FAKE_HIDDEN bool fake_graph_reserve(void **array, size_t count, size_t *capacity, size_t elem);
 
 #define RESERVE(arr, count, cap) fake_graph_reserve((void **)&(arr), (count), &(cap), sizeof *(arr))
+
+/* Room for one more node in the list and the set of every node (false: out
+ * of memory, nothing changed); then fake_graph_node_register_locked, which cannot
+ * fail, registers a new node. */
+FAKE_HIDDEN bool fake_graph_node_reserve_locked(void);
+FAKE_HIDDEN void fake_graph_node_register_locked(struct CUgraphNode_st *n);
+/* The node record whose handle is hn (a tombstone too), or NULL when no node
+ * since install had it; hn is never dereferenced. Constant time. */
+FAKE_HIDDEN struct CUgraphNode_st *fake_graph_node_find_locked(CUgraphNode hn);
 
 FAKE_HIDDEN fake_graph_body *fake_graph_body_new_locked(void);
 FAKE_HIDDEN fake_graph_body *fake_graph_body_ref(fake_graph_body *b);
@@ -151,6 +160,9 @@ FAKE_HIDDEN CUresult fake_graph_replay_body_locked(struct CUgraphExec_st *x, con
 FAKE_HIDDEN CUresult fake_graph_node_arg_locked(CUgraphNode hn, struct CUgraphNode_st **out);
 FAKE_HIDDEN CUresult fake_graph_node_of_locked(const struct CUgraph_st *g, CUgraphNode hn,
                                                struct CUgraphNode_st **out);
+/* The live graph whose body holds n (NULL: a node of an executable graph's
+ * copy, or of a graph being destroyed). */
+FAKE_HIDDEN struct CUgraph_st *fake_graph_of_node_locked(const struct CUgraphNode_st *n);
 /* Before g's nodes change (an edit, or a capture into it,
  * fake_graph_capture.c): its executable graphs get a copy of its body. */
 FAKE_HIDDEN CUresult fake_graph_detach_execs_locked(struct CUgraph_st *g);
