@@ -37,6 +37,10 @@
 
 static struct CUstream_st **streams; /* every stream since install, default ones included */
 static size_t stream_count, stream_capacity;
+/* The per-thread default streams among them (a thread's, in each context it
+ * used one in): found without a scan of every stream since install. */
+static struct CUstream_st **per_thread_streams;
+static size_t per_thread_count, per_thread_capacity;
 static struct CUstream_st *pending_head; /* streams with work left, any order */
 static uint64_t next_seq;                /* the last seq handed out */
 static uint64_t work_done;
@@ -197,12 +201,19 @@ struct CUstream_st *fake_per_thread_stream_locked(struct CUctx_st *c, bool creat
 {
     if (!tls_thread_number)
         tls_thread_number = ++thread_numbers;
-    for (size_t i = 0; i < stream_count; i++)
-        if (streams[i]->per_thread && streams[i]->ctx == c &&
-            streams[i]->owner == tls_thread_number)
-            return streams[i];
+    for (size_t i = 0; i < per_thread_count; i++)
+        if (per_thread_streams[i]->ctx == c && per_thread_streams[i]->owner == tls_thread_number)
+            return per_thread_streams[i];
     if (!create || !reserve_stream_slot_locked())
         return NULL;
+    if (per_thread_count == per_thread_capacity) {
+        size_t cap = per_thread_capacity ? per_thread_capacity * 2 : 8;
+        struct CUstream_st **list = realloc(per_thread_streams, cap * sizeof *list);
+        if (!list)
+            return NULL;
+        per_thread_streams = list;
+        per_thread_capacity = cap;
+    }
     fake_op *gate = NULL;
     if (gate_op_locked(c, &gate) != CUDA_SUCCESS)
         return NULL;
@@ -217,6 +228,7 @@ struct CUstream_st *fake_per_thread_stream_locked(struct CUctx_st *c, bool creat
     s->per_thread = true;
     s->owner = tls_thread_number;
     streams[stream_count++] = s;
+    per_thread_streams[per_thread_count++] = s;
     if (gate)
         append_locked(s, gate);
     return s;
@@ -251,6 +263,9 @@ static void stream_reset_locked(const cus_fake_config *cfg)
     free(streams);
     streams = NULL;
     stream_count = stream_capacity = 0;
+    free(per_thread_streams);
+    per_thread_streams = NULL;
+    per_thread_count = per_thread_capacity = 0;
     pending_head = NULL;
     free_queue(job_head); /* none: the shutdown before a reset waits for them */
     job_head = job_tail = NULL;
