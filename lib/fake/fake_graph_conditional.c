@@ -51,6 +51,7 @@ typedef struct cond_handle {
     struct CUctx_st *ctx;
     unsigned int default_value, value;
     bool assign_default;
+    struct cond_handle *next_default; /* the root graph's cond_defaults list */
 } cond_handle;
 
 struct fake_cond_node {
@@ -59,6 +60,7 @@ struct fake_cond_node {
     CUgraphConditionalNodeType type;
     unsigned int size;
     struct CUgraph_st **bodies;
+    struct fake_cond_node *next_in_graph; /* graph's cond_nodes list */
 };
 
 static cond_handle **handles;
@@ -108,6 +110,11 @@ CUresult CUDAAPI fake_cuGraphConditionalHandleCreate(CUgraphConditionalHandle *p
     h->ctx = c;
     h->default_value = defaultLaunchValue;
     h->assign_default = flags & CU_GRAPH_COND_ASSIGN_DEFAULT;
+    if (h->assign_default) {
+        struct CUgraph_st *root = root_of(g);
+        h->next_default = root->cond_defaults;
+        root->cond_defaults = h;
+    }
     handles[handle_count++] = h;
     *pHandle_out = HANDLE_TAG | handle_count;
     return fake_leave(CUDA_SUCCESS);
@@ -184,6 +191,8 @@ static CUresult add_conditional_locked(CUgraphNode *out, CUgraph hg, const CUgra
     c->size = cp->size;
     c->bodies = bodies;
     conds[cond_count++] = c; /* from here on, freed at the reset */
+    c->next_in_graph = g->cond_nodes;
+    g->cond_nodes = c;
     for (unsigned int i = 0; i < cp->size; i++) {
         bodies[i] = body_graph_new_locked(g);
         if (!bodies[i]) {
@@ -224,15 +233,12 @@ CUresult CUDAAPI fake_cuGraphAddNode_v2(CUgraphNode *phGraphNode, CUgraph hGraph
 CUresult fake_graph_conditional_launch_locked(struct CUgraphExec_st *x, struct CUstream_st *s)
 {
     struct CUgraph_st *root = root_of(x->origin);
-    for (size_t i = 0; i < handle_count; i++) {
-        if (handles[i]->assign_default && root_of(handles[i]->graph) == root) {
-            fake_op op = {.kind = FAKE_OP_CONDITIONAL, .call = "cuGraphLaunch"};
-            op.u.cond.exec = x;
-            op.u.cond.root = root;
-            return fake_stream_enqueue_locked(s, &op, NULL, 0);
-        }
-    }
-    return CUDA_SUCCESS;
+    if (!root->cond_defaults)
+        return CUDA_SUCCESS;
+    fake_op op = {.kind = FAKE_OP_CONDITIONAL, .call = "cuGraphLaunch"};
+    op.u.cond.exec = x;
+    op.u.cond.root = root;
+    return fake_stream_enqueue_locked(s, &op, NULL, 0);
 }
 
 CUresult fake_graph_conditional_replay_locked(struct CUgraphExec_st *x,
@@ -356,9 +362,8 @@ static CUresult cond_execute_locked(const fake_op *op)
 {
     if (op->u.cond.node)
         return run_cond_locked(op, op->u.cond.node, 0);
-    for (size_t i = 0; i < handle_count; i++)
-        if (handles[i]->assign_default && root_of(handles[i]->graph) == op->u.cond.root)
-            handles[i]->value = handles[i]->default_value;
+    for (cond_handle *h = op->u.cond.root->cond_defaults; h; h = h->next_default)
+        h->value = h->default_value;
     return CUDA_SUCCESS;
 }
 
@@ -368,10 +373,7 @@ void fake_graph_conditional_released_locked(struct CUgraph_st *g)
 {
     /* The bodies' handles die; their nodes stay (freed at the reset) for
      * the executable graphs made before. */
-    for (size_t i = 0; i < cond_count; i++) {
-        struct fake_cond_node *c = conds[i];
-        if (c->graph != g)
-            continue;
+    for (struct fake_cond_node *c = g->cond_nodes; c; c = c->next_in_graph) {
         for (unsigned int j = 0; j < c->size; j++) {
             struct CUgraph_st *bg = c->bodies[j];
             if (bg->h.state == FAKE_LIVE) {

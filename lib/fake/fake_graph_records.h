@@ -52,6 +52,12 @@ struct CUgraph_st {
     unsigned long execs_live;     /* executable graphs made from it, still alive */
     bool ctx_destroyed;           /* its capture was discarded with its context */
     struct CUgraph_st *cond_parent; /* a conditional node's body: the graph of the node */
+    /* fake_graph_conditional.c's lists, so that a launch and a release cost
+     * nothing for graphs without conditionals: on a root graph, the handles
+     * of it and its bodies that assign a default at each launch; on any, its
+     * conditional nodes. */
+    struct cond_handle *cond_defaults;
+    struct fake_cond_node *cond_nodes;
 };
 
 struct CUgraphExec_st {
