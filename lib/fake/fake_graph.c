@@ -255,6 +255,8 @@ void fake_graph_graph_release_locked(struct CUgraph_st *g)
 {
     fake_graph_conditional_released_locked(g);
     fake_handle_set_state_locked(&g->h, FAKE_DESTROYED);
+    if (g->body)
+        g->body->graph = NULL;
     fake_graph_body_unref_locked(g->body);
     g->body = NULL;
 }

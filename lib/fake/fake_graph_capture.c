@@ -508,6 +508,7 @@ CUresult CUDAAPI fake_cuStreamBeginCapture(CUstream hStream, CUstreamCaptureMode
     }
     g->ctx = s->ctx;
     g->body = b;
+    b->graph = g;
     g->capture = cap;
     fake_graph_graphs[fake_graph_graph_count++] = g;
     cap->id = ++last_capture_id;

@@ -142,6 +142,7 @@ static struct CUgraph_st *body_graph_new_locked(struct CUgraph_st *g)
     }
     bg->ctx = g->ctx;
     bg->body = b;
+    b->graph = bg;
     bg->cond_parent = g;
     fake_graph_graphs[fake_graph_graph_count++] = bg;
     return bg;

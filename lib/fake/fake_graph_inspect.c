@@ -503,6 +503,7 @@ static CUresult clone_locked(CUgraph *out, CUgraph hg)
     }
     c->ctx = g->ctx;
     c->body = b;
+    b->graph = c;
     fake_graph_graphs[fake_graph_graph_count++] = c;
     *out = c;
     return CUDA_SUCCESS;

@@ -221,6 +221,7 @@ CUresult CUDAAPI fake_cuGraphCreate(CUgraph *phGraph, unsigned int flags)
     }
     g->ctx = c;
     g->body = b;
+    b->graph = g;
     fake_graph_graphs[fake_graph_graph_count++] = g;
     *phGraph = g;
     return fake_leave(CUDA_SUCCESS);
@@ -973,12 +974,8 @@ CUresult fake_graph_node_arg_locked(CUgraphNode hn, struct CUgraphNode_st **out)
 
 struct CUgraph_st *fake_graph_of_node_locked(const struct CUgraphNode_st *n)
 {
-    for (size_t i = 0; i < fake_graph_graph_count; i++) {
-        struct CUgraph_st *g = fake_graph_graphs[i];
-        if (g->h.state == FAKE_LIVE && g->body == n->body)
-            return g;
-    }
-    return NULL;
+    struct CUgraph_st *g = n->body ? n->body->graph : NULL;
+    return g && g->h.state == FAKE_LIVE && g->body == n->body ? g : NULL;
 }
 
 CUresult fake_graph_node_of_locked(const struct CUgraph_st *g, CUgraphNode hn,

@@ -40,6 +40,7 @@ struct fake_graph_body {
     size_t nnodes, capacity;
     struct CUgraphNode_st **nodes; /* capture order: dependencies first */
     bool has_memory_nodes;
+    struct CUgraph_st *graph; /* the graph whose body it is (NULL: an executable graph's copy) */
 };
 
 struct CUgraph_st {
