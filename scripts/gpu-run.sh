@@ -29,8 +29,12 @@ set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 PARTS=${GPU_RUN_PARTS:-all}
 # GPU_RUN_PARTS is also a list of parts by name: suite, examples, sanitizer,
-# bench, baseline (the build always runs), e.g. "suite examples sanitizer"
-# for the first call on a fresh machine and "bench baseline" for the second.
+# bench, baseline, rules (the build always runs), e.g. "suite examples
+# sanitizer" for the first call on a fresh machine and "bench baseline" for
+# the second. rules (never in "all") runs gpu-rules on the rows whose names
+# contain one of GPU_RUN_RULES_ONLY's comma-separated texts (default: the
+# groups whose rows were made on the fake) and writes rules-gpu-part.txt, for
+#   scripts/rules-merge.py rules-gpu-part.txt test/rules/expected.txt
 case $PARTS in
     all) PARTS_LIST="suite examples sanitizer bench baseline" ;;
     bench) PARTS_LIST="bench baseline" ;;
@@ -132,6 +136,18 @@ elif [ "$built" = yes ]; then
     save "$BUILD/meson-logs/testlog.txt" /tmp/gpu-run-test.log
 fi
 
+
+# --- a part of the rules table -------------------------------------------------------
+rules_part="not run"
+if [ "$built" = yes ] && has rules; then
+    only=${GPU_RUN_RULES_ONLY:-Green,DevResource,DevSmResource,cuGraph,cuKernel,cuLibrary,cuLink,CaptureToGraph,cuTensorMap,GraphMem}
+    say "gpu-rules --only $only"
+    timeout -k 10 500 "$BUILD/test/rules/gpu-rules" --only "$only" --write "$LOGS/rules-gpu-part.txt" \
+        >"$LOGS/rules-part.txt" 2>&1
+    rc=$?
+    tail -3 "$LOGS/rules-part.txt"
+    rules_part="exit $rc ($(grep -c '^cu' "$LOGS/rules-gpu-part.txt" 2>/dev/null || echo 0) rows written)"
+fi
 
 # --- the main job and the other examples ------------------------------------------------
 main_rc="not run"
@@ -281,6 +297,7 @@ fi
     echo "sanitizer:    $sanitized"
     echo "benchmarks:   $bench_summary"
     echo "baseline:     $baseline"
+    echo "rules part:   $rules_part"
     # The headline figures of each benchmark's JSON: every row's ratio of
     # the medians (cuscope/raw), labelled.
     for j in "$LOGS"/*.json; do
@@ -314,6 +331,7 @@ if [ -n "$OUT" ]; then
     for t in rules corpus; do
         [ -f "$LOGS/$t-gpu.txt" ] && cp "$LOGS/$t-gpu.txt" "$OUT/$t-gpu.txt"
     done
+    [ -f "$LOGS/rules-gpu-part.txt" ] && cp "$LOGS/rules-gpu-part.txt" "$OUT/"
     tar -C "$(dirname "$LOGS")" -czf "$OUT/gpu-run.tar.gz" "$(basename "$LOGS")"
 fi
 exit $status

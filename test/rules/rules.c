@@ -18,7 +18,9 @@
  *   --risky            also run the cells marked skip (rules.h), isolated
  *   --cell-timeout S   a cell that takes longer kills its process (TIMEOUT);
  *                      isolating only (default 60)
- *   --only TEXT        only the rows whose name contains TEXT
+ *   --only TEXT        only the rows whose name contains TEXT, or one of the
+ *                      comma-separated TEXTs (the rows not run are written
+ *                      with ? cells)
  *
  * The table goes to stdout. Exit status: 0, 1 for a difference or a broken
  * control (an ok cell that is not CUDA_SUCCESS on a row with no note), 77
@@ -58,8 +60,25 @@ static void usage(void)
 {
     fprintf(stderr, "usage: rules [--expect FILE [--deliberate FILE]] [--write FILE]\n"
                     "             [--isolate none|bad|all] [--jobs N] [--risky]\n"
-                    "             [--cell-timeout SECONDS] [--only TEXT]\n");
+                    "             [--cell-timeout SECONDS] [--only TEXT[,TEXT...]]\n");
     exit(2);
+}
+
+/* Whether name contains one of the comma-separated texts of list. */
+static bool name_matches(const char *name, const char *list)
+{
+    for (const char *t = list; *t;) {
+        size_t len = strcspn(t, ",");
+        char text[96];
+        if (len && len < sizeof text) {
+            memcpy(text, t, len);
+            text[len] = '\0';
+            if (strstr(name, text))
+                return true;
+        }
+        t += len + (t[len] == ',');
+    }
+    return false;
 }
 
 static void parse_options(int argc, char **argv, options *o)
@@ -491,7 +510,7 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < rules_row_count; i++) {
         char name[96];
         rules_row_name(&rules_rows[i], name, sizeof name);
-        ran[i] = !o.only || strstr(name, o.only);
+        ran[i] = !o.only || name_matches(name, o.only);
     }
     size_t shared = 0, unpoisoned = 0, n = make_plan(&o, ran, plan, &shared, &unpoisoned);
     int rc = o.isolate == ISOLATE_NONE ? run_here(plan, n)
