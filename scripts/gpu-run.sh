@@ -6,10 +6,11 @@
 # That machine has nvcc, meson, ninja and gcc but no cmocka and no network, so
 # cmocka comes from the Debian packages in .deps/ (git-ignored; fill it with
 #   mkdir -p .deps && cd .deps && apt-get download libcmocka0 libcmocka-dev).
-# Builds build-gpu/ (release, with the kernels of kernels/), runs the gpu suite,
-# the examples (sum is the main job), compute-sanitizer memcheck over the gpu
-# suite and the examples, and every benchmark in build-gpu/bench/ (tables, and
-# JSON beside them); leaves the logs in /tmp/gpu-run and, when $OUT is set,
+# Builds build-gpu/ (release, with the kernels of kernels/), runs the examples
+# (sum is the main job), compute-sanitizer memcheck over the examples and the
+# gpu suite, the gpu suite, and every benchmark in build-gpu/bench/ (tables,
+# and JSON beside them), in that order, the shortest and surest first, so that
+# a run cut short by a time limit still says the most; leaves the logs in /tmp/gpu-run and, when $OUT is set,
 # $OUT/gpu-run.tar.gz and $OUT/summary.txt; ends with a summary. Every run is
 # under `timeout`. Exit status: 0 when the build, the gpu suite, the examples
 # and the sanitizer runs all succeeded.
@@ -104,51 +105,6 @@ sed -n '/^  cuscope$/,/^$/p' /tmp/gpu-run-setup.log
 save /tmp/gpu-run-setup.log
 [ "$built" = yes ] || { say "build FAILED"; status=1; }
 
-# --- the gpu suite ------------------------------------------------------------------
-counts="not run"
-if [ "$built" = yes ] && ! has suite; then
-    counts="left out (GPU_RUN_PARTS=$PARTS)"
-elif [ "$built" = yes ]; then
-    say "meson test --suite gpu"
-    export CUS_RULES_WRITE="$LOGS/rules-gpu.txt" CUS_CORPUS_WRITE="$LOGS/corpus-gpu.txt"
-    gpu_tests=()
-    if [[ "$SKIP" == *" gpu-"* ]]; then
-        # every gpu test but those, by name
-        while IFS= read -r t; do skipping "$t" || gpu_tests+=("$t"); done < <(
-            meson test -C "$BUILD" --suite gpu --list 2>/dev/null | grep -o 'gpu-[A-Za-z0-9_-]*$')
-        say "gpu tests run (leaving out:${SKIP% }): ${gpu_tests[*]}"
-        # none left would make meson run every test there is
-        ((${#gpu_tests[@]})) || { say "no gpu test left to run"; gpu_tests=(--suite none-left); }
-    else
-        gpu_tests=(--suite gpu)
-    fi
-    timeout -k 10 900 meson test -C "$BUILD" "${gpu_tests[@]}" --print-errorlogs 2>&1 |
-        tee /tmp/gpu-run-test.log
-    rc=${PIPESTATUS[0]}
-    [ "$rc" = 0 ] || status=1
-    # newer meson leaves out the lines whose count is zero
-    n() { local v; v=$(sed -n "s/^$1: *\([0-9]*\).*/\1/p" /tmp/gpu-run-test.log | head -1); echo "${v:-0}"; }
-    if grep -q 'No suitable tests defined' /tmp/gpu-run-test.log; then
-        counts="no gpu tests built (rc $rc)"
-    else
-        counts="ok $(n Ok), fail $(n Fail), skip $(n Skipped), timeout $(n Timeout) (rc $rc)"
-    fi
-    save "$BUILD/meson-logs/testlog.txt" /tmp/gpu-run-test.log
-fi
-
-
-# --- a part of the rules table -------------------------------------------------------
-rules_part="not run"
-if [ "$built" = yes ] && has rules; then
-    only=${GPU_RUN_RULES_ONLY:-Green,DevResource,DevSmResource,cuGraph,cuKernel,cuLibrary,cuLink,CaptureToGraph,cuTensorMap,GraphMem}
-    say "gpu-rules --only $only"
-    timeout -k 10 500 "$BUILD/test/rules/gpu-rules" --only "$only" --write "$LOGS/rules-gpu-part.txt" \
-        >"$LOGS/rules-part.txt" 2>&1
-    rc=$?
-    tail -3 "$LOGS/rules-part.txt"
-    rules_part="exit $rc ($(grep -c '^cu' "$LOGS/rules-gpu-part.txt" 2>/dev/null || echo 0) rows written)"
-fi
-
 # --- the main job and the other examples ------------------------------------------------
 main_rc="not run"
 examples=""
@@ -218,6 +174,51 @@ elif [ "$built" = yes ] && [ -x "$sanitizer" ]; then
     done
 elif [ "$built" = yes ]; then
     sanitized="no compute-sanitizer"
+fi
+
+# --- the gpu suite ------------------------------------------------------------------
+counts="not run"
+if [ "$built" = yes ] && ! has suite; then
+    counts="left out (GPU_RUN_PARTS=$PARTS)"
+elif [ "$built" = yes ]; then
+    say "meson test --suite gpu"
+    export CUS_RULES_WRITE="$LOGS/rules-gpu.txt" CUS_CORPUS_WRITE="$LOGS/corpus-gpu.txt"
+    gpu_tests=()
+    if [[ "$SKIP" == *" gpu-"* ]]; then
+        # every gpu test but those, by name
+        while IFS= read -r t; do skipping "$t" || gpu_tests+=("$t"); done < <(
+            meson test -C "$BUILD" --suite gpu --list 2>/dev/null | grep -o 'gpu-[A-Za-z0-9_-]*$')
+        say "gpu tests run (leaving out:${SKIP% }): ${gpu_tests[*]}"
+        # none left would make meson run every test there is
+        ((${#gpu_tests[@]})) || { say "no gpu test left to run"; gpu_tests=(--suite none-left); }
+    else
+        gpu_tests=(--suite gpu)
+    fi
+    timeout -k 10 900 meson test -C "$BUILD" "${gpu_tests[@]}" --print-errorlogs 2>&1 |
+        tee /tmp/gpu-run-test.log
+    rc=${PIPESTATUS[0]}
+    [ "$rc" = 0 ] || status=1
+    # newer meson leaves out the lines whose count is zero
+    n() { local v; v=$(sed -n "s/^$1: *\([0-9]*\).*/\1/p" /tmp/gpu-run-test.log | head -1); echo "${v:-0}"; }
+    if grep -q 'No suitable tests defined' /tmp/gpu-run-test.log; then
+        counts="no gpu tests built (rc $rc)"
+    else
+        counts="ok $(n Ok), fail $(n Fail), skip $(n Skipped), timeout $(n Timeout) (rc $rc)"
+    fi
+    save "$BUILD/meson-logs/testlog.txt" /tmp/gpu-run-test.log
+fi
+
+
+# --- a part of the rules table -------------------------------------------------------
+rules_part="not run"
+if [ "$built" = yes ] && has rules; then
+    only=${GPU_RUN_RULES_ONLY:-Green,DevResource,DevSmResource,cuGraph,cuKernel,cuLibrary,cuLink,CaptureToGraph,cuTensorMap,GraphMem}
+    say "gpu-rules --only $only"
+    timeout -k 10 500 "$BUILD/test/rules/gpu-rules" --only "$only" --write "$LOGS/rules-gpu-part.txt" \
+        >"$LOGS/rules-part.txt" 2>&1
+    rc=$?
+    tail -3 "$LOGS/rules-part.txt"
+    rules_part="exit $rc ($(grep -c '^cu' "$LOGS/rules-gpu-part.txt" 2>/dev/null || echo 0) rows written)"
 fi
 
 # --- benchmarks ---------------------------------------------------------------------
