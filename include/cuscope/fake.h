@@ -19,6 +19,13 @@
  * report cuscope's CUS_ERROR_FORKED). The counters and queries
  * (cus_fake_call_count() and the like) read the child's copy of the state.
  *
+ * Cost as work grows: a handle is found in constant time however many were
+ * made since install (graph nodes and per-thread streams too), so a call costs
+ * the same in the ten-thousandth test case as in the first. What a destroyed
+ * handle held is freed, but its record stays until the next install (so that a
+ * later use is reported, and no address is reused): a suite that makes
+ * millions of handles should reinstall between cases.
+ *
  * Thread safety: the entry points are thread-safe (one internal lock); each
  * thread has its own emulated context stack, as with the real driver. The
  * control functions below (install, faults, queries) are thread-safe too, but a
