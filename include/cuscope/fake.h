@@ -21,10 +21,11 @@
  *
  * Cost as work grows: a handle is found in constant time however many were
  * made since install (graph nodes and per-thread streams too), so a call costs
- * the same in the ten-thousandth test case as in the first. What a destroyed
- * handle held is freed, but its record stays until the next install (so that a
- * later use is reported, and no address is reused): a suite that makes
- * millions of handles should reinstall between cases.
+ * the same in the ten-thousandth test case as in the first. But a destroyed
+ * handle's record, and freed device memory's block (quarantined: poisoned, or
+ * mapped out), stay until the next install, so that a later use is reported
+ * and no address is reused: a suite that makes millions of handles, or frees
+ * much memory, should reinstall between cases.
  *
  * Thread safety: the entry points are thread-safe (one internal lock); each
  * thread has its own emulated context stack, as with the real driver. The
