@@ -51,6 +51,7 @@ static void module_reset_locked(const cus_fake_config *cfg)
         for (size_t j = 0; j < m->nfunctions; j++)
             free(m->functions[j].name);
         free(m->functions);
+        free(m->by_name);
         /* the registry frees the record */
     }
     free(modules);
@@ -503,6 +504,44 @@ static void unload_locked(struct CUmod_st *m, bool with_context)
     fake_handle_set_state_locked(&m->h, FAKE_DESTROYED);
 }
 
+static int by_name_order(const void *a, const void *b)
+{
+    const struct CUfunc_st *fa = *(struct CUfunc_st *const *)a, *fb = *(struct CUfunc_st *const *)b;
+    int c = strcmp(fa->name, fb->name);
+    return c ? c : (fa > fb) - (fa < fb); /* the functions are one array: image order */
+}
+
+/* m's functions sorted by name, or NULL when out of memory (lookups scan). */
+static struct CUfunc_st **sort_by_name(struct CUfunc_st *fns, size_t n)
+{
+    struct CUfunc_st **by_name = n ? malloc(n * sizeof *by_name) : NULL;
+    if (!by_name)
+        return NULL;
+    for (size_t i = 0; i < n; i++)
+        by_name[i] = &fns[i];
+    qsort(by_name, n, sizeof *by_name, by_name_order);
+    return by_name;
+}
+
+struct CUfunc_st *fake_module_function_named(const struct CUmod_st *m, const char *name)
+{
+    if (!m->by_name) {
+        for (size_t i = 0; i < m->nfunctions; i++)
+            if (strcmp(m->functions[i].name, name) == 0)
+                return &m->functions[i];
+        return NULL;
+    }
+    size_t lo = 0, hi = m->nfunctions; /* the first whose name is >= name */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (strcmp(m->by_name[mid]->name, name) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < m->nfunctions && strcmp(m->by_name[lo]->name, name) == 0 ? m->by_name[lo] : NULL;
+}
+
 /* Loads a parsed image into c; takes img (freed on failure). */
 static CUresult create_module_locked(struct CUctx_st *c, fake_image *img, const jit_options *jit,
                                      CUmodule *out)
@@ -571,6 +610,7 @@ static CUresult create_module_locked(struct CUctx_st *c, fake_image *img, const 
         f->shared_config = CU_SHARED_MEM_CONFIG_DEFAULT_BANK_SIZE;
         fn_set_add(f);
     }
+    m->by_name = sort_by_name(fns, img->nfunctions);
     modules[module_count++] = m;
     *out = m;
     return CUDA_SUCCESS;

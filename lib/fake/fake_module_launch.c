@@ -43,16 +43,14 @@ CUresult CUDAAPI fake_cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, cons
         return fake_leave(r);
     if (!hfunc || !name)
         return fake_leave(CUDA_ERROR_INVALID_VALUE);
-    for (size_t i = 0; i < m->nfunctions; i++) {
-        if (strcmp(m->functions[i].name, name) == 0) {
-            /* a kernel of a relocatable cubin that the driver cannot link */
-            if (m->functions[i].fi->lookup != CUDA_SUCCESS)
-                return fake_leave(m->functions[i].fi->lookup);
-            *hfunc = &m->functions[i];
-            return fake_leave(CUDA_SUCCESS);
-        }
-    }
-    return fake_leave(CUDA_ERROR_NOT_FOUND);
+    struct CUfunc_st *f = fake_module_function_named(m, name);
+    if (!f)
+        return fake_leave(CUDA_ERROR_NOT_FOUND);
+    /* a kernel of a relocatable cubin that the driver cannot link */
+    if (f->fi->lookup != CUDA_SUCCESS)
+        return fake_leave(f->fi->lookup);
+    *hfunc = f;
+    return fake_leave(CUDA_SUCCESS);
 }
 
 CUresult CUDAAPI fake_cuModuleGetGlobal(CUdeviceptr *dptr, size_t *bytes, CUmodule hmod,

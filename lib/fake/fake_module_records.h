@@ -28,6 +28,10 @@ struct CUmod_st {
     fake_image *img;              /* NULL once unloaded */
     size_t nfunctions;
     struct CUfunc_st *functions;  /* kept until install */
+    /* The functions sorted by name (ties in image order), for a lookup in
+     * O(log n) in modules of thousands of kernels; NULL (out of memory at
+     * the load): lookups scan. Kept until install. */
+    struct CUfunc_st **by_name;
     size_t nglobals;
     fake_mem **globals;           /* img->globals[i]'s memory; NULL once unloaded */
     size_t const_bytes;           /* the __constant__ globals */
@@ -71,6 +75,8 @@ FAKE_HIDDEN const int *fake_module_device_attrs(const struct CUctx_st *c);
 FAKE_HIDDEN CUresult fake_module_function_arg_locked(CUfunction hfunc, CUresult if_null, struct CUfunc_st **out);
 FAKE_HIDDEN int fake_module_max_threads_of(const struct CUfunc_st *f);
 FAKE_HIDDEN CUresult fake_module_module_arg_locked(CUmodule hmod, bool healthy, struct CUmod_st **out);
+/* m's function of that name (the first in image order), or NULL. */
+FAKE_HIDDEN struct CUfunc_st *fake_module_function_named(const struct CUmod_st *m, const char *name);
 FAKE_HIDDEN occupancy_in fake_module_occupancy_of(const struct CUfunc_st *f);
 FAKE_HIDDEN int fake_module_optin_dynamic_shared(const struct CUfunc_st *f);
 FAKE_HIDDEN int fake_module_static_shared_of(const struct CUfunc_st *f);
