@@ -147,6 +147,7 @@ fake_graph_body *fake_graph_body_new_locked(void)
     if (!b)
         return NULL;
     b->refs = 1;
+    b->slot = body_count;
     bodies[body_count++] = b;
     return b;
 }
@@ -193,12 +194,8 @@ void fake_graph_body_unref_locked(fake_graph_body *b)
 {
     if (!b || --b->refs)
         return;
-    for (size_t i = 0; i < body_count; i++) {
-        if (bodies[i] == b) {
-            bodies[i] = bodies[--body_count];
-            break;
-        }
-    }
+    bodies[b->slot] = bodies[--body_count];
+    bodies[b->slot]->slot = b->slot;
     body_free(b, true);
 }
 

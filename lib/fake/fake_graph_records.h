@@ -41,6 +41,7 @@ struct fake_graph_body {
     struct CUgraphNode_st **nodes; /* capture order: dependencies first */
     bool has_memory_nodes;
     struct CUgraph_st *graph; /* the graph whose body it is (NULL: an executable graph's copy) */
+    size_t slot;              /* its index in fake_graph.c's list of live bodies */
 };
 
 struct CUgraph_st {
