@@ -278,6 +278,43 @@ static void test_get_function_by_name(void **state)
     assert_cu_ok(D.unload(m));
 }
 
+/* A module of many kernels, their names out of order: each is found by name
+ * (the fake searches them sorted), as the handle enumeration gives in image
+ * order; names between, before, after and around them are not. */
+static void test_get_function_among_many(void **state)
+{
+    (void)state;
+    enum { N = 300 };
+    size_t cap = 64 + (size_t)N * 48, n = 0;
+    char *text = malloc(cap);
+    assert_non_null(text);
+    n += (size_t)snprintf(text + n, cap - n, ".version 8.0\n.target sm_80\n.address_size 64\n");
+    for (int i = 0; i < N; i++) /* k299, k000, k298, k001, ...: neither order */
+        n += (size_t)snprintf(text + n, cap - n, ".visible .entry k%03d()\n{\n\tret;\n}\n",
+                              i % 2 ? i / 2 : N - 1 - i / 2);
+    CUmodule m = load_text(text);
+    free(text);
+#if CUDA_VERSION >= 12040
+    CUfunction all[N];
+    assert_cu_ok(D.enumerate(all, N, m));
+#endif
+    for (int i = 0; i < N; i++) {
+        char name[8];
+        snprintf(name, sizeof name, "k%03d", i % 2 ? i / 2 : N - 1 - i / 2);
+        CUfunction f = function(m, name);
+        assert_non_null(f);
+#if CUDA_VERSION >= 12040
+        assert_ptr_equal(f, all[i]);
+#endif
+    }
+    const char *absent[] = {"k", "k00", "k0000", "k1", "k300", "j999", "l000", "k150x", ""};
+    for (size_t i = 0; i < sizeof absent / sizeof absent[0]; i++) {
+        CUfunction g = NULL;
+        assert_cu(D.get_function(&g, m, absent[i]), CUDA_ERROR_NOT_FOUND);
+    }
+    assert_cu_ok(D.unload(m));
+}
+
 static void test_param_info_gives_offsets_and_sizes(void **state)
 {
     (void)state;
@@ -492,6 +529,7 @@ int main(void)
         MOD_TEST_12000(test_ptx_newer_than_the_driver_is_unsupported),
         MOD_TEST_SM86(test_ptx_is_compiled_for_the_device),
         MOD_TEST(test_get_function_by_name),
+        MOD_TEST(test_get_function_among_many),
         MOD_TEST(test_param_info_gives_offsets_and_sizes),
         MOD_TEST(test_function_attributes),
         MOD_TEST(test_function_set_attribute_and_configs),
