@@ -97,6 +97,50 @@ static void test_destroyed_graph_handles_are_misuse(void **state)
     assert_cu_ok(D.stream_destroy(s));
 }
 
+/* Node handles among many (the fake's set of every node since install grows
+ * past several sizes here): each live node is found, those of a destroyed
+ * graph are reported as used after it, and an address no node had as
+ * unknown. */
+static void test_node_handles_among_many(void **state)
+{
+    (void)state;
+    enum { GRAPHS = 3, NODES = 150 };
+    CUstream s = new_stream(CU_STREAM_NON_BLOCKING);
+    CUdeviceptr p = new_buffer(64);
+    CUgraph g[GRAPHS];
+    CUgraphNode nodes[GRAPHS][NODES];
+    for (int k = 0; k < GRAPHS; k++) {
+        assert_cu_ok(D.begin(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+        for (int i = 0; i < NODES; i++)
+            assert_cu_ok(D.memset32_async(p, (unsigned int)i, 16, s));
+        g[k] = end_capture(s);
+        size_t n = NODES;
+        assert_cu_ok(D.get_nodes(g[k], nodes[k], &n));
+        assert_int_equal(n, NODES);
+    }
+    assert_cu_ok(D.graph_destroy(g[1]));
+    for (int k = 0; k < GRAPHS; k++) {
+        for (int i = 0; i < NODES; i++) {
+            CUgraphNodeType t = CU_GRAPH_NODE_TYPE_EMPTY;
+            if (k == 1) {
+                assert_cu(D.node_type(nodes[k][i], &t), CUDA_ERROR_INVALID_VALUE);
+                assert_contains(cus_fake_last_misuse(), "used after its graph was destroyed");
+            } else {
+                assert_cu_ok(D.node_type(nodes[k][i], &t));
+                assert_int_equal(t, CU_GRAPH_NODE_TYPE_MEMSET);
+            }
+        }
+    }
+    assert_int_equal(cus_fake_misuse_count(), NODES);
+    CUgraphNodeType t;
+    assert_cu(D.node_type((CUgraphNode)(uintptr_t)&t, &t), CUDA_ERROR_INVALID_VALUE);
+    assert_contains(cus_fake_last_misuse(), "unknown graph node handle");
+    assert_cu_ok(D.graph_destroy(g[0]));
+    assert_cu_ok(D.graph_destroy(g[2]));
+    assert_cu_ok(D.free(p));
+    assert_cu_ok(D.stream_destroy(s));
+}
+
 /* ============================================================================
  * handles: leaks, streams and contexts going away, poisoned contexts
  * ========================================================================== */
@@ -520,6 +564,7 @@ int main(void)
         MISUSE_TEST(test_a_replay_of_freed_memory_is_reported),
         MISUSE_TEST(test_a_kernel_replay_with_a_freed_pointer_is_reported),
         MISUSE_TEST(test_destroyed_graph_handles_are_misuse),
+        MISUSE_TEST(test_node_handles_among_many),
         G_TEST(test_graph_handles_are_counted),
         G_TEST(test_a_stream_destroyed_while_capturing),
         MISUSE_TEST(test_a_graph_outlives_its_context),
