@@ -59,13 +59,12 @@ struct CUgraph_st **fake_graph_graphs; /* every graph since install, for teardow
 size_t fake_graph_graph_count, fake_graph_graph_capacity;
 struct CUgraphExec_st **fake_graph_execs;
 size_t fake_graph_exec_count, fake_graph_exec_capacity;
-struct CUgraphNode_st **fake_graph_nodes_all; /* every node since install, for the reset */
-size_t fake_graph_node_count, fake_graph_node_capacity;
-/* The same nodes by address (open addressing, linear probing, a power of two
- * at most half full): a handle is looked up without being dereferenced, in
- * constant time however many nodes the process made since install. */
+/* Every node since install, by address (open addressing, linear probing, a
+ * power of two at most half full): a handle is looked up without being
+ * dereferenced, in constant time however many nodes the process made since
+ * install; the reset frees them all. */
 static struct CUgraphNode_st **node_set;
-static size_t node_set_capacity;
+static size_t node_set_count, node_set_capacity;
 static fake_graph_body **bodies; /* the live bodies, for the reset */
 static size_t body_count, body_capacity;
 
@@ -104,16 +103,15 @@ static void node_set_put(struct CUgraphNode_st **set, size_t capacity, struct CU
 
 bool fake_graph_node_reserve_locked(void)
 {
-    if (!RESERVE(fake_graph_nodes_all, fake_graph_node_count, fake_graph_node_capacity))
-        return false;
-    if ((fake_graph_node_count + 1) * 2 <= node_set_capacity)
+    if ((node_set_count + 1) * 2 <= node_set_capacity)
         return true;
     size_t capacity = node_set_capacity ? node_set_capacity * 2 : 64;
     struct CUgraphNode_st **set = calloc(capacity, sizeof *set);
     if (!set)
         return false;
-    for (size_t i = 0; i < fake_graph_node_count; i++)
-        node_set_put(set, capacity, fake_graph_nodes_all[i]);
+    for (size_t i = 0; i < node_set_capacity; i++)
+        if (node_set[i])
+            node_set_put(set, capacity, node_set[i]);
     free(node_set);
     node_set = set;
     node_set_capacity = capacity;
@@ -123,7 +121,7 @@ bool fake_graph_node_reserve_locked(void)
 void fake_graph_node_register_locked(struct CUgraphNode_st *n)
 {
     node_set_put(node_set, node_set_capacity, n);
-    fake_graph_nodes_all[fake_graph_node_count++] = n;
+    node_set_count++;
 }
 
 struct CUgraphNode_st *fake_graph_node_find_locked(CUgraphNode hn)
@@ -424,14 +422,11 @@ static void graph_reset_locked(const cus_fake_config *cfg)
     free(bodies);
     bodies = NULL;
     body_count = body_capacity = 0;
-    for (size_t i = 0; i < fake_graph_node_count; i++)
-        free(fake_graph_nodes_all[i]); /* released with their bodies above, or before */
-    free(fake_graph_nodes_all);
-    fake_graph_nodes_all = NULL;
-    fake_graph_node_count = fake_graph_node_capacity = 0;
+    for (size_t i = 0; i < node_set_capacity; i++)
+        free(node_set[i]); /* released with their bodies above, or before */
     free(node_set);
     node_set = NULL;
-    node_set_capacity = 0;
+    node_set_count = node_set_capacity = 0;
     free(fake_graph_graphs); /* the registry frees the records */
     fake_graph_graphs = NULL;
     fake_graph_graph_count = fake_graph_graph_capacity = 0;

@@ -113,9 +113,6 @@ FAKE_HIDDEN extern struct CUgraph_st **fake_graph_graphs;
 FAKE_HIDDEN extern size_t fake_graph_graph_count, fake_graph_graph_capacity;
 FAKE_HIDDEN extern struct CUgraphExec_st **fake_graph_execs;
 FAKE_HIDDEN extern size_t fake_graph_exec_count, fake_graph_exec_capacity;
-/* Every node since install, for the reset (fake_graph_node_find_locked looks one up). */
-FAKE_HIDDEN extern struct CUgraphNode_st **fake_graph_nodes_all;
-FAKE_HIDDEN extern size_t fake_graph_node_count, fake_graph_node_capacity;
 
 /* --- helpers of fake_graph.c that the other graph files use ----------------------------- */
 
@@ -124,7 +121,7 @@ FAKE_HIDDEN bool fake_graph_reserve(void **array, size_t count, size_t *capacity
 
 #define RESERVE(arr, count, cap) fake_graph_reserve((void **)&(arr), (count), &(cap), sizeof *(arr))
 
-/* Room for one more node in the list and the set of every node (false: out
+/* Room for one more node in the set of every node (false: out
  * of memory, nothing changed); then fake_graph_node_register_locked, which cannot
  * fail, registers a new node. */
 FAKE_HIDDEN bool fake_graph_node_reserve_locked(void);
