@@ -511,26 +511,8 @@ static int by_name_order(const void *a, const void *b)
     return c ? c : (fa > fb) - (fa < fb); /* the functions are one array: image order */
 }
 
-/* m's functions sorted by name, or NULL when out of memory (lookups scan). */
-static struct CUfunc_st **sort_by_name(struct CUfunc_st *fns, size_t n)
-{
-    struct CUfunc_st **by_name = n ? malloc(n * sizeof *by_name) : NULL;
-    if (!by_name)
-        return NULL;
-    for (size_t i = 0; i < n; i++)
-        by_name[i] = &fns[i];
-    qsort(by_name, n, sizeof *by_name, by_name_order);
-    return by_name;
-}
-
 struct CUfunc_st *fake_module_function_named(const struct CUmod_st *m, const char *name)
 {
-    if (!m->by_name) {
-        for (size_t i = 0; i < m->nfunctions; i++)
-            if (strcmp(m->functions[i].name, name) == 0)
-                return &m->functions[i];
-        return NULL;
-    }
     size_t lo = 0, hi = m->nfunctions; /* the first whose name is >= name */
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
@@ -555,10 +537,11 @@ static CUresult create_module_locked(struct CUctx_st *c, fake_image *img, const 
         return r;
     }
     struct CUfunc_st *fns = calloc(img->nfunctions ? img->nfunctions : 1, sizeof *fns);
+    struct CUfunc_st **by_name = calloc(img->nfunctions ? img->nfunctions : 1, sizeof *by_name);
     fake_mem **globals = calloc(img->nglobals ? img->nglobals : 1, sizeof *globals);
-    r = fns && globals && reserve_module_slot_locked() && fn_set_reserve(img->nfunctions)
-            ? CUDA_SUCCESS
-            : CUDA_ERROR_OUT_OF_MEMORY;
+    bool room = fns && by_name && globals && reserve_module_slot_locked() &&
+                fn_set_reserve(img->nfunctions);
+    r = room ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
     for (size_t i = 0; r == CUDA_SUCCESS && i < img->nfunctions; i++) {
         const fake_image_function *fi = &img->functions[i];
         fns[i].name = strdup(fi->name);
@@ -584,6 +567,7 @@ static CUresult create_module_locked(struct CUctx_st *c, fake_image *img, const 
         for (size_t i = 0; fns && i < img->nfunctions; i++)
             free(fns[i].name);
         free(fns);
+        free(by_name);
         free(globals);
         fake_image_free(img);
         return r;
@@ -609,8 +593,10 @@ static CUresult create_module_locked(struct CUctx_st *c, fake_image *img, const 
         f->cache_config = CU_FUNC_CACHE_PREFER_NONE;
         f->shared_config = CU_SHARED_MEM_CONFIG_DEFAULT_BANK_SIZE;
         fn_set_add(f);
+        by_name[i] = f;
     }
-    m->by_name = sort_by_name(fns, img->nfunctions);
+    qsort(by_name, img->nfunctions, sizeof *by_name, by_name_order);
+    m->by_name = by_name;
     modules[module_count++] = m;
     *out = m;
     return CUDA_SUCCESS;

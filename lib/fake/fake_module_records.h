@@ -29,8 +29,7 @@ struct CUmod_st {
     size_t nfunctions;
     struct CUfunc_st *functions;  /* kept until install */
     /* The functions sorted by name (ties in image order), for a lookup in
-     * O(log n) in modules of thousands of kernels; NULL (out of memory at
-     * the load): lookups scan. Kept until install. */
+     * O(log n) in modules of thousands of kernels. Kept until install. */
     struct CUfunc_st **by_name;
     size_t nglobals;
     fake_mem **globals;           /* img->globals[i]'s memory; NULL once unloaded */
