@@ -180,7 +180,7 @@ CUS_API const char *cus_library_info_log(const cus_library *lib)
 
 /* The parameter layout, asked of cuKernelGetParamInfo until it answers
  * CUDA_ERROR_INVALID_VALUE past the last parameter. The one place that
- * reads a kernel's layout: the driver needs no context for it. */
+ * reads a kernel's layout. */
 static CUresult kernel_param_info(void *h, size_t i, size_t *offset, size_t *size)
 {
     return cus_drv_.cuKernelGetParamInfo_((CUkernel)h, i, offset, size);
@@ -192,10 +192,35 @@ static cus_status kernel_read_layout(cus_kernel *k)
 {
     if (!cus_drv_.cuKernelGetParamInfo_)
         return CUS_SUCCESS; /* unknown: launches go unchecked */
+    /* cuKernelGetParamInfo needs a current context (an H200 answers
+     * CUDA_ERROR_INVALID_CONTEXT without one), though the layout is the same
+     * in every context: with none current, device 0's primary context is
+     * retained and made current for the read, then let go. */
+    CUdevice dev = 0;
+    CUcontext primary = NULL;
+    if (!cus_tls_top_) {
+        CUresult r = cus_drv_.cuDeviceGet_(&dev, 0);
+        if (!r)
+            r = cus_drv_.cuDevicePrimaryCtxRetain_(&primary, dev);
+        if (r)
+            return CUS_FAIL((cus_status)r, "cuDevicePrimaryCtxRetain",
+                            "no context is current: device 0's primary context, to read the "
+                            "layout of %s", k->key.name);
+        if ((r = cus_drv_.cuCtxPushCurrent_(primary))) {
+            (void)cus_drv_.cuDevicePrimaryCtxRelease_(dev);
+            return CUS_FAIL((cus_status)r, "cuCtxPushCurrent",
+                            "device 0's primary context, to read the layout of %s", k->key.name);
+        }
+    }
     bool oom;
     CUresult r = cus_param_layout_read_(
         cus_param_counts_find_(k->library->param_counts, k->key.name), kernel_param_info,
         k->handle, &k->nparams, &k->param_offsets, &k->param_sizes, &oom);
+    if (primary) {
+        CUcontext popped;
+        (void)cus_drv_.cuCtxPopCurrent_(&popped);
+        (void)cus_drv_.cuDevicePrimaryCtxRelease_(dev);
+    }
     if (oom)
         return CUS_FAIL(CUS_ERROR_OUT_OF_HOST_MEMORY, NULL, "the parameter layout of %s",
                         k->key.name);
