@@ -438,7 +438,9 @@ static cus_status kernel_prepare(CUcontext ctx, kernel_ref kr, cus_dim3 grid, cu
         items_add(k, cus_capture_item_module_(fn->module));
     } else {
         cus_kernel *kn = kr.k;
-        CUS_TRY(check_args(kn->key.name, kn->layout_known, kn->nparams, kn->param_sizes, nargs,
+        if (sizes)
+            CUS_TRY(cus_kernel_layout_in_(kn, ctx, function));
+        CUS_TRY(check_args(kn->key.name, cus_kernel_layout_known(kn), kn->nparams, kn->param_sizes, nargs,
                            args, sizes, function));
         p->kern = kn->handle;
         p->ctx = ctx;

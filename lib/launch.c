@@ -352,7 +352,7 @@ cus_status cus_capture_launch_code_(cus_stream *stream, const cus_keep_item_ *co
 static inline bool kernel_sizes_ok(cus_kernel *k, unsigned int nargs, const size_t *sizes,
                                    bool immutable)
 {
-    if (!sizes || !k->layout_known)
+    if (!sizes || atomic_load_explicit(&k->layout, memory_order_acquire) != CUS_LAYOUT_KNOWN_)
         return true;
     if (immutable && sizes == atomic_load_explicit(&k->checked_sizes, memory_order_relaxed) &&
         nargs == k->nparams)
@@ -401,7 +401,9 @@ kernel_fast_path(const cus_kernel *k, const cus_stream *stream, unsigned int nar
     cus_context *c = kernel_context(stream);
     if (CUS_UNLIKELY(!c || atomic_load_explicit(&c->poison, memory_order_relaxed)))
         return false;
-    if (sizes && k->layout_known &&
+    /* A pending layout has no checked sizes yet: the slow path reads it. */
+    if (sizes &&
+        atomic_load_explicit(&k->layout, memory_order_acquire) != CUS_LAYOUT_NONE_ &&
         CUS_UNLIKELY(sizes != atomic_load_explicit(&k->checked_sizes, memory_order_relaxed) ||
                      nargs != k->nparams))
         return false;
@@ -452,6 +454,8 @@ static cus_status kernel_prologue(cus_kernel *k, cus_stream *stream, unsigned in
                          k->key.name);
     if (CUS_UNLIKELY(atomic_load_explicit(&c->poison, memory_order_relaxed)))
         return cus_context_poisoned_fail_(c, function);
+    if (sizes)
+        CUS_TRY(cus_kernel_layout_in_(k, c->handle, function));
     if (CUS_UNLIKELY(!kernel_sizes_ok(k, nargs, sizes, immutable)))
         return cus_layout_mismatch_(k->key.name, k->nparams, k->param_sizes, nargs, sizes,
                                     function);

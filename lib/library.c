@@ -180,28 +180,65 @@ CUS_API const char *cus_library_info_log(const cus_library *lib)
 
 /* The parameter layout, asked of cuKernelGetParamInfo until it answers
  * CUDA_ERROR_INVALID_VALUE past the last parameter. The one place that
- * reads a kernel's layout: the driver needs no context for it. */
+ * reads a kernel's layout. */
 static CUresult kernel_param_info(void *h, size_t i, size_t *offset, size_t *size)
 {
     return cus_drv_.cuKernelGetParamInfo_((CUkernel)h, i, offset, size);
 }
 
-/* As function.c's: as many parameters as the image declares, so that a
- * correct program asks the driver nothing past the last. */
-static cus_status kernel_read_layout(cus_kernel *k)
+/* Reads the layout into k with whatever context is current, as many
+ * parameters as the image declares (function.c's rule). Under the library's
+ * lock, or before k is published. A context missing or destroyed leaves the
+ * layout pending (CUS_SUCCESS with *pending set): cuKernelGetParamInfo needs
+ * a current context (an H200 answers CUDA_ERROR_INVALID_CONTEXT without
+ * one), though the layout is the same in every context. */
+static cus_status kernel_read_layout(cus_kernel *k, const char *function, bool *pending)
 {
-    if (!cus_drv_.cuKernelGetParamInfo_)
+    *pending = false;
+    if (!cus_drv_.cuKernelGetParamInfo_) {
+        atomic_store_explicit(&k->layout, CUS_LAYOUT_NONE_, memory_order_release);
         return CUS_SUCCESS; /* unknown: launches go unchecked */
+    }
     bool oom;
+    k->nparams = 0;
     CUresult r = cus_param_layout_read_(
         cus_param_counts_find_(k->library->param_counts, k->key.name), kernel_param_info,
         k->handle, &k->nparams, &k->param_offsets, &k->param_sizes, &oom);
     if (oom)
-        return CUS_FAIL(CUS_ERROR_OUT_OF_HOST_MEMORY, NULL, "the parameter layout of %s",
-                        k->key.name);
+        return cus_fail_(CUS_ERROR_OUT_OF_HOST_MEMORY, function, NULL,
+                         "the parameter layout of %s", k->key.name);
+    if (r == CUDA_ERROR_INVALID_CONTEXT || r == CUDA_ERROR_CONTEXT_IS_DESTROYED) {
+        k->nparams = 0;
+        *pending = true;
+        return CUS_SUCCESS;
+    }
     if (r)
-        return CUS_FAIL((cus_status)r, "cuKernelGetParamInfo", "the layout of %s", k->key.name);
-    k->layout_known = true;
+        return cus_fail_((cus_status)r, function, "cuKernelGetParamInfo", "the layout of %s",
+                         k->key.name);
+    /* Release: a launch that sees the state reads the arrays. */
+    atomic_store_explicit(&k->layout, CUS_LAYOUT_KNOWN_, memory_order_release);
+    return CUS_SUCCESS;
+}
+
+CUS_HIDDEN cus_status cus_kernel_layout_in_(cus_kernel *k, CUcontext ctx, const char *function)
+{
+    if (atomic_load_explicit(&k->layout, memory_order_acquire) != CUS_LAYOUT_PENDING_)
+        return CUS_SUCCESS;
+    CUS_LOCK_SCOPE(&k->library->lock);
+    if (atomic_load_explicit(&k->layout, memory_order_relaxed) != CUS_LAYOUT_PENDING_)
+        return CUS_SUCCESS;
+    bool pending;
+    if (!ctx)
+        CUS_TRY(kernel_read_layout(k, function, &pending));
+    else {
+        CUS_SWITCH_HANDLE_AS(sw, ctx, function);
+        CUS_TRY(sw_status);
+        CUS_TRY(kernel_read_layout(k, function, &pending));
+    }
+    if (pending)
+        return cus_fail_((cus_status)CUDA_ERROR_INVALID_CONTEXT, function, "cuKernelGetParamInfo",
+                         "no context is current to read the parameter layout of %s (the driver "
+                         "reads it in one; any context will do)", k->key.name);
     return CUS_SUCCESS;
 }
 
@@ -245,7 +282,10 @@ CUS_API cus_status cus_library_get_kernel(cus_library *lib, const char *name, cu
                         name);
     if (r)
         return CUS_FAIL((cus_status)r, "cuLibraryGetKernel", "kernel %s", name);
-    CUS_TRY(kernel_read_layout(nk));
+    /* With no context current the layout waits for the first use that has
+     * one (a launch, a kernel node, cus_kernel_param_info). */
+    bool pending;
+    CUS_TRY(kernel_read_layout(nk, __func__, &pending));
     if (!cus_name_table_reserve_(&lib->kernels, lib->nkernels, KEY_OFFSET))
         return CUS_FAIL(CUS_ERROR_OUT_OF_HOST_MEMORY, NULL, "caching kernel %s", name);
     /* Published last (release): a lookup without the lock sees every field. */
@@ -286,19 +326,22 @@ CUS_API cus_library *cus_kernel_library(const cus_kernel *k)
 
 CUS_API bool cus_kernel_layout_known(const cus_kernel *k)
 {
-    return k && k->layout_known;
+    return k && atomic_load_explicit(&k->layout, memory_order_acquire) == CUS_LAYOUT_KNOWN_;
 }
 
 CUS_API unsigned int cus_kernel_param_count(const cus_kernel *k)
 {
-    return k ? k->nparams : 0;
+    return cus_kernel_layout_known(k) ? k->nparams : 0;
 }
 
 CUS_API cus_status cus_kernel_param_info(const cus_kernel *k, unsigned int i, size_t *offset,
                                          size_t *size)
 {
     CUS_CHECK_ARG(k);
-    if (!k->layout_known)
+    /* Not read at the lookup (no context was current): read now, in the
+     * current context. The kernel's own record, not the caller's. */
+    CUS_TRY(cus_kernel_layout_in_((cus_kernel *)k, NULL, __func__));
+    if (!cus_kernel_layout_known(k))
         return CUS_FAIL(CUS_ERROR_NOT_SUPPORTED, NULL,
                         "the layout of %s is unknown: the driver has no cuKernelGetParamInfo "
                         "(needs 12.4)", k->key.name);
@@ -466,7 +509,7 @@ CUS_API cus_status cus_library_get_unified_function(cus_library *lib, const char
     LIBRARY_NEEDS(cuLibraryGetUnifiedFunction, "12.0");
     void *f = NULL;
     CUresult r = cus_drv_.cuLibraryGetUnifiedFunction_(&f, lib->handle, symbol);
-    if (r == CUDA_ERROR_NOT_FOUND)
+    if (r == CUDA_ERROR_NOT_FOUND || r == CUDA_ERROR_INVALID_VALUE)
         return CUS_FAIL((cus_status)r, "cuLibraryGetUnifiedFunction",
                         "no unified function named \"%s\" in the library", symbol);
     if (r)

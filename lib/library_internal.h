@@ -6,16 +6,23 @@
 #include "internal.h"
 #include "name_table.h"
 
+/* Where a kernel's parameter layout stands. cuKernelGetParamInfo needs a
+ * current context: a kernel looked up with none current reads its layout at
+ * the first use that has one (cus_kernel_layout_in_). */
+enum { CUS_LAYOUT_PENDING_, CUS_LAYOUT_KNOWN_, CUS_LAYOUT_NONE_ /* the driver cannot say */ };
+
 /* A kernel is part of its library, as a function of its module: no count of
  * its own, freed with the library. Everything a launch reads is set before
- * the kernel is published and never changes. */
+ * the kernel is published and never changes, but the layout: written once
+ * under the library's lock while `layout` is pending, then published by it
+ * (release). */
 struct cus_kernel {
     cus_library *library;
     cus_name_key_ key; /* the kernel cache's (name_table.h) */
     CUkernel handle;
     /* A macro call site's sizes array that matched the layout (launch.c). */
     _Atomic(const size_t *) checked_sizes;
-    bool layout_known;
+    _Atomic(unsigned char) layout; /* CUS_LAYOUT_* */
     unsigned int nparams;
     size_t *param_offsets, *param_sizes; /* nparams each, when known */
 };
@@ -39,6 +46,11 @@ struct cus_library {
      * a context after the load returned, and write its logs then. */
     void *jit_buffers;
 };
+
+/* Reads k's layout if still pending, with ctx current (NULL: the thread's
+ * current context, none switched); CUDA_ERROR_INVALID_CONTEXT when none is.
+ * Cheap once read: one acquire load. */
+CUS_HIDDEN cus_status cus_kernel_layout_in_(cus_kernel *k, CUcontext ctx, const char *function);
 
 /* capture.c's keep of a library (CUS_DEFINE_CAPTURE_KEEP in library.c). */
 CUS_HIDDEN cus_keep_item_ cus_capture_item_library_(cus_library *lib);

@@ -163,10 +163,12 @@ static cus_status tensor_map_new(cus_buffer *buf, const cus_tensor_map_params *p
     cus_tensor_map *m = record_new();
     if (!m)
         return cus_fail_(CUS_ERROR_OUT_OF_HOST_MEMORY, function, NULL, "allocating a tensor map");
-    CUresult r = encode(&p, im2col, address, &m->map);
-    if (CUS_UNLIKELY(r)) {
+    /* With the buffer's context current: the H200 refuses an encoding
+     * without one (CUDA_ERROR_INVALID_CONTEXT). */
+    cus_status st = CUS_CALL_IN_AS(function, ctx, entry, encode(&p, im2col, address, &m->map));
+    if (CUS_UNLIKELY(st)) {
         free(m->block);
-        return cus_context_driver_fail_(ctx, r, function, entry);
+        return st;
     }
     cus_refcount_init_(&m->refs);
     m->buf = cus_buffer_ref(buf);
@@ -217,10 +219,12 @@ CUS_API cus_status cus_tensor_map_rebind(const cus_tensor_map *map, cus_buffer *
     if (!m)
         return CUS_FAIL(CUS_ERROR_OUT_OF_HOST_MEMORY, NULL, "allocating a tensor map");
     m->map = map->map;
-    CUresult r = cus_drv_.cuTensorMapReplaceAddress_(&m->map, (void *)(uintptr_t)address);
-    if (CUS_UNLIKELY(r)) {
+    cus_status st = CUS_CALL_IN(ctx, "cuTensorMapReplaceAddress",
+                                cus_drv_.cuTensorMapReplaceAddress_(&m->map,
+                                                                    (void *)(uintptr_t)address));
+    if (CUS_UNLIKELY(st)) {
         free(m->block);
-        return cus_context_driver_fail_(ctx, r, __func__, "cuTensorMapReplaceAddress");
+        return st;
     }
     cus_refcount_init_(&m->refs);
     m->buf = cus_buffer_ref(buf);

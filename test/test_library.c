@@ -76,11 +76,18 @@ static void test_kernel_cache_and_layout(void **state)
 {
     (void)state;
     cus_library *lib = load_lib(ptx_src);
+    /* With a context current the layout is read at the lookup: two
+     * parameters, two calls (the count is the image's, param_counts.c). */
+    cus_context *c = new_ctx();
+    assert_ok(cus_context_push(c));
     unsigned long calls = cus_fake_call_count();
     cus_kernel *k = get_kernel(lib, "add");
-    /* two parameters, two calls: the count is the image's (param_counts.c) */
     assert_calls_since(calls, "cuLibraryGetKernel", "cuKernelGetParamInfo",
                        "cuKernelGetParamInfo");
+    cus_context *popped = NULL;
+    assert_ok(cus_context_pop(&popped));
+    assert_null(cus_context_unref(popped));
+    assert_null(cus_context_unref(c));
     calls = cus_fake_call_count();
     cus_kernel *again = get_kernel(lib, "add");
     assert_no_calls_since(calls); /* a hit: no driver call */
@@ -111,6 +118,74 @@ static void test_kernel_cache_and_layout(void **state)
     assert_int_equal(cus_debug_live_objects(), 0);
 }
 
+/* cuKernelGetParamInfo needs a current context (the H200's rule): a lookup
+ * with none current leaves the layout to the first use that has one. */
+static void test_layout_waits_for_a_context(void **state)
+{
+    (void)state;
+    int runs = 0;
+    assert_ok(cus_fake_register_kernel("add", add_twin, &runs));
+    cus_autoptr(cus_library) lib = load_lib(ptx_src);
+    unsigned long calls = cus_fake_call_count();
+    cus_autoptr(cus_kernel) k = get_kernel(lib, "add");
+    /* asked once, refused: not read, not an error */
+    assert_calls_since(calls, "cuLibraryGetKernel", "cuKernelGetParamInfo");
+    assert_false(cus_kernel_layout_known(k));
+    assert_int_equal(cus_kernel_param_count(k), 0);
+    /* the layout asked for with none current: the driver's error, said */
+    size_t off = 99, size = 99;
+    assert_status(cus_kernel_param_info(k, 0, &off, &size), CUDA_ERROR_INVALID_CONTEXT);
+    assert_contains(cus_last_error_message(), "no context is current");
+    assert_contains(cus_last_error_message(), "add");
+    assert_int_equal(off, 99);
+    /* a launch on a stream reads it in the stream's context, once, and
+     * checks the arguments against it */
+    cus_autoptr(cus_context) c = new_ctx();
+    cus_autoptr(cus_stream) s = new_stream(c, CU_STREAM_NON_BLOCKING);
+    stack_snap before = snap();
+    assert_status(cus_launch(k, 1, 1, 0, s, (CUdeviceptr)0, (size_t)5), CUS_ERROR_INVALID_ARGUMENT);
+    assert_contains(cus_last_error_message(), "add: argument 2 is 8 bytes");
+    assert_stack_unchanged(before);
+    assert_true(cus_kernel_layout_known(k));
+    assert_int_equal(cus_kernel_param_count(k), 2);
+    calls = cus_fake_call_count();
+    assert_ok(cus_launch(k, 1, 1, 0, s, (CUdeviceptr)0, 5u));
+    assert_calls_since(calls, "cuLaunchKernel");
+    assert_ok(cus_kernel_param_info(k, 1, &off, &size));
+    assert_int_equal(off, 8);
+    assert_int_equal(size, 4);
+    assert_ok(cus_stream_synchronize(s));
+    assert_int_equal(runs, 1);
+}
+
+/* The deferred read in the current context, by cus_kernel_param_info, and
+ * its failure: the layout stays unread and the next use asks again. */
+static void test_layout_read_on_demand(void **state)
+{
+    (void)state;
+    cus_autoptr(cus_library) lib = load_lib(ptx_src);
+    cus_autoptr(cus_kernel) k = get_kernel(lib, "add");
+    assert_false(cus_kernel_layout_known(k));
+    cus_autoptr(cus_context) c = new_ctx();
+    assert_ok(cus_context_push(c));
+    assert_ok(cus_fake_fail_entry("cuKernelGetParamInfo", 1, CUDA_ERROR_UNKNOWN, false));
+    size_t off = 0, size = 0;
+    assert_status(cus_kernel_param_info(k, 0, &off, &size), CUDA_ERROR_UNKNOWN);
+    assert_contains(cus_last_error_message(), "cuKernelGetParamInfo");
+    assert_false(cus_kernel_layout_known(k));
+    unsigned long calls = cus_fake_call_count();
+    assert_ok(cus_kernel_param_info(k, 0, &off, &size));
+    assert_calls_since(calls, "cuKernelGetParamInfo", "cuKernelGetParamInfo");
+    assert_int_equal(size, 8);
+    assert_true(cus_kernel_layout_known(k));
+    calls = cus_fake_call_count();
+    assert_ok(cus_kernel_param_info(k, 1, &off, &size)); /* read: no driver call */
+    assert_no_calls_since(calls);
+    cus_context *popped = NULL;
+    assert_ok(cus_context_pop(&popped));
+    assert_null(cus_context_unref(popped));
+}
+
 static void test_enumeration(void **state)
 {
     (void)state;
@@ -139,11 +214,17 @@ static void test_launch_in_stream_or_current_context(void **state)
     cus_library *lib = load_lib(ptx_src);
     cus_kernel *k = get_kernel(lib, "add");
     stack_snap before = snap();
-    /* a stream: its context, with nothing current and nothing switched */
+    /* a stream: its context, with nothing current and nothing switched but
+     * for the first launch's read of the layout (looked up with none
+     * current), in c */
     unsigned long calls = cus_fake_call_count();
     assert_ok(cus_launch(k, 1, 32, 0, s, (CUdeviceptr)0, 5u));
-    assert_calls_since(calls, "cuLaunchKernel");
+    assert_calls_since(calls, "cuCtxPushCurrent", "cuKernelGetParamInfo", "cuKernelGetParamInfo",
+                       "cuCtxPopCurrent", "cuLaunchKernel");
     assert_stack_unchanged(before);
+    calls = cus_fake_call_count();
+    assert_ok(cus_launch(k, 1, 32, 0, s, (CUdeviceptr)0, 5u));
+    assert_calls_since(calls, "cuLaunchKernel");
     cus_fake_launch rec;
     assert_ok(cus_fake_last_launch(&rec));
     assert_string_equal(rec.function, "add");
@@ -179,7 +260,7 @@ static void test_launch_in_stream_or_current_context(void **state)
     popped = cus_context_unref(popped);
     assert_ok(cus_stream_synchronize(s));
     assert_ok(cus_context_synchronize(c));
-    assert_int_equal(runs, 4);
+    assert_int_equal(runs, 5);
     /* the function in c: what the launches ran */
     CUfunction f = NULL;
     assert_ok(cus_kernel_function(k, c, &f));
@@ -292,7 +373,9 @@ static void test_globals(void **state)
     assert_contains(cus_last_error_message(), "nope");
     assert_status(cus_library_get_managed(lib, "counter", &p, &n), CUDA_ERROR_NOT_FOUND);
     void *fp = NULL;
-    assert_status(cus_library_get_unified_function(lib, "add", &fp), CUDA_ERROR_NOT_FOUND);
+    /* a kernel is no unified function: the H200's answer */
+    assert_status(cus_library_get_unified_function(lib, "add", &fp), CUDA_ERROR_INVALID_VALUE);
+    assert_contains(cus_last_error_message(), "no unified function named \"add\"");
 }
 
 /* --- images ------------------------------------------------------------------------------- */
@@ -518,6 +601,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         ENV_TEST(test_load_needs_no_context),
         ENV_TEST(test_kernel_cache_and_layout),
+        ENV_TEST(test_layout_waits_for_a_context),
+        ENV_TEST(test_layout_read_on_demand),
         ENV_TEST(test_enumeration),
         ENV_TEST(test_launch_in_stream_or_current_context),
         ENV_TEST(test_library_released_before_its_launches_ran),

@@ -43,8 +43,17 @@ static void test_tiled_map_holds_its_buffer(void **state)
     cus_tensor_map *m = NULL;
     unsigned long calls = cus_fake_call_count();
     assert_ok(cus_tensor_map_create_tiled(buf, &p, &m));
-    /* One driver call, no context switch. */
-    assert_calls_since(calls, "cuTensorMapEncodeTiled");
+    /* In the buffer's context: the driver needs one current (an H200). */
+    assert_calls_since(calls, "cuCtxPushCurrent", "cuTensorMapEncodeTiled", "cuCtxPopCurrent");
+    calls = cus_fake_call_count();
+    cus_tensor_map *m2 = NULL;
+    assert_ok(cus_context_push(c));
+    assert_ok(cus_tensor_map_create_tiled(buf, &p, &m2)); /* already current: no switch */
+    assert_calls_since(calls, "cuCtxPushCurrent", "cuTensorMapEncodeTiled");
+    cus_context *popped = NULL;
+    assert_ok(cus_context_pop(&popped));
+    assert_null(cus_context_unref(popped));
+    assert_null(cus_tensor_map_unref(m2));
     assert_ptr_equal(cus_tensor_map_buffer(m), buf);
     const cus_tensor_map_params *got = cus_tensor_map_params_of(m);
     assert_int_equal(got->element_strides[0], 1); /* zeros became ones */
@@ -348,6 +357,14 @@ static void test_fake_refuses(void **state)
     cuuint64_t dim[2] = {64, 16}, strides[1] = {256}, bad_strides[1] = {100};
     cuuint32_t box[2] = {32, 8}, es[2] = {1, 1};
     CUtensorMap map;
+    /* no context current: refused, as an H200 refuses */
+    assert_cu(encode(&map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, a, dim, strides, box, es,
+                     CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
+                     CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
+              CUDA_ERROR_INVALID_CONTEXT);
+    assert_cu(replace(&map, a), CUDA_ERROR_INVALID_CONTEXT);
+    cus_context_scope(g, c);
+    assert_ok(g.status);
     assert_cu_ok(encode(&map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, a, dim, strides, box, es,
                         CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
                         CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
@@ -469,7 +486,7 @@ static void test_rebind(void **state)
     cus_tensor_map *r = NULL;
     unsigned long calls = cus_fake_call_count();
     assert_ok(cus_tensor_map_rebind(m, b, 32, &r));
-    assert_calls_since(calls, "cuTensorMapReplaceAddress");
+    assert_calls_since(calls, "cuCtxPushCurrent", "cuTensorMapReplaceAddress", "cuCtxPopCurrent");
     cus_fake_tensor_map d;
     assert_true(cus_fake_tensor_map_decode(cus_tensor_map_get(r), &d));
     assert_true(d.address == cus_buffer_ptr(b) + 32);

@@ -143,7 +143,9 @@ CUS_API cus_status cus_library_get_managed(cus_library *lib, const char *name, C
 
 /** The host-callable address of a unified function (cuLibraryGetUnifiedFunction,
  * a function compiled for host and device with unified function pointers).
- * An unknown symbol is CUDA_ERROR_NOT_FOUND. */
+ * A symbol that is no unified function (unknown, or a kernel) is the
+ * driver's CUDA_ERROR_INVALID_VALUE (an H200's answer; CUDA_ERROR_NOT_FOUND
+ * is taken too), with a message naming it. */
 CUS_API cus_status cus_library_get_unified_function(cus_library *lib, const char *symbol,
                                                     void **fptr);
 

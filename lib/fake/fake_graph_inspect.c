@@ -32,8 +32,9 @@
  * flags outside CU_GRAPH_DEBUG_DOT_FLAGS_* and writes a small DOT file of
  * its own (a node per line, named n<index>, labelled with its index and
  * type, and an edge per line), CUDA_ERROR_OPERATING_SYSTEM when the file
- * cannot be written; the executable-graph queries answer a poisoned
- * context's error, as cuGraphNodeSetEnabled does. */
+ * cannot be written. The executable-graph queries (cuGraphNodeGetEnabled,
+ * cuGraphExecGetFlags) and cuGraphNodeSetEnabled answer in a poisoned
+ * context as in a healthy one: the H200's cells (test/rules). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -222,7 +223,7 @@ static CUresult exec_node_peek_locked(CUgraphExec he, CUgraphNode hn,
                                       const struct CUgraphNode_st **out)
 {
     struct CUgraphExec_st *x = NULL;
-    CUresult r = fake_graph_exec_arg_locked(he, true, &x);
+    CUresult r = fake_graph_exec_arg_locked(he, false, &x); /* poisoned or not (the H200) */
     if (r != CUDA_SUCCESS)
         return r;
     struct CUgraphNode_st *gn = NULL;
@@ -264,7 +265,7 @@ CUresult CUDAAPI fake_cuGraphExecGetFlags(CUgraphExec hGraphExec, cuuint64_t *fl
 {
     FAKE_ENTER(cuGraphExecGetFlags);
     struct CUgraphExec_st *x = NULL;
-    CUresult r = fake_graph_exec_arg_locked(hGraphExec, true, &x);
+    CUresult r = fake_graph_exec_arg_locked(hGraphExec, false, &x); /* poisoned or not */
     if (r != CUDA_SUCCESS)
         return fake_leave(r);
     if (!flags)

@@ -326,11 +326,24 @@ static struct CUgraphNode_st *node_add_locked(struct CUgraph_st *g, const CUgrap
         return CUDA_SUCCESS;                                                   \
     } while (0)
 
+/* The kernel-node calls with no context current: the H200 crashes
+ * (SIGSEGV, deliberate.txt); the fake reports the misuse and refuses. */
+static CUresult kernel_node_context_locked(void)
+{
+    struct CUctx_st *c = NULL;
+    if (fake_current_context_any_locked(&c) != CUDA_ERROR_INVALID_CONTEXT)
+        return CUDA_SUCCESS;
+    fake_misuse_locked("%s with no context current (the driver crashes)", fake_g.current_call);
+    return CUDA_ERROR_INVALID_CONTEXT;
+}
+
 static CUresult add_kernel_locked(CUgraphNode *out, CUgraph hg, const CUgraphNode *deps,
                                   size_t ndeps, const CUDA_KERNEL_NODE_PARAMS_v2 *p)
 {
     struct CUgraph_st *g = NULL;
-    CUresult r = add_prologue_locked(out, hg, deps, ndeps, &g);
+    CUresult r = kernel_node_context_locked();
+    if (r == CUDA_SUCCESS)
+        r = add_prologue_locked(out, hg, deps, ndeps, &g);
     if (r != CUDA_SUCCESS)
         return r;
     if (!p)
@@ -434,7 +447,7 @@ static CUresult copy_payload_locked(const CUDA_MEMCPY3D *p, const struct CUctx_s
 static CUresult node_context_locked(CUcontext ctx, struct CUctx_st **out)
 {
     struct CUctx_st *c = NULL;
-    CUresult r = ctx ? fake_context_arg_locked(ctx, CUDA_ERROR_INVALID_CONTEXT, &c)
+    CUresult r = ctx ? fake_context_arg_locked(ctx, CUDA_ERROR_CONTEXT_IS_DESTROYED, &c)
                      : fake_current_context_locked(&c);
     if (out)
         *out = c;
@@ -461,6 +474,7 @@ CUresult CUDAAPI fake_cuGraphAddMemcpyNode(CUgraphNode *phGraphNode, CUgraph hGr
                                                CU_GRAPH_NODE_TYPE_MEMCPY, FAKE_OP_COPY, &u);
     if (!n)
         return fake_leave(CUDA_ERROR_OUT_OF_MEMORY);
+    n->ctx = c;
     *phGraphNode = n;
     return fake_leave(CUDA_SUCCESS);
 }
@@ -494,8 +508,9 @@ CUresult CUDAAPI fake_cuGraphAddMemsetNode(CUgraphNode *phGraphNode, CUgraph hGr
     FAKE_ENTER(cuGraphAddMemsetNode);
     struct CUgraph_st *g = NULL;
     CUresult r = add_prologue_locked(phGraphNode, hGraph, dependencies, numDependencies, &g);
+    struct CUctx_st *c = NULL;
     if (r == CUDA_SUCCESS)
-        r = node_context_locked(ctx, NULL);
+        r = node_context_locked(ctx, &c);
     union fake_op_payload u;
     if (r == CUDA_SUCCESS)
         r = memset_payload_locked(memsetParams, &u);
@@ -505,6 +520,7 @@ CUresult CUDAAPI fake_cuGraphAddMemsetNode(CUgraphNode *phGraphNode, CUgraph hGr
                                                CU_GRAPH_NODE_TYPE_MEMSET, FAKE_OP_MEMSET, &u);
     if (!n)
         return fake_leave(CUDA_ERROR_OUT_OF_MEMORY);
+    n->ctx = c;
     *phGraphNode = n;
     return fake_leave(CUDA_SUCCESS);
 }
@@ -540,8 +556,9 @@ static CUresult add_event_locked(CUgraphNode *out, CUgraph hg, const CUgraphNode
     CUresult r = add_prologue_locked(out, hg, deps, ndeps, &g);
     if (r != CUDA_SUCCESS)
         return r;
+    /* Poisoned or not: the H200 adds the node (a replay reports). */
     struct CUevent_st *e = NULL;
-    r = fake_event_arg_locked(he, &e);
+    r = fake_event_arg_any_locked(he, &e);
     if (r != CUDA_SUCCESS)
         return r;
     union fake_op_payload u = {.record = {e, 0}};
@@ -699,11 +716,12 @@ CUresult CUDAAPI fake_cuGraphAddDependencies_v2(CUgraph hGraph, const CUgraphNod
 
 /* The node of x that stands for the graph's node hn (x's own copy: x's body
  * is copied first when shared). */
-static CUresult exec_node_locked(CUgraphExec he, CUgraphNode hn, CUgraphNodeType type,
-                                 struct CUgraphExec_st **xo, struct CUgraphNode_st **out)
+static CUresult exec_node_any_locked(CUgraphExec he, CUgraphNode hn, CUgraphNodeType type,
+                                     bool healthy, struct CUgraphExec_st **xo,
+                                     struct CUgraphNode_st **out)
 {
     struct CUgraphExec_st *x = NULL;
-    CUresult r = fake_graph_exec_arg_locked(he, true, &x);
+    CUresult r = fake_graph_exec_arg_locked(he, healthy, &x);
     if (r != CUDA_SUCCESS)
         return r;
     struct CUgraphNode_st *gn = NULL;
@@ -738,14 +756,24 @@ static CUresult exec_node_locked(CUgraphExec he, CUgraphNode hn, CUgraphNodeType
     return CUDA_SUCCESS;
 }
 
+/* The same in a healthy context: a poisoned one answers its error. */
+static CUresult exec_node_locked(CUgraphExec he, CUgraphNode hn, CUgraphNodeType type,
+                                 struct CUgraphExec_st **xo, struct CUgraphNode_st **out)
+{
+    return exec_node_any_locked(he, hn, type, true, xo, out);
+}
+
 static CUresult exec_kernel_locked(CUgraphExec he, CUgraphNode hn,
                                    const CUDA_KERNEL_NODE_PARAMS_v2 *p)
 {
     struct CUgraphExec_st *x = NULL;
     struct CUgraphNode_st *n = NULL;
+    CUresult r = kernel_node_context_locked();
+    if (r != CUDA_SUCCESS)
+        return r;
     if (!p)
         return CUDA_ERROR_INVALID_VALUE;
-    CUresult r = exec_node_locked(he, hn, CU_GRAPH_NODE_TYPE_KERNEL, &x, &n);
+    r = exec_node_locked(he, hn, CU_GRAPH_NODE_TYPE_KERNEL, &x, &n);
     if (r != CUDA_SUCCESS)
         return r;
     fake_launch_exec *l = NULL;
@@ -847,7 +875,7 @@ CUresult CUDAAPI fake_cuGraphNodeSetEnabled(CUgraphExec hGraphExec, CUgraphNode 
     FAKE_ENTER(cuGraphNodeSetEnabled);
     struct CUgraphExec_st *x = NULL;
     struct CUgraphNode_st *n = NULL;
-    CUresult r = exec_node_locked(hGraphExec, hNode, (CUgraphNodeType)-1, &x, &n);
+    CUresult r = exec_node_any_locked(hGraphExec, hNode, (CUgraphNodeType)-1, false, &x, &n);
     if (r != CUDA_SUCCESS)
         return fake_leave(r);
     CUgraphNodeType t = fake_graph_node_type(n);
@@ -1032,13 +1060,41 @@ static CUresult graph_node_set_locked(CUgraphNode hn, CUgraphNodeType type,
     return CUDA_SUCCESS;
 }
 
+/* The context a copy or memset node's setter checks and reads the operands
+ * in: the one the node was added with (the H200's cells: no current context
+ * needed, that one destroyed is CUDA_ERROR_CONTEXT_IS_DESTROYED, poisoned
+ * its error); for a captured node, its graph's; else the current one. */
+static CUresult setter_context_locked(CUgraphNode hn, struct CUctx_st **out)
+{
+    struct CUgraphNode_st *n = NULL;
+    CUresult r = node_arg_locked(hn, &n);
+    if (r != CUDA_SUCCESS)
+        return r;
+    const struct CUgraph_st *g = fake_graph_of_node_locked(n);
+    struct CUctx_st *c = n->ctx ? n->ctx : g ? g->ctx : NULL;
+    if (!c)
+        return fake_current_context_locked(out);
+    if (c->h.state != FAKE_LIVE) {
+        fake_misuse_locked("graph node 0x%" PRIxPTR " set after its graph's context was destroyed",
+                           (uintptr_t)hn);
+        return CUDA_ERROR_CONTEXT_IS_DESTROYED;
+    }
+    if (c->sticky != CUDA_SUCCESS)
+        return c->sticky;
+    *out = c;
+    return CUDA_SUCCESS;
+}
+
 static CUresult set_kernel_locked(CUgraphNode hn, const CUDA_KERNEL_NODE_PARAMS_v2 *p)
 {
+    CUresult r = kernel_node_context_locked();
+    if (r != CUDA_SUCCESS)
+        return r;
     if (!p)
         return CUDA_ERROR_INVALID_VALUE;
     struct CUgraphNode_st *n = NULL;
     fake_launch_exec *l = NULL;
-    CUresult r = fake_module_node_launch_locked(p, &l);
+    r = fake_module_node_launch_locked(p, &l);
     if (r != CUDA_SUCCESS)
         return r;
     r = graph_node_set_locked(hn, CU_GRAPH_NODE_TYPE_KERNEL, &n);
@@ -1073,7 +1129,7 @@ CUresult CUDAAPI fake_cuGraphMemcpyNodeSetParams(CUgraphNode hNode, const CUDA_M
     FAKE_ENTER(cuGraphMemcpyNodeSetParams);
     struct CUctx_st *c = NULL;
     union fake_op_payload u;
-    CUresult r = node_context_locked(NULL, &c);
+    CUresult r = setter_context_locked(hNode, &c);
     if (r == CUDA_SUCCESS)
         r = copy_payload_locked(nodeParams, c, &u);
     struct CUgraphNode_st *n = NULL;
@@ -1090,7 +1146,10 @@ CUresult CUDAAPI fake_cuGraphMemsetNodeSetParams(CUgraphNode hNode,
 {
     FAKE_ENTER(cuGraphMemsetNodeSetParams);
     union fake_op_payload u;
-    CUresult r = memset_payload_locked(nodeParams, &u);
+    struct CUctx_st *c = NULL;
+    CUresult r = setter_context_locked(hNode, &c);
+    if (r == CUDA_SUCCESS)
+        r = memset_payload_locked(nodeParams, &u);
     struct CUgraphNode_st *n = NULL;
     if (r == CUDA_SUCCESS)
         r = graph_node_set_locked(hNode, CU_GRAPH_NODE_TYPE_MEMSET, &n);
@@ -1118,7 +1177,7 @@ CUresult CUDAAPI fake_cuGraphHostNodeSetParams(CUgraphNode hNode,
 static CUresult set_node_event_locked(CUgraphNode hn, CUevent hev, CUgraphNodeType type)
 {
     struct CUevent_st *e = NULL;
-    CUresult r = fake_event_arg_locked(hev, &e);
+    CUresult r = fake_event_arg_any_locked(hev, &e); /* poisoned or not, as the add */
     if (r != CUDA_SUCCESS)
         return r;
     struct CUgraphNode_st *n = NULL;

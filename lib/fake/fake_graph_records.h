@@ -33,6 +33,7 @@ struct CUgraphNode_st {
     bool disabled;                 /* cuGraphNodeSetEnabled in an executable graph */
     struct fake_cond_node *cond;   /* CONDITIONAL: fake_graph_conditional.c's (shared by copies) */
     struct CUgraphNode_st *cloned_from; /* cuGraphClone: the original's node (fake_graph_inspect.c) */
+    struct CUctx_st *ctx; /* a copy or memset node added by hand: the context it was given */
 };
 
 struct fake_graph_body {

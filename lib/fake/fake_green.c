@@ -279,6 +279,11 @@ CUresult CUDAAPI fake_cuGreenCtxCreate(CUgreenCtx *phCtx, CUdevResourceDesc desc
     }
     if (d->device != dev)
         return fake_leave(CUDA_ERROR_INVALID_VALUE); /* guess */
+    /* A poisoned current context answers its error (the H200's cell; the
+     * driver's poison is the device's, the fake's the context's). */
+    struct CUctx_st *cur = NULL;
+    if (fake_current_context_any_locked(&cur) == CUDA_SUCCESS && cur->sticky != CUDA_SUCCESS)
+        return fake_leave(cur->sticky);
     struct CUgreenCtx_st *g =
         fake_handle_new_locked(CUS_FAKE_HANDLE_GREEN_CONTEXT, sizeof *g, 0);
     if (!g)

@@ -23,15 +23,18 @@
  *   refused at load with the module's answer for the first device
  *   (CUDA_ERROR_NO_BINARY_FOR_GPU, CUDA_ERROR_INVALID_PTX for a .target above
  *   it). Whether the driver checks at load or at the lazy load is unsure.
- * - cuKernelGetFunction and cuLibraryGetGlobal need a current context
- *   (CUDA_ERROR_INVALID_CONTEXT without one).
+ * - cuKernelGetFunction, cuLibraryGetGlobal and cuKernelGetParamInfo need a
+ *   current context (CUDA_ERROR_INVALID_CONTEXT without one; a poisoned one
+ *   answers its error), though a kernel's layout is the same in every one.
  * - a launch of a CUkernel runs in its stream's context, or the current one
  *   for the NULL and legacy streams (cuLaunchKernel's documentation).
  * - cuKernelGetAttribute/SetAttribute need no context; a bad device is
  *   CUDA_ERROR_INVALID_DEVICE.
  * - cuLibraryGetManaged and cuLibraryGetUnifiedFunction: the image parser
  *   has no __managed__ variables nor unified functions, so every name is
- *   CUDA_ERROR_NOT_FOUND. */
+ *   unknown: CUDA_ERROR_NOT_FOUND for a variable, CUDA_ERROR_INVALID_VALUE
+ *   for a function (the H200's answer for a name that is no unified
+ *   function). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -553,6 +556,9 @@ CUresult CUDAAPI fake_cuKernelGetParamInfo(CUkernel kernel, size_t paramIndex,
     FAKE_ENTER(cuKernelGetParamInfo);
     fake_lib_kernel *k = NULL;
     CUresult r = kernel_arg_locked(kernel, CUDA_ERROR_INVALID_VALUE, &k);
+    struct CUctx_st *c = NULL;
+    if (r == CUDA_SUCCESS)
+        r = fake_current_context_locked(&c); /* the H200's rule (test/rules) */
     if (r != CUDA_SUCCESS)
         return fake_leave(r);
     const fake_image_function *fi = kernel_image(k);
@@ -732,7 +738,7 @@ CUresult CUDAAPI fake_cuLibraryGetUnifiedFunction(void **fptr, CUlibrary library
         return fake_leave(r);
     if (!fptr || !symbol)
         return fake_leave(CUDA_ERROR_INVALID_VALUE);
-    return fake_leave(CUDA_ERROR_NOT_FOUND); /* no unified functions (see the top) */
+    return fake_leave(CUDA_ERROR_INVALID_VALUE); /* no unified functions (see the top) */
 }
 
 /* --- the area -------------------------------------------------------------------------------- */

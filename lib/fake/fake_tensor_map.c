@@ -7,9 +7,9 @@
  * lib/tensor_map_rules.h, which cuscope checks too; a broken one is
  * CUDA_ERROR_INVALID_VALUE, the one error the documentation gives for them,
  * and so is a NULL tensorMap, one not 64-byte aligned, or NULL arrays.
- * The calls need no context (none is named in their arguments, and CUTLASS
- * encodes maps on the host before any context exists); the rules table's
- * rows are made on the fake until the lead regenerates them on the H200.
+ * The three calls need a current context, though none is named in their
+ * arguments (the H200's table, test/rules: CUDA_ERROR_INVALID_CONTEXT with
+ * none, a poisoned one's error); the fake checks it before the arguments.
  * Unsure, and so not modelled: whether the driver checks that the address
  * lies in an allocation (the fake does not), and the exact meaning of the
  * im2col corners' "non-zero area" (the fake takes dim + upper - lower > 0 per
@@ -31,6 +31,7 @@
 #include <string.h>
 
 #include "../tensor_map_rules.h"
+#include "fake_context.h"
 #include "fake_core.h"
 
 #define TMAP_MAGIC 0x50414d54ull
@@ -74,6 +75,10 @@ static bool map_aligned(const CUtensorMap *m)
 /* Checks and encodes; the lock is held. */
 static CUresult encode_locked(CUtensorMap *map, tm_rules_args *a)
 {
+    struct CUctx_st *c = NULL;
+    CUresult r = fake_current_context_locked(&c);
+    if (r != CUDA_SUCCESS)
+        return r;
     if (!map_aligned(map) || !a->dim || (a->rank > 1 && !a->strides) || !a->elem_strides ||
         (!a->im2col && !a->box) || (a->im2col && (!a->lower || !a->upper)))
         return CUDA_ERROR_INVALID_VALUE;
@@ -189,6 +194,10 @@ CUS_API bool cus_fake_tensor_map_decode(const CUtensorMap *map, cus_fake_tensor_
 CUresult CUDAAPI fake_cuTensorMapReplaceAddress(CUtensorMap *tensorMap, void *globalAddress)
 {
     FAKE_ENTER(cuTensorMapReplaceAddress);
+    struct CUctx_st *c = NULL;
+    CUresult r = fake_current_context_locked(&c);
+    if (r != CUDA_SUCCESS)
+        return fake_leave(r);
     cus_fake_tensor_map d;
     if (!map_aligned(tensorMap) || !cus_fake_tensor_map_decode(tensorMap, &d))
         return fake_leave(CUDA_ERROR_INVALID_VALUE);

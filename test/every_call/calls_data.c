@@ -430,13 +430,13 @@ static cus_status c_library_kernel_names(world *w)
 }
 
 /* The fake's images have no __managed__ variable and no unified function
- * (lib/fake/fake_library.c): the driver's CUDA_ERROR_NOT_FOUND is the
- * answer of a call that worked; an injected fault (CUDA_ERROR_UNKNOWN) is
- * still passed on. */
-static cus_status ec_not_found_is_an_answer(cus_status st)
+ * (lib/fake/fake_library.c): the driver's answer for an unknown name
+ * (CUDA_ERROR_NOT_FOUND for a variable, CUDA_ERROR_INVALID_VALUE for a
+ * function) is that of a call that worked; an injected fault
+ * (CUDA_ERROR_UNKNOWN) is still passed on. */
+static cus_status ec_unknown_name_is_an_answer(cus_status st, cus_status answer)
 {
-    return st == CUDA_ERROR_NOT_FOUND && cus_last_status() == CUDA_ERROR_NOT_FOUND ? CUS_SUCCESS
-                                                                                  : st;
+    return st == answer && cus_last_status() == answer ? CUS_SUCCESS : st;
 }
 
 static cus_status c_library_get_managed(world *w)
@@ -446,7 +446,8 @@ static cus_status c_library_get_managed(world *w)
     CUS_TRY(ec_library_kernel(&lib, NULL));
     CUdeviceptr p = 0;
     size_t n = 0;
-    return ec_not_found_is_an_answer(cus_library_get_managed(lib, "counter", &p, &n));
+    return ec_unknown_name_is_an_answer(cus_library_get_managed(lib, "counter", &p, &n),
+                                        (cus_status)CUDA_ERROR_NOT_FOUND);
 }
 
 static cus_status c_library_get_unified_function(world *w)
@@ -455,12 +456,16 @@ static cus_status c_library_get_unified_function(world *w)
     cus_autoptr(cus_library) lib = NULL;
     CUS_TRY(ec_library_kernel(&lib, NULL));
     void *fp = NULL;
-    return ec_not_found_is_an_answer(cus_library_get_unified_function(lib, "add", &fp));
+    return ec_unknown_name_is_an_answer(cus_library_get_unified_function(lib, "add", &fp),
+                                        (cus_status)CUDA_ERROR_INVALID_VALUE);
 }
 
+/* With w->ctx current: the layout is read in a context (the driver needs
+ * one), at the lookup here. */
 static cus_status c_kernel_param_info(world *w)
 {
-    (void)w;
+    cus_context_scope(g, w->ctx);
+    CUS_TRY(g.status);
     cus_autoptr(cus_library) lib = NULL;
     cus_autoptr(cus_kernel) k = NULL;
     CUS_TRY(ec_library_kernel(&lib, &k));
@@ -1646,12 +1651,14 @@ const every_call every_calls_data[] = {
      "answer", NULL},
     {"cus_library_get_unified_function", c_library_get_unified_function,
      EC_NOT_POISONED | EC_NO_OWN_SWITCH,
-     EC_LIBRARY_NOTE "; the fake's CUDA_ERROR_NOT_FOUND (no unified functions) is the answer",
+     EC_LIBRARY_NOTE "; the fake's CUDA_ERROR_INVALID_VALUE (no unified functions: the H200's "
+     "answer for an unknown name) is the answer",
      NULL},
     {"cus_kernel_param_info", c_kernel_param_info,
-     EC_NOT_POISONED | EC_SKIP_REFUSALS | EC_NO_OWN_SWITCH,
-     "reads the layout cached at the lookup: no driver call, allowed in a host function "
-     "(library.h); the entry's own load is what the host-function and fault modes see", NULL},
+     EC_NOT_POISONED | EC_SKIP_REFUSALS | EC_NO_OWN_SWITCH | EC_POPS_ITSELF,
+     "reads the layout cached at the lookup (made with the entry's guard of ctx current): no "
+     "driver call, allowed in a host function (library.h); the entry's own guard and load are "
+     "what the host-function and fault modes see", NULL},
     {"cus_kernel_attribute", c_kernel_attribute, EC_NOT_POISONED | EC_NO_OWN_SWITCH,
      EC_LIBRARY_NOTE, NULL},
     {"cus_kernel_set_attribute", c_kernel_set_attribute, EC_NOT_POISONED | EC_NO_OWN_SWITCH,
