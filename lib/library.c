@@ -224,6 +224,12 @@ CUS_HIDDEN cus_status cus_kernel_layout_in_(cus_kernel *k, CUcontext ctx, const 
 {
     if (atomic_load_explicit(&k->layout, memory_order_acquire) != CUS_LAYOUT_PENDING_)
         return CUS_SUCCESS;
+    if (CUS_UNLIKELY(cus_is_forked_()))
+        return cus_refuse_call_(function);
+    if (CUS_UNLIKELY(cus_in_host_fn_))
+        return cus_fail_(CUS_ERROR_IN_HOST_FUNCTION, function, NULL,
+                         "the layout of %s is not read yet, and reading it is a driver call, "
+                         "which a host function must not make", k->key.name);
     CUS_LOCK_SCOPE(&k->library->lock);
     if (atomic_load_explicit(&k->layout, memory_order_relaxed) != CUS_LAYOUT_PENDING_)
         return CUS_SUCCESS;

@@ -158,6 +158,39 @@ static void test_layout_waits_for_a_context(void **state)
     assert_int_equal(runs, 1);
 }
 
+/* A host function may ask a kernel's layout once it is read, not make the
+ * read (a driver call). */
+typedef struct host_ask {
+    cus_kernel *k;
+    cus_status st;
+} host_ask;
+
+static void ask_in_host_fn(void *user)
+{
+    host_ask *a = user;
+    size_t off, size;
+    a->st = cus_kernel_param_info(a->k, 0, &off, &size);
+}
+
+static void test_layout_not_read_in_a_host_function(void **state)
+{
+    (void)state;
+    cus_autoptr(cus_library) lib = load_lib(ptx_src);
+    cus_autoptr(cus_kernel) k = get_kernel(lib, "add"); /* none current: pending */
+    cus_autoptr(cus_context) c = new_ctx();
+    cus_autoptr(cus_stream) s = new_stream(c, CU_STREAM_NON_BLOCKING);
+    host_ask a = {k, CUS_SUCCESS};
+    assert_ok(cus_stream_launch_host_fn(s, ask_in_host_fn, &a));
+    assert_ok(cus_stream_synchronize(s));
+    assert_int_equal(a.st, CUS_ERROR_IN_HOST_FUNCTION);
+    assert_false(cus_kernel_layout_known(k));
+    /* read (by a launch), then asked in a host function: allowed */
+    assert_ok(cus_launch(k, 1, 1, 0, s, (CUdeviceptr)0, 5u));
+    assert_ok(cus_stream_launch_host_fn(s, ask_in_host_fn, &a));
+    assert_ok(cus_stream_synchronize(s));
+    assert_int_equal(a.st, CUS_SUCCESS);
+}
+
 /* The deferred read in the current context, by cus_kernel_param_info, and
  * its failure: the layout stays unread and the next use asks again. */
 static void test_layout_read_on_demand(void **state)
@@ -603,6 +636,7 @@ int main(void)
         ENV_TEST(test_kernel_cache_and_layout),
         ENV_TEST(test_layout_waits_for_a_context),
         ENV_TEST(test_layout_read_on_demand),
+        ENV_TEST(test_layout_not_read_in_a_host_function),
         ENV_TEST(test_enumeration),
         ENV_TEST(test_launch_in_stream_or_current_context),
         ENV_TEST(test_library_released_before_its_launches_ran),

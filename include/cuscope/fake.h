@@ -203,7 +203,15 @@ CUS_API const char *cus_fake_last_misuse(void);
  *     the driver crashes; the fake answers CUDA_ERROR_INVALID_CONTEXT;
  *   - cuCtxPushCurrent and cuCtxSetCurrent of a destroyed context: the driver
  *     accepts it (and the process dies later, in its teardown); the fake
- *     answers CUDA_ERROR_INVALID_CONTEXT and changes no stack.
+ *     answers CUDA_ERROR_INVALID_CONTEXT and changes no stack (so the cuLink*
+ *     probes that push one first answer that, not the H200's
+ *     CUDA_ERROR_CONTEXT_IS_DESTROYED);
+ *   - cuGraphAddKernelNode, cuGraphKernelNodeSetParams and
+ *     cuGraphExecKernelNodeSetParams with no context current: the driver
+ *     crashes; the fake answers CUDA_ERROR_INVALID_CONTEXT;
+ *   - event record and wait nodes added or set with an event destroyed with
+ *     its context: the driver accepts it; the fake answers
+ *     CUDA_ERROR_CONTEXT_IS_DESTROYED.
  * lib/fake/deliberate.txt lists the same cells for the test. Beyond the
  * context rules, one more on purpose: cuIpcOpenMemHandle of a handle whose
  * memory the exporter has freed succeeds on the H200 (a mapping of memory
@@ -250,8 +258,7 @@ CUS_API const char *cus_fake_last_misuse(void);
  *     whose .target is above the link's is not refused;
  *   - context rules: cuLinkCreate needs a current context; the other calls
  *     find the context through the state and need none current (as the
- *     events' calls; test/rules/expected.txt holds the fake's cells until
- *     gpu-rules runs them on a GPU). A state dies with its context; a
+ *     events' calls; the H200's cells, test/rules/expected.txt). A state dies with its context; a
  *     destroyed one is misuse and CUDA_ERROR_INVALID_HANDLE (or
  *     CUDA_ERROR_CONTEXT_IS_DESTROYED, destroyed with its context). Live
  *     states are counted as CUS_FAKE_HANDLE_LINK_STATE. */

@@ -42,7 +42,7 @@
  * last error on failure and leave out parameters untouched then. None may be
  * called from a host function (CUS_ERROR_IN_HOST_FUNCTION) but the getters
  * that make no driver call (handle, name, library, format, info log, the
- * layout queries).
+ * layout queries once the layout is read).
  */
 #ifndef CUSCOPE_LIBRARY_H
 #define CUSCOPE_LIBRARY_H
@@ -164,14 +164,25 @@ CUS_API const char *cus_kernel_name(const cus_kernel *k);
 /** Its library (borrowed; NULL for NULL). */
 CUS_API cus_library *cus_kernel_library(const cus_kernel *k);
 
-/** Whether the parameter layout is known (the driver has
- * cuKernelGetParamInfo). Makes no driver call. */
+/* The parameter layout. The driver reads it in a context
+ * (cuKernelGetParamInfo needs one current, though the layout is the same in
+ * all): cus_library_get_kernel reads it when a context is current, and
+ * otherwise the first use that has one does, once: a checked launch (in its
+ * stream's or the current context), a kernel node (in its graph's), or
+ * cus_kernel_param_info (in the current one). */
+
+/** Whether the parameter layout is known: read, and the driver has
+ * cuKernelGetParamInfo. Makes no driver call. */
 CUS_API bool cus_kernel_layout_known(const cus_kernel *k);
-/** The number of parameters, when the layout is known (else 0). */
+/** The number of parameters, when the layout is known (else 0). Makes no
+ * driver call. */
 CUS_API unsigned int cus_kernel_param_count(const cus_kernel *k);
 /** Parameter i's offset and size in bytes (either may be NULL):
  * CUS_ERROR_OUT_OF_RANGE past the last, CUS_ERROR_NOT_SUPPORTED when the
- * layout is unknown. Makes no driver call. */
+ * driver cannot say. Reads the layout first if it is not read yet (above):
+ * CUDA_ERROR_INVALID_CONTEXT when no context is current then, and
+ * CUS_ERROR_IN_HOST_FUNCTION in a host function; otherwise makes no driver
+ * call. */
 CUS_API cus_status cus_kernel_param_info(const cus_kernel *k, unsigned int i, size_t *offset,
                                          size_t *size);
 
