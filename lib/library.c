@@ -129,6 +129,7 @@ static cus_status library_load(const void *image, size_t size, const cus_jit_opt
     atomic_init(&lib->kernels, NULL);
     lib->handle = h;
     lib->format = format;
+    lib->jit_error_log = jb->error_log;
     lib->jit_buffers = cus_steal(&jb);
     lib->param_counts = cus_param_counts_read_(
         image, size && format != CUS_IMAGE_FATBIN_WRAPPER ? size : SIZE_MAX);
@@ -286,6 +287,12 @@ CUS_API cus_status cus_library_get_kernel(cus_library *lib, const char *name, cu
     if (r == CUDA_ERROR_NOT_FOUND)
         return CUS_FAIL((cus_status)r, "cuLibraryGetKernel", "no kernel named \"%s\" in the library",
                         name);
+    /* PTX is compiled at the first use (an H200 loads broken PTX and
+     * refuses the lookup): the JIT's log says why. */
+    if (r && lib->jit_error_log && lib->jit_error_log[0])
+        return CUS_FAIL((cus_status)r, "cuLibraryGetKernel",
+                        "kernel %s: the library's %s did not compile at its first use: %s", name,
+                        cus_image_format_name(lib->format), lib->jit_error_log);
     if (r)
         return CUS_FAIL((cus_status)r, "cuLibraryGetKernel", "kernel %s", name);
     /* With no context current the layout waits for the first use that has

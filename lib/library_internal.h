@@ -45,6 +45,9 @@ struct cus_library {
      * the unload: with lazy loading the driver may compile the library into
      * a context after the load returned, and write its logs then. */
     void *jit_buffers;
+    /* In jit_buffers: the JIT's error log, which a lazy compile fills at the
+     * first use (a kernel lookup of PTX that does not compile). */
+    const char *jit_error_log;
 };
 
 /* Reads k's layout if still pending, with ctx current (NULL: the thread's

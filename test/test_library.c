@@ -432,8 +432,17 @@ static void test_images_for_the_wrong_architecture(void **state)
     unsigned long calls = cus_fake_call_count();
     assert_status(cus_library_load_data("garbage", 8, NULL, NULL, &lib), CUDA_ERROR_INVALID_IMAGE);
     assert_no_calls_since(calls);
-    assert_status(cus_library_load_data(ptx_bad, 0, NULL, NULL, &lib), CUDA_ERROR_INVALID_PTX);
+    /* PTX that does not compile: loaded (the H200 compiles it at the first
+     * use), refused at the lookup with the JIT's log */
+    assert_ok(cus_library_load_data(ptx_bad, 0, NULL, NULL, &lib));
+    cus_kernel *k = SENTINEL_PTR(k);
+    assert_status(cus_library_get_kernel(lib, "bad", &k), CUDA_ERROR_INVALID_PTX);
+    assert_contains(cus_last_error_message(), "did not compile at its first use");
     assert_contains(cus_last_error_message(), "frobnicate");
+    assert_ptr_equal(k, SENTINEL_PTR(k));
+    unsigned int n = 0;
+    assert_status(cus_library_kernel_count(lib, &n), CUDA_ERROR_INVALID_PTX);
+    assert_null(cus_library_unref(lib));
     assert_int_equal(cus_fake_live_handles(CUS_FAKE_HANDLE_ANY), 0);
 }
 

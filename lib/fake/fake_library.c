@@ -16,13 +16,17 @@
  * modules (synchronizing their contexts first, as cuModuleUnload does); a
  * context's death unloads its module and leaves the library.
  *
- * Checked against the documentation, not yet against an H200 (the rules
- * table's rows for these entry points are made on the fake until the lead
- * regenerates them):
+ * The context rules are the H200's (test/rules); the rest is checked
+ * against the documentation and, where said, an H200 (gpu-library):
  * - cuLibraryLoadData needs no context; an image that no device can run is
  *   refused at load with the module's answer for the first device
  *   (CUDA_ERROR_NO_BINARY_FOR_GPU, CUDA_ERROR_INVALID_PTX for a .target above
- *   it). Whether the driver checks at load or at the lazy load is unsure.
+ *   it). PTX that does not compile at all is loaded, as an H200 loads it
+ *   (its JIT runs at the first use), and cuLibraryGetKernel answers
+ *   CUDA_ERROR_INVALID_PTX (the H200's answer), as do the fake's other uses
+ *   of the library's code (count, enumeration, globals: unchecked); the
+ *   JIT's error log is written at the load, into the buffers its options
+ *   named, where the driver writes it at the first use.
  * - cuKernelGetFunction, cuLibraryGetGlobal and cuKernelGetParamInfo need a
  *   current context (CUDA_ERROR_INVALID_CONTEXT without one; a poisoned one
  *   answers its error), though a kernel's layout is the same in every one.
@@ -67,6 +71,11 @@ struct CUlib_st {
     fake_lib_kernel *kernels;   /* kept until install */
     size_t nloads, loads_capacity;
     lib_load *loads;
+    /* PTX that does not compile: loaded all the same, as the H200 loads it
+     * (its JIT runs at the first use), and every later use answers this
+     * (CUDA_ERROR_INVALID_PTX), img NULL. The JIT's error log was written
+     * at the load, into the buffers the load's options named. */
+    CUresult deferred;
 };
 
 static struct CUlib_st **libraries; /* every library since install */
@@ -159,6 +168,19 @@ static CUresult library_arg_locked(CUlibrary hlib, struct CUlib_st **out)
     }
     *out = (struct CUlib_st *)h;
     return CUDA_SUCCESS;
+}
+
+/* The same for a use of its code: a library whose PTX did not compile
+ * answers that now. */
+static CUresult library_code_locked(CUlibrary hlib, struct CUlib_st **out)
+{
+    struct CUlib_st *l = NULL;
+    CUresult r = library_arg_locked(hlib, &l);
+    if (r == CUDA_SUCCESS && l->deferred != CUDA_SUCCESS)
+        return l->deferred;
+    if (r == CUDA_SUCCESS)
+        *out = l;
+    return r;
 }
 
 /* The kernel record k points at, or NULL; never dereferences k. */
@@ -385,16 +407,27 @@ static CUresult load_locked(CUlibrary *library, const void *code, size_t size,
         if (d == 0)
             first = r;
     }
-    if (!img)
+    /* PTX the parser refuses for any architecture (a syntax error, not a
+     * .target above the devices): loaded, refused at the first use. */
+    CUresult deferred = CUDA_SUCCESS;
+    if (!img && first == CUDA_ERROR_INVALID_PTX) {
+        fake_image *any = NULL;
+        if (fake_image_parse(code, size, FAKE_IMAGE_CC(99, 9), &any, NULL, 0, NULL, 0) ==
+            CUDA_ERROR_INVALID_PTX)
+            deferred = CUDA_ERROR_INVALID_PTX;
+        fake_image_free(any);
+    }
+    if (!img && !deferred)
         return first;
     const unsigned char *image = code;
     size_t extent = image_extent(&image);
-    preserved = preserved && img->format != FAKE_IMAGE_PTX; /* PTX is always copied */
+    size_t nfunctions = img ? img->nfunctions : 0;
+    preserved = preserved && img && img->format != FAKE_IMAGE_PTX; /* PTX is always copied */
     unsigned char *copy = preserved ? NULL : malloc(extent ? extent : 1);
-    fake_lib_kernel *kernels = calloc(img->nfunctions ? img->nfunctions : 1, sizeof *kernels);
+    fake_lib_kernel *kernels = calloc(nfunctions ? nfunctions : 1, sizeof *kernels);
     struct CUlib_st *l = NULL;
     if ((preserved || copy) && kernels && reserve_library_slot_locked() &&
-        kernel_index_reserve_locked(img->nfunctions))
+        kernel_index_reserve_locked(nfunctions))
         l = fake_handle_new_locked(CUS_FAKE_HANDLE_LIBRARY, sizeof *l, 0);
     if (!l) {
         free(copy);
@@ -408,9 +441,10 @@ static CUresult load_locked(CUlibrary *library, const void *code, size_t size,
     l->copy = copy;
     l->size = extent;
     l->img = img;
-    l->nkernels = img->nfunctions;
+    l->deferred = deferred;
+    l->nkernels = nfunctions;
     l->kernels = kernels;
-    for (size_t i = 0; i < img->nfunctions; i++) {
+    for (size_t i = 0; i < nfunctions; i++) {
         kernels[i] = (fake_lib_kernel){.lib = l, .index = i};
         kernel_index_put_locked(&kernels[i]);
     }
@@ -492,7 +526,7 @@ CUresult CUDAAPI fake_cuLibraryGetKernel(CUkernel *pKernel, CUlibrary library, c
 {
     FAKE_ENTER(cuLibraryGetKernel);
     struct CUlib_st *l = NULL;
-    CUresult r = library_arg_locked(library, &l);
+    CUresult r = library_code_locked(library, &l);
     if (r != CUDA_SUCCESS)
         return fake_leave(r);
     if (!pKernel || !name)
@@ -513,7 +547,7 @@ CUresult CUDAAPI fake_cuLibraryGetKernelCount(unsigned int *count, CUlibrary lib
 {
     FAKE_ENTER(cuLibraryGetKernelCount);
     struct CUlib_st *l = NULL;
-    CUresult r = library_arg_locked(lib, &l);
+    CUresult r = library_code_locked(lib, &l);
     if (r != CUDA_SUCCESS)
         return fake_leave(r);
     if (!count)
@@ -527,7 +561,7 @@ CUresult CUDAAPI fake_cuLibraryEnumerateKernels(CUkernel *kernels, unsigned int 
 {
     FAKE_ENTER(cuLibraryEnumerateKernels);
     struct CUlib_st *l = NULL;
-    CUresult r = library_arg_locked(lib, &l);
+    CUresult r = library_code_locked(lib, &l);
     if (r != CUDA_SUCCESS)
         return fake_leave(r);
     if (!kernels || numKernels == 0)
@@ -688,7 +722,7 @@ CUresult CUDAAPI fake_cuLibraryGetGlobal(CUdeviceptr *dptr, size_t *bytes, CUlib
 {
     FAKE_ENTER(cuLibraryGetGlobal);
     struct CUlib_st *l = NULL;
-    CUresult r = library_arg_locked(library, &l);
+    CUresult r = library_code_locked(library, &l);
     if (r != CUDA_SUCCESS)
         return fake_leave(r);
     /* "One of the parameters dptr or bytes (not both) can be NULL" */
@@ -719,7 +753,7 @@ CUresult CUDAAPI fake_cuLibraryGetManaged(CUdeviceptr *dptr, size_t *bytes, CUli
 {
     FAKE_ENTER(cuLibraryGetManaged);
     struct CUlib_st *l = NULL;
-    CUresult r = library_arg_locked(library, &l);
+    CUresult r = library_code_locked(library, &l);
     if (r != CUDA_SUCCESS)
         return fake_leave(r);
     /* "One of the parameters dptr or bytes (not both) can be NULL" */
@@ -733,7 +767,7 @@ CUresult CUDAAPI fake_cuLibraryGetUnifiedFunction(void **fptr, CUlibrary library
 {
     FAKE_ENTER(cuLibraryGetUnifiedFunction);
     struct CUlib_st *l = NULL;
-    CUresult r = library_arg_locked(library, &l);
+    CUresult r = library_code_locked(library, &l);
     if (r != CUDA_SUCCESS)
         return fake_leave(r);
     if (!fptr || !symbol)
