@@ -31,8 +31,12 @@ static unsigned int sms_seen(cus_context *ctx, const char *what)
     cus_autoptr(cus_buffer) count = NULL;
     assert_ok(cus_buffer_alloc(ctx, NSEEN * sizeof(unsigned int), &seen));
     assert_ok(cus_buffer_alloc(ctx, sizeof(unsigned int), &count));
-    assert_ok(cus_buffer_fill_u8(seen, 0, 0, NSEEN * sizeof(unsigned int)));
-    assert_ok(cus_buffer_fill_u8(count, 0, 0, sizeof(unsigned int)));
+    /* On s: a green context's streams are non-blocking, so the fills of
+     * cus_buffer_fill_u8 (the legacy stream, returning before they are done)
+     * would race the kernel. The H200 run of 2026-12-05 did that: the
+     * 16-SM context's count read 0, the fills landing after its kernel. */
+    assert_ok(cus_buffer_fill_u8_async(seen, 0, 0, NSEEN * sizeof(unsigned int), s));
+    assert_ok(cus_buffer_fill_u8_async(count, 0, 0, sizeof(unsigned int), s));
     assert_ok(cus_launch(f, BLOCKS, 64, 0, s, seen, (unsigned int)NSEEN, count, 20000ll));
     assert_ok(cus_stream_synchronize(s));
     unsigned int n = 0;

@@ -173,7 +173,14 @@ CUS_API cus_status cus_copy_to_host_async(void *dst, cus_buffer *src, size_t src
 CUS_API cus_status cus_copy_device_async(cus_buffer *dst, size_t dst_offset, cus_buffer *src,
                                          size_t src_offset, size_t bytes, cus_stream *stream);
 
-/* Fills count 8-bit elements starting at byte offset, synchronously. */
+/* Fills count 8-bit elements starting at byte offset (cuMemsetD8), in the
+ * buffer's context's legacy default stream. The driver's "synchronous"
+ * fill: for device memory it may return before the fill is done. Later
+ * work of that stream, of the context's blocking streams and the
+ * synchronous copies comes after it; a non-blocking stream's (every stream
+ * of a green context's is one) does not: fill on that stream
+ * (cus_buffer_fill_u8_async), or synchronize the context first. The same
+ * for the 16- and 32-bit fills. */
 CUS_API cus_status cus_buffer_fill_u8(cus_buffer *buf, size_t offset, uint8_t value, size_t count);
 /* Fills count 16-bit elements starting at byte offset (2-byte aligned). */
 CUS_API cus_status cus_buffer_fill_u16(cus_buffer *buf, size_t offset, uint16_t value,
