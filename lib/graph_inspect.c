@@ -70,8 +70,9 @@ static CUresult get_dependents(CUgraphNode n, CUgraphNode *out, size_t *count)
     return cus_drv_.cuGraphNodeGetDependentNodes_(n, out, NULL, count);
 }
 
-/* The driver's list of a node's neighbours, through a scratch array, as
- * cus_graph_nodes lists a graph's nodes. */
+/* The driver's list of a node's neighbours, written into the caller's
+ * array itself (cus_graph_node_handles_in_place_), as cus_graph_nodes lists
+ * a graph's nodes. */
 static cus_status node_list(cus_graph_node node, cus_graph_node *out, size_t *count,
                             node_list_fn list, bool present, const char *call,
                             const char *function)
@@ -82,19 +83,15 @@ static cus_status node_list(cus_graph_node node, cus_graph_node *out, size_t *co
     if (!present)
         return edges_unsupported(call, function);
     size_t n = out ? *count : 0;
-    cus_autofree CUgraphNode *h = n ? cus_malloc_(n * sizeof *h) : NULL;
-    if (n && !h)
-        return cus_fail_(CUS_ERROR_OUT_OF_HOST_MEMORY, function, NULL, "a list of nodes");
     size_t got = n;
     CUresult r;
     {
         CUS_GRAPH_LOCK_IDLE_(g, function);
-        r = list(node.handle, h, &got);
+        r = list(node.handle, n ? (CUgraphNode *)(void *)out : NULL, &got);
     }
     if (r)
         return cus_context_driver_fail_(g->ctx, r, function, call);
-    for (size_t i = 0; i < n && i < got; i++)
-        out[i] = (cus_graph_node){h[i], g};
+    cus_graph_nodes_widen_(out, n < got ? n : got, n, g);
     *count = got;
     return CUS_SUCCESS;
 }

@@ -327,25 +327,22 @@ static CUresult get_roots(CUgraph g, CUgraphNode *nodes, size_t *count)
     return cus_drv_.cuGraphGetRootNodes_(g, nodes, count);
 }
 
-/* The driver's list, wrapped; the handles go through a scratch array. */
+/* The driver's list, wrapped: the handles written into the caller's array
+ * and widened there (cus_graph_nodes_widen_), no scratch array. */
 static cus_status list_nodes(cus_graph *g, cus_graph_node *nodes, size_t *count, list_fn list,
                              const char *call, const char *function)
 {
     CUS_CHECK_POISON(g->ctx);
     size_t n = nodes ? *count : 0;
-    cus_autofree CUgraphNode *h = n ? cus_malloc_(n * sizeof *h) : NULL;
-    if (n && !h)
-        return cus_fail_(CUS_ERROR_OUT_OF_HOST_MEMORY, function, NULL, "a list of nodes");
     size_t got = n;
     CUresult r;
     {
         CUS_GRAPH_LOCK_IDLE_(g, function);
-        r = list(g->handle, h, &got);
+        r = list(g->handle, n ? (CUgraphNode *)(void *)nodes : NULL, &got);
     }
     if (r)
         return cus_context_driver_fail_(g->ctx, r, function, call);
-    for (size_t i = 0; i < n && i < got; i++)
-        nodes[i] = (cus_graph_node){h[i], g};
+    cus_graph_nodes_widen_(nodes, n < got ? n : got, n, g);
     *count = got;
     return CUS_SUCCESS;
 }

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cuscope/cuscope.h"
 #include "driver/driver.h"
@@ -894,6 +895,24 @@ CUS_HIDDEN cus_status cus_graph_add_keeping_(struct cus_graph *g, const cus_grap
  * CUS_ERROR_INVALID_ARGUMENT naming it "<noun> i"): in inline_h when n fits
  * (CUS_GRAPH_INLINE_NODES_), else in *heap, which the caller frees. n 0:
  * *out NULL. Failures recorded naming function. */
+/* The driver wrote up to cap node handles at the start of out (a
+ * cus_graph_node array, twice a handle's size per element: room for them
+ * without a scratch array), n of them nodes: each becomes out[i] = {handle
+ * i, g}, from the last one down, so that no handle is overwritten before it
+ * is read; out[n..cap) become {NULL, NULL} (the driver's NULL handles). */
+static inline void cus_graph_nodes_widen_(cus_graph_node *out, size_t n, size_t cap,
+                                          const struct cus_graph *g)
+{
+    _Static_assert(sizeof(cus_graph_node) >= 2 * sizeof(CUgraphNode),
+                   "a node value holds two handles' room");
+    for (size_t i = n; i < cap; i++)
+        out[i] = (cus_graph_node){NULL, NULL};
+    for (size_t i = n; i-- > 0;) {
+        CUgraphNode h;
+        memcpy(&h, (const char *)out + i * sizeof h, sizeof h);
+        out[i] = (cus_graph_node){h, g};
+    }
+}
 #define CUS_GRAPH_INLINE_NODES_ 16
 CUS_HIDDEN cus_status cus_graph_node_handles_(const struct cus_graph *g,
                                               const cus_graph_node *nodes, size_t n,

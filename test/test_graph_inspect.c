@@ -127,6 +127,55 @@ static void test_types_and_edges(void **state)
     assert_int_equal(atomic_load(&counter), 1);
 }
 
+/* Lists of many nodes: the driver writes its handles into the caller's
+ * array, which cuscope widens in place into node values; every one must
+ * come out whole, in any length, and nothing past the capacity touched. */
+static void test_long_lists(void **state)
+{
+    (void)state;
+    cus_autoptr(cus_context) c = new_ctx();
+    cus_autoptr(cus_graph) g = NULL;
+    assert_ok(cus_graph_create(c, &g));
+    enum { N = 37 };
+    cus_graph_node made[N], sink;
+    for (int i = 0; i < N; i++)
+        assert_ok(cus_graph_add_empty(g, NULL, 0, &made[i]));
+    assert_ok(cus_graph_add_empty(g, made, N, &sink));
+    const cus_graph_node guard = {(CUgraphNode)(uintptr_t)0x5a5a, NULL};
+    for (size_t cap = 1; cap <= N + 1; cap += 6) {
+        cus_graph_node list[N + 3];
+        for (size_t i = 0; i < N + 3; i++)
+            list[i] = guard;
+        size_t n = cap;
+        assert_ok(cus_graph_node_dependencies(sink, list, &n));
+        size_t filled = cap < N ? cap : N;
+        assert_int_equal(n, filled); /* the capacity, or the count when smaller */
+        for (size_t i = 0; i < filled; i++) {
+            assert_true(has_node(made, N, list[i]));
+            assert_ptr_equal(list[i].graph, g);
+            for (size_t j = 0; j < i; j++)
+                assert_true(list[j].handle != list[i].handle);
+        }
+        for (size_t i = filled; i < cap; i++) /* past the count: NULL, as the driver's */
+            assert_true(list[i].handle == NULL && list[i].graph == NULL);
+        for (size_t i = cap; i < N + 3; i++) /* past the capacity: untouched */
+            assert_true(list[i].handle == guard.handle && list[i].graph == NULL);
+        /* the graph's own list, roots and all */
+        for (size_t i = 0; i < N + 3; i++)
+            list[i] = guard;
+        n = cap;
+        assert_ok(cus_graph_nodes(g, list, &n));
+        filled = cap < N + 1 ? cap : N + 1;
+        assert_int_equal(n, filled);
+        for (size_t i = 0; i < filled; i++) {
+            assert_true(has_node(made, N, list[i]) || list[i].handle == sink.handle);
+            assert_ptr_equal(list[i].graph, g);
+        }
+        for (size_t i = cap; i < N + 3; i++)
+            assert_true(list[i].handle == guard.handle);
+    }
+}
+
 /* --- destroying a node ----------------------------------------------------------------------- */
 
 static void test_destroy_node(void **state)
@@ -686,6 +735,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         ENV_TEST(test_types_and_edges),
+        ENV_TEST(test_long_lists),
         ENV_TEST(test_destroy_node),
         ENV_TEST(test_clone_outlives_everything),
         ENV_TEST(test_clone_is_a_graph),

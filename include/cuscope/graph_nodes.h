@@ -84,7 +84,9 @@ CUS_API cus_status cus_graph_create(cus_context *ctx, cus_graph **out);
 /* The graph's nodes (cuGraphGetNodes), in an order in which each comes after
  * its dependencies on the fake (the driver's order is its own). *count is
  * the capacity of nodes on entry; on return the number written (the graph's
- * node count when that is smaller than the capacity). With nodes NULL,
+ * node count when that is smaller than the capacity; the entries past it,
+ * up to the capacity, are set to {NULL, NULL}, as the driver sets its
+ * handles). With nodes NULL,
  * *count receives the node count. Depending on every node of a captured
  * graph runs a new node after all of its work. No current context needed;
  * errors: CUS_ERROR_INVALID_ARGUMENT, the context's poison, the driver's
