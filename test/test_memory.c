@@ -53,6 +53,44 @@ static void test_alloc_and_free(void **state)
     c = cus_context_unref(c);
 }
 
+/* cus_buffer_fill_u32 is the driver's "synchronous" fill, which returns
+ * before it is done: a non-blocking stream's work is not ordered after it.
+ * The fake's deferred mode shows the race an H200 showed (gpu-green), and
+ * that the fill on the stream has none. */
+static void test_sync_fill_races_a_non_blocking_stream(void **state)
+{
+    (void)state;
+    cus_autoptr(cus_context) c = new_ctx();
+    cus_autoptr(cus_stream) s = new_stream(c, CU_STREAM_NON_BLOCKING);
+    cus_autoptr(cus_buffer) a = NULL;
+    cus_autoptr(cus_buffer) b = NULL;
+    assert_ok(cus_buffer_alloc(c, 64, &a));
+    assert_ok(cus_buffer_alloc(c, 64, &b));
+    uint32_t words[16];
+    /* by default the fill runs at the call */
+    assert_ok(cus_buffer_fill_u32(a, 0, 1u, 16));
+    assert_ok(cus_copy_device_async(b, 0, a, 0, 64, s));
+    assert_ok(cus_stream_synchronize(s));
+    assert_ok(cus_copy_to_host(words, b, 0, sizeof words));
+    assert_int_equal(words[7], 1u);
+    /* deferred: the stream's copy runs first and sees the old words */
+    cus_fake_set_sync_memsets_deferred(true);
+    assert_ok(cus_buffer_fill_u32(a, 0, 2u, 16));
+    assert_ok(cus_copy_device_async(b, 0, a, 0, 64, s));
+    assert_ok(cus_stream_synchronize(s));
+    assert_ok(cus_copy_to_host(words, b, 0, sizeof words));
+    assert_int_equal(words[7], 1u); /* the race, as on a GPU */
+    assert_ok(cus_copy_to_host(words, a, 0, sizeof words)); /* waits for the fill */
+    assert_int_equal(words[7], 2u);
+    /* the fill on the stream: ordered */
+    assert_ok(cus_buffer_fill_u32_async(a, 0, 3u, 16, s));
+    assert_ok(cus_copy_device_async(b, 0, a, 0, 64, s));
+    assert_ok(cus_stream_synchronize(s));
+    assert_ok(cus_copy_to_host(words, b, 0, sizeof words));
+    assert_int_equal(words[7], 3u);
+    cus_fake_set_sync_memsets_deferred(false);
+}
+
 static void test_alloc_zero_bytes(void **state)
 {
     (void)state;
@@ -711,6 +749,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         ENV_TEST(test_alloc_and_free),
         ENV_TEST(test_alloc_zero_bytes),
+        ENV_TEST(test_sync_fill_races_a_non_blocking_stream),
         ENV_TEST(test_buffer_keeps_context_alive),
         ENV_TEST(test_alloc_array),
         ENV_TEST(test_alloc_async_freed_on_its_stream),

@@ -97,7 +97,9 @@ static cus_status run(bool on_fake)
     CUS_TRY(cus_buffer_alloc(ctx, sizeof(unsigned int), &flag));
 
     for (unsigned int if_value = 0; if_value < 2; if_value++) {
-        CUS_TRY(cus_buffer_fill_u32(flag, 0, 0, 1));
+        /* On the graph's stream: a non-blocking stream does not wait for
+         * cus_buffer_fill_u32's legacy-stream fill. */
+        CUS_TRY(cus_buffer_fill_u32_async(flag, 0, 0, 1, stream));
         cus_autoptr(cus_graph) g = NULL;
         CUS_TRY(build(ctx, start, result, flag, if_value, &g));
         cus_autoptr(cus_graph_exec) exec = NULL;

@@ -126,7 +126,7 @@ static cus_status run(void)
     /* 4. A graph keeps the map, and so the matrix, alive. */
     cus_autoptr(cus_graph) graph = NULL;
     if (st == CUS_SUCCESS)
-        st = cus_buffer_fill_u32(out, 0, 0, W * H);
+        st = cus_buffer_fill_u32_async(out, 0, 0, W * H, stream); /* before the replay */
     if (st == CUS_SUCCESS) {
         cus_capture_scope(cap, stream, CU_STREAM_CAPTURE_MODE_GLOBAL);
         st = cap.status;

@@ -390,6 +390,20 @@ typedef enum cus_fake_query_mode {
  * to CUS_FAKE_QUERY_STEP. */
 CUS_API void cus_fake_set_query_mode(cus_fake_query_mode mode);
 
+/* Synchronous memsets (cuMemsetD8, cuMemsetD16, cuMemsetD32) of
+ * device memory. The driver's return before the fill is done (they are
+ * fully synchronous for pinned host and managed memory only): work that a
+ * non-blocking stream queued after one may run before it, and a fill that
+ * a test believes done may still be pending when its memory is unmapped.
+ * By default the fake runs such a memset at the call, which hides those
+ * races; with deferred true it leaves it queued on the default stream, to
+ * run when the host next waits for that stream (a synchronous copy or
+ * memset, a synchronization), after the non-blocking streams' work when
+ * that is waited for first. An H200 showed the race (a green context's
+ * kernel raced the fills of its buffers: test_gpu_green.c). Install resets
+ * it to false. Thread-safe. */
+CUS_API void cus_fake_set_sync_memsets_deferred(bool deferred);
+
 /* Operations queued on a stream and not yet completed (NULL and
  * CU_STREAM_LEGACY: the current context's legacy default stream;
  * CU_STREAM_PER_THREAD: the calling thread's per-thread one); 0 for an

@@ -280,8 +280,20 @@ static CUresult memset_locked(CUdeviceptr dst, unsigned int value, unsigned int 
                                  &op.u.memset.mem, NULL);
     if (r != CUDA_SUCCESS)
         return r;
-    return async ? fake_stream_enqueue_locked(s, &op, NULL, 0)
-                 : fake_stream_submit_sync_locked(c, &op);
+    if (async)
+        return fake_stream_enqueue_locked(s, &op, NULL, 0);
+    /* The driver's "synchronous" memset of device memory returns before it
+     * is done (it is fully synchronous for pinned host and managed memory
+     * only). In the deferred mode it is left queued on the default stream,
+     * to run when the host next waits for that stream, so that work of a
+     * non-blocking stream can run before it, as on a GPU (an H200 did:
+     * test_gpu_green.c); by default it runs now. */
+    if (fake_stream_sync_memsets_deferred_locked() && op.u.memset.mem &&
+        op.u.memset.mem->h.kind == CUS_FAKE_HANDLE_DEVICE_MEMORY) {
+        struct CUstream_st *d = fake_default_stream_locked(c);
+        return d ? fake_stream_enqueue_locked(d, &op, NULL, 0) : CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    return fake_stream_submit_sync_locked(c, &op);
 }
 
 CUresult CUDAAPI fake_cuMemsetD8(CUdeviceptr dstDevice, unsigned char uc, size_t N)

@@ -47,6 +47,7 @@ static uint64_t work_done;
 static unsigned long host_functions_run;
 static unsigned long teardown_tickets;
 static cus_fake_query_mode query_mode;
+static bool sync_memsets_deferred; /* cus_fake_set_sync_memsets_deferred */
 
 /* Broadcast whenever a stream stops being busy, a host function completes, or
  * the last thread waiting inside the fake wakes up. */
@@ -274,6 +275,7 @@ static void stream_reset_locked(const cus_fake_config *cfg)
     host_functions_run = 0;
     teardown_tickets = 0;
     query_mode = CUS_FAKE_QUERY_STEP;
+    sync_memsets_deferred = false;
 }
 
 /* --- arguments --------------------------------------------------------------------------------- */
@@ -1054,6 +1056,19 @@ CUS_API void cus_fake_set_query_mode(cus_fake_query_mode mode)
     if (mode == CUS_FAKE_QUERY_STEP || mode == CUS_FAKE_QUERY_NONE || mode == CUS_FAKE_QUERY_ALL)
         query_mode = mode;
     fake_unlock();
+}
+
+CUS_API void cus_fake_set_sync_memsets_deferred(bool deferred)
+{
+    fake_lock();
+    fake_ensure_configured_locked();
+    sync_memsets_deferred = deferred;
+    fake_unlock();
+}
+
+bool fake_stream_sync_memsets_deferred_locked(void)
+{
+    return sync_memsets_deferred;
 }
 
 CUS_API size_t cus_fake_stream_pending(CUstream stream)

@@ -141,6 +141,9 @@ FAKE_HIDDEN CUresult fake_stream_arg_in_locked(CUstream hs, struct CUctx_st *c,
 FAKE_HIDDEN CUresult fake_stream_create_in_locked(struct CUctx_st *c, CUstream *phStream,
                                                   unsigned int flags, int priority);
 FAKE_HIDDEN struct CUstream_st *fake_default_stream_locked(struct CUctx_st *c);
+/* Whether synchronous memsets of device memory are left queued on the
+ * default stream (cus_fake_set_sync_memsets_deferred). */
+FAKE_HIDDEN bool fake_stream_sync_memsets_deferred_locked(void);
 /* The calling thread's per-thread default stream in c, made on first use;
  * NULL when out of memory. create: false finds it only. */
 FAKE_HIDDEN struct CUstream_st *fake_per_thread_stream_locked(struct CUctx_st *c, bool create);
