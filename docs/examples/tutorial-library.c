@@ -73,6 +73,23 @@ static cus_status saxpy_in(cus_context *ctx, cus_kernel *saxpy, float a, bool st
     return wrong ? CUS_ERROR_INVALID_ARGUMENT : CUS_SUCCESS;
 }
 
+/* The kernel's parameter layout, which cus_launch checks arguments against. */
+static cus_status print_layout(cus_kernel *saxpy)
+{
+    if (!cus_kernel_layout_known(saxpy)) {
+        printf("this driver has no cuKernelGetParamInfo (before 12.4): launches are unchecked\n");
+        return CUS_SUCCESS;
+    }
+    printf("saxpy takes %u parameters:", cus_kernel_param_count(saxpy));
+    for (unsigned int i = 0; i < cus_kernel_param_count(saxpy); i++) {
+        size_t offset = 0, size = 0;
+        CUS_TRY(cus_kernel_param_info(saxpy, i, &offset, &size));
+        printf(" %zu bytes at %zu%s", size, offset,
+               i + 1 < cus_kernel_param_count(saxpy) ? "," : "\n");
+    }
+    return CUS_SUCCESS;
+}
+
 static cus_status run(void)
 {
     /* No context yet: a library belongs to none. */
@@ -80,17 +97,9 @@ static cus_status run(void)
     CUS_TRY(cus_library_load_data(cusk_saxpy.fatbin, cusk_saxpy.fatbin_size, NULL, NULL, &lib));
     cus_autoptr(cus_kernel) saxpy = NULL;
     CUS_TRY(cus_library_get_kernel(lib, "saxpy", &saxpy));
-    if (cus_kernel_layout_known(saxpy)) {
-        printf("saxpy takes %u parameters:", cus_kernel_param_count(saxpy));
-        for (unsigned int i = 0; i < cus_kernel_param_count(saxpy); i++) {
-            size_t offset = 0, size = 0;
-            CUS_TRY(cus_kernel_param_info(saxpy, i, &offset, &size));
-            printf(" %zu bytes at %zu%s", size, offset,
-                   i + 1 < cus_kernel_param_count(saxpy) ? "," : "\n");
-        }
-    } else {
-        printf("this driver has no cuKernelGetParamInfo (before 12.4): launches are unchecked\n");
-    }
+    /* The driver reads a kernel's layout in a context: with none current,
+     * the first launch reads it (in its stream's context). */
+    printf("layout read at the lookup: %s\n", cus_kernel_layout_known(saxpy) ? "yes" : "no");
     const char *names[8];
     unsigned int count = 0;
     cus_status st = cus_library_kernel_names(lib, names, 8, &count);
@@ -112,6 +121,7 @@ static cus_status run(void)
     CUS_TRY(cus_context_create(dev, CUS_CTX_NO_PUSH, &own));
     CUS_TRY(saxpy_in(primary, saxpy, 2.0f, true));
     printf("primary context, on a stream: y = 2x + 1\n");
+    CUS_TRY(print_layout(saxpy));
     CUS_TRY(saxpy_in(own, saxpy, 3.0f, true));
     printf("a context of our own, on a stream: y = 3x + 1\n");
     CUS_TRY(saxpy_in(own, saxpy, -1.0f, false));
