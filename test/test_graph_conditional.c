@@ -143,7 +143,7 @@ static void test_switch(void **state)
     cus_autoptr(cus_graph_exec) e = instantiate(g);
     const unsigned int values[] = {2, 0, 3, 1};
     for (size_t k = 0; k < sizeof values / sizeof values[0]; k++) {
-        assert_ok(cus_buffer_fill_u32(buf, 0, 0, 3));
+        assert_ok(cus_buffer_fill_u32_async(buf, 0, 0, 3, s)); /* before the launch on s */
         assert_ok(cus_fake_graph_set_conditional(h, values[k]));
         assert_ok(cus_graph_exec_launch(e, s));
         assert_ok(cus_stream_synchronize(s));

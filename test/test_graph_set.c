@@ -32,8 +32,10 @@ static void test_set_kernel(void **state)
     assert_non_null(m);
     cus_autoptr(cus_buffer) x = new_buffer(c, G_N * 4);
     cus_autoptr(cus_buffer) y = new_buffer(c, G_N * 4);
-    assert_ok(cus_buffer_fill_u32(x, 0, f32_bits(1.0f), G_N));
-    assert_ok(cus_buffer_fill_u32(y, 0, 0, G_N));
+    /* On s, the launches' stream (non-blocking: a legacy-stream fill is not
+     * ordered with it). */
+    assert_ok(cus_buffer_fill_u32_async(x, 0, f32_bits(1.0f), G_N, s));
+    assert_ok(cus_buffer_fill_u32_async(y, 0, 0, G_N, s));
     cus_autoptr(cus_graph) g = NULL;
     assert_ok(cus_graph_create(c, &g));
     cus_graph_node k;
@@ -42,7 +44,7 @@ static void test_set_kernel(void **state)
     cus_autoptr(cus_graph_exec) old = instantiate(g);
     /* A new x, released before any launch: the graph keeps it. */
     cus_buffer *x2 = new_buffer(c, G_N * 4);
-    assert_ok(cus_buffer_fill_u32(x2, 0, f32_bits(3.0f), G_N));
+    assert_ok(cus_buffer_fill_u32_async(x2, 0, f32_bits(3.0f), G_N, s));
     assert_ok(cus_graph_set_kernel(k, fn, 1, 32, 0, 2.0f, x2, y, (unsigned long long)G_N));
     size_t objects = cus_debug_live_objects();
     x2 = cus_buffer_unref(x2);

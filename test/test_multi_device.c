@@ -235,8 +235,9 @@ static void test_events_across_devices(void **state)
         c[i] = owned(i);
     for (int i = 0; i < n; i++) { /* device i's buffer is read by i+1: declared first */
         b[i] = buf_on(c[i]);
-        assert_ok(cus_buffer_fill_u32(b[i], 0, 0, WORDS));
         s[i] = new_stream(c[i], CU_STREAM_NON_BLOCKING);
+        /* on s[i]: a legacy-stream fill is not ordered with its work */
+        assert_ok(cus_buffer_fill_u32_async(b[i], 0, 0, WORDS, s[i]));
         e[i] = new_event(c[i], 0);
     }
     assert_ok(cus_buffer_fill_u32_async(b[0], 0, 0xabcd0123u, WORDS, s[0]));

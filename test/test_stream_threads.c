@@ -488,6 +488,10 @@ static void test_events_recorded_on_one_thread_waited_on_others(void **state)
     assert_ok(cus_context_create(dev_at(1), CUS_CTX_NO_PUSH, &sc.c1));
     assert_ok(cus_buffer_alloc(sc.c0, EV_ROUNDS * SLOT, &sc.src));
     assert_ok(cus_buffer_fill_u8(sc.src, 0, 0, EV_ROUNDS * SLOT));
+    /* Done before the producer's non-blocking stream writes the slots: the
+     * legacy-stream fill returns before it is done, and is not ordered with
+     * that stream. */
+    assert_ok(cus_context_synchronize(sc.c0));
     for (int i = 0; i < EV_ROUNDS; i++)
         sc.ev[i] = new_event(sc.c0, CU_EVENT_DISABLE_TIMING);
     phase_init(&sc.recorded);

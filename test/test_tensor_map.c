@@ -637,7 +637,7 @@ static void test_launch_passes_and_keeps_the_map(void **state)
                       CUS_ERROR_INVALID_ARGUMENT);
         assert_contains(cus_last_error_message(), "argument 1 is 8 bytes, the kernel's parameter is 128");
         /* Captured: the graph keeps the map, and so the tensor. */
-        assert_ok(cus_buffer_fill_u32(out, 0, 0, W * H));
+        assert_ok(cus_buffer_fill_u32_async(out, 0, 0, W * H, s)); /* s: ordered before the replay */
         cus_capture_scope(cap, s, CU_STREAM_CAPTURE_MODE_GLOBAL);
         assert_ok(cap.status);
         assert_ok(cus_launch(fn, grid, CUS_DIM3(32, 8, 1), shared, s, m, out, W, H, 32u, 8u));

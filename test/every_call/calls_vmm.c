@@ -133,7 +133,10 @@ static cus_status c_growable_buffer(world *w)
     CUS_TRY(cus_growable_grow(g, 4096));
     cus_autoptr(cus_buffer) b = NULL;
     EC_CHECK_OUT(cus_growable_buffer(g, &b), cus_buffer_size(b) == 4096);
-    return cus_buffer_fill_u32(b, 0, 7u, 1024);
+    /* The fill returns before it is done, and the release below unmaps
+     * without waiting (vmm.h): wait for it first. */
+    CUS_TRY(cus_buffer_fill_u32(b, 0, 7u, 1024));
+    return cus_context_synchronize(w->ctx);
 }
 
 static cus_status c_buffer_wrap(world *w)

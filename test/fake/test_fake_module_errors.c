@@ -287,8 +287,10 @@ static void *launch_worker(void *p)
         w->result = D.stream_create(&s, CU_STREAM_NON_BLOCKING);
     if (w->result == CUDA_SUCCESS)
         w->result = D.alloc(&counter, 4);
+    /* On s: the launches' stream is non-blocking, and cuMemsetD8 (the
+     * legacy stream) may land after them. */
     if (w->result == CUDA_SUCCESS)
-        w->result = D.memset8(counter, 0, 4);
+        w->result = D.memset8_async(counter, 0, 4, s);
     CUfunction f = NULL;
     if (w->result == CUDA_SUCCESS)
         w->result = D.get_function(&f, m, "add");

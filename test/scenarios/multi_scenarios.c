@@ -150,11 +150,13 @@ static cus_status scn_multi_events_order(void *arg)
     CUS_TRY(cus_buffer_alloc(c0, BYTES, &produced));
     cus_autoptr(cus_buffer) copied = NULL;
     CUS_TRY(cus_buffer_alloc(c1, BYTES, &copied));
-    CUS_TRY(cus_buffer_fill_u32(copied, 0, 0, WORDS));
     cus_autoptr(cus_stream) s0 = NULL;
     cus_autoptr(cus_stream) s1 = NULL;
     CUS_TRY(cus_stream_create(c0, CU_STREAM_NON_BLOCKING, 0, &s0));
     CUS_TRY(cus_stream_create(c1, CU_STREAM_NON_BLOCKING, 0, &s1));
+    /* On s1, before the copy: a legacy-stream fill is not ordered with a
+     * non-blocking stream's work, and could land after the copy. */
+    CUS_TRY(cus_buffer_fill_u32_async(copied, 0, 0, WORDS, s1));
     cus_autoptr(cus_event) made = NULL;
     CUS_TRY(cus_event_create(c0, CU_EVENT_DISABLE_TIMING, &made));
 

@@ -64,8 +64,11 @@ static cus_status scn_growable_grows(void *arg)
     /* A fill of all of it, then a copy from the first half to the second. */
     cus_autoptr(cus_buffer) b = NULL;
     CUS_TRY(cus_growable_buffer(g, &b));
-    /* Synchronous: a reservation's unmap does not wait for queued work (nor
-     * does the driver's cuMemUnmap), so an early return must leave none. */
+    /* A reservation's unmap does not wait for queued work (nor does the
+     * driver's cuMemUnmap), and these fills return before they are done:
+     * the reads below wait for them. (An early return between them leaves
+     * one queued: the fake runs these fills at the call unless its deferred
+     * mode is on, cus_fake_set_sync_memsets_deferred.) */
     CUS_TRY(cus_buffer_fill_u32(b, 0, 0xabcdu, size / 4));
     CUS_TRY(cus_buffer_fill_u32(b, 0, 0x7777u, size / 8));
     CUS_TRY(cus_copy_device(b, size / 2, b, 0, size / 2));
