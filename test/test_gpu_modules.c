@@ -358,8 +358,8 @@ static cus_status run_sm_ids(cus_module *m, cus_function *fn, cus_stream *s)
     cus_autoptr(cus_buffer) count = NULL;
     CUS_TRY(cus_buffer_alloc_n(ctx, unsigned int, SEEN, &seen));
     CUS_TRY(cus_buffer_alloc_n(ctx, unsigned int, 1, &count));
-    CUS_TRY(cus_buffer_fill_u8(seen, 0, 0, SEEN * sizeof(unsigned int)));
-    CUS_TRY(cus_buffer_fill_u8(count, 0, 0, sizeof(unsigned int)));
+    CUS_TRY(cus_buffer_fill_u8_async(seen, 0, 0, SEEN * sizeof(unsigned int), s));
+    CUS_TRY(cus_buffer_fill_u8_async(count, 0, 0, sizeof(unsigned int), s));
     CUS_TRY(cus_launch(fn, (unsigned)(4 * sms), 32, 0, s, seen, (unsigned)SEEN, count,
                        (long long)100000));
     CUS_TRY(cus_stream_synchronize(s));
