@@ -81,7 +81,7 @@ static void branch(CUgraphConditionalNodeType type, unsigned int size, unsigned 
     assert_ok(cus_stream_create(ctx, CU_STREAM_NON_BLOCKING, 0, &s));
     cus_autoptr(cus_buffer) buf = NULL;
     assert_ok(cus_buffer_alloc(ctx, 4 * sizeof(unsigned int), &buf));
-    assert_ok(cus_buffer_fill_u32(buf, 0, 0, 4));
+    assert_ok(cus_buffer_fill_u32_async(buf, 0, 0, 4, s)); /* s: before the launch */
     cus_autoptr(cus_graph) g = NULL;
     assert_ok(cus_graph_create(ctx, &g));
     CUgraphConditionalHandle h = 0;

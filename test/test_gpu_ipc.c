@@ -112,6 +112,7 @@ static int parent(const char *self)
     cus_autoptr(cus_buffer) buf = NULL;
     OK(cus_buffer_alloc(ctx, WORDS * sizeof(uint32_t), &buf));
     OK(cus_buffer_fill_u32(buf, 0, 0, WORDS));
+    OK(cus_context_synchronize(ctx)); /* zeroed before the child writes */
     cus_autoptr(cus_event) done = NULL;
     OK(cus_event_create(ctx, IPC_EVENT, &done));
 

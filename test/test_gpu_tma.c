@@ -78,14 +78,14 @@ static void copy_case(cus_context *c, cus_function *fn, unsigned int w, unsigned
         };
         cus_autoptr(cus_tensor_map) m = NULL;
         if ((st = cus_tensor_map_create_tiled(tensor, &p, &m)) ||
-            (st = cus_buffer_fill_u32(out, 0, 0xffffffffu, (size_t)w * h)) ||
+            (st = cus_buffer_fill_u32_async(out, 0, 0xffffffffu, (size_t)w * h, s)) ||
             (st = cus_launch(fn, grid, CUS_DIM3(32, 4, 1), shared, s, m, out, w, h, box_w,
                              box_h)) ||
             (st = cus_stream_synchronize(s)) ||
             (st = cus_copy_to_host(got, out, 0, (size_t)w * h * 4)))
             break;
         if (graph) {
-            if ((st = cus_buffer_fill_u32(out, 0, 0xffffffffu, (size_t)w * h)))
+            if ((st = cus_buffer_fill_u32_async(out, 0, 0xffffffffu, (size_t)w * h, s)))
                 break;
             cus_capture_scope(cap, s, CU_STREAM_CAPTURE_MODE_GLOBAL);
             if ((st = cap.status))
