@@ -1,7 +1,10 @@
 /* The function cache under threads (lib/function.c): lookups that hit take no
- * lock, and race with inserts and with the table's growth. Run by the threads
- * suite, under TSan in CI. Module fixtures and what the module tests are
- * about: module_fixtures.h. */
+ * lock, and race with inserts and with the table's growth; and a library
+ * kernel's pending layout (lib/library.c), read once by whichever of many
+ * launching threads comes first. Run by the threads suite, under TSan in CI.
+ * Module fixtures and what the module tests are about: module_fixtures.h. */
+#include <cuscope/library.h>
+
 #include "module_fixtures.h"
 
 #define THREADS 8
@@ -85,10 +88,77 @@ static void test_lookups_race_inserts_and_growth(void **state)
     c = cus_context_unref(c);
 }
 
+typedef struct launcher {
+    cus_context *ctx;
+    cus_kernel *k;
+    pthread_barrier_t *start;
+    cus_status st;
+    bool unchecked;           /* the wrongly sized launch was not refused */
+    unsigned int params_seen; /* the layout's count, read right after the launch */
+} launcher;
+
+/* Its own stream of ctx, then 50 checked launches of k, the first of which
+ * races the other threads' to read the layout; one launch with the wrong
+ * argument sizes must be refused by the layout whoever read it. */
+static void *launch_pending(void *p)
+{
+    launcher *l = p;
+    cus_stream *s = NULL;
+    l->st = cus_stream_create(l->ctx, CU_STREAM_NON_BLOCKING, 0, &s);
+    pthread_barrier_wait(l->start);
+    for (int i = 0; i < 50 && !l->st; i++) {
+        l->st = cus_launch(l->k, 1, 1, 0, s, (CUdeviceptr)0, 5u);
+        if (!l->st)
+            l->params_seen = cus_kernel_param_count(l->k);
+    }
+    if (!l->st)
+        l->unchecked = cus_launch(l->k, 1, 1, 0, s, (CUdeviceptr)0, (size_t)5) !=
+                       CUS_ERROR_INVALID_ARGUMENT;
+    if (!l->st)
+        l->st = cus_stream_synchronize(s);
+    cus_stream_unref(s);
+    return NULL;
+}
+
+static void test_pending_layout_read_once_under_threads(void **state)
+{
+    (void)state;
+    cus_context *c = new_primary();
+    cus_library *lib = NULL;
+    assert_ok(cus_library_load_data(ptx_src, 0, NULL, NULL, &lib));
+    cus_kernel *k = NULL;
+    assert_ok(cus_library_get_kernel(lib, "add", &k)); /* none current: pending */
+    assert_false(cus_kernel_layout_known(k));
+    unsigned long asked = cus_fake_calls_of("cuKernelGetParamInfo");
+    pthread_barrier_t start;
+    assert_int_equal(pthread_barrier_init(&start, NULL, THREADS), 0);
+    static launcher l[THREADS];
+    pthread_t th[THREADS];
+    for (unsigned t = 0; t < THREADS; t++) {
+        l[t] = (launcher){.ctx = c, .k = k, .start = &start};
+        assert_int_equal(pthread_create(&th[t], NULL, launch_pending, &l[t]), 0);
+    }
+    for (unsigned t = 0; t < THREADS; t++)
+        assert_int_equal(pthread_join(th[t], NULL), 0);
+    pthread_barrier_destroy(&start);
+    for (unsigned t = 0; t < THREADS; t++) {
+        assert_ok(l[t].st);
+        assert_false(l[t].unchecked);
+        assert_int_equal(l[t].params_seen, 2);
+    }
+    /* read once: two parameters, two calls */
+    assert_int_equal(cus_fake_calls_of("cuKernelGetParamInfo"), asked + 2);
+    assert_true(cus_kernel_layout_known(k));
+    k = cus_kernel_unref(k);
+    lib = cus_library_unref(lib);
+    c = cus_context_unref(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         ENV_TEST(test_lookups_race_inserts_and_growth),
+        ENV_TEST(test_pending_layout_read_once_under_threads),
     };
     return cmocka_run_group_tests(tests, NULL, group_teardown);
 }
