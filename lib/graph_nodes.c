@@ -32,7 +32,10 @@ typedef struct note {
     bool texture;
 } note;
 static _Thread_local note notes[NOTES_MAX];
-static _Thread_local unsigned int nnotes;
+/* initial-exec: read by every add, most with no notes, without a
+ * __tls_get_addr call (4 bytes fit the static TLS reserve; the 1 KiB of
+ * notes would not, when cuscope is dlopen()ed). */
+static _Thread_local unsigned int nnotes __attribute__((tls_model("initial-exec")));
 
 CUS_API CUdeviceptr cus_graph_buffer_arg_(const cus_buffer *buf)
 {
