@@ -1,7 +1,13 @@
 /* The shared scenarios as plain tests: on the fake driver (unit suite) or on
  * the real one (gpu suite; exits 77 without a driver or device). On the real
  * one a scenario that returns SCN_SKIP is reported skipped; on the fake it
- * fails, as any status but success does. */
+ * fails, as any status but success does. On the fake, synchronous memsets
+ * are left queued as a GPU may leave them (cus_fake_set_sync_memsets_deferred),
+ * so that a scenario ordering a legacy-stream fill before a non-blocking
+ * stream's work fails here as it may on the GPU. (The fault sweep runs them
+ * with the fills at the call: an injected failure between a fill and the
+ * wait for it leaves the fill queued, and a release that unmaps without
+ * waiting, a VMM reservation's, would then be a use after unmap.) */
 #include "harness/env.h"
 #include "scenarios/scenarios.h"
 
@@ -31,11 +37,19 @@ static int scenario_setup(void **state)
 #ifdef CUS_TEST_FAKE
     if (e->fake_devices) {
         cus_fake_config cfg = {.device_count = e->fake_devices};
-        return env_setup_with(&cfg);
+        int r = env_setup_with(&cfg);
+        if (r == 0)
+            cus_fake_set_sync_memsets_deferred(true);
+        return r;
     }
 #endif
     (void)e;
-    return env_setup_with(NULL);
+    int r = env_setup_with(NULL);
+#ifdef CUS_TEST_FAKE
+    if (r == 0)
+        cus_fake_set_sync_memsets_deferred(true);
+#endif
+    return r;
 }
 
 int main(void)
