@@ -362,6 +362,37 @@ static void test_graph_keeps_the_library(void **state)
     assert_int_equal(cus_fake_live_handles(CUS_FAKE_HANDLE_ANY), 0);
 }
 
+/* A kernel node of a kernel whose layout is pending reads it in the graph's
+ * context (none current here), and checks the arguments against it. */
+static void test_kernel_node_reads_a_pending_layout(void **state)
+{
+    (void)state;
+    int runs = 0;
+    assert_ok(cus_fake_register_kernel("add", add_twin, &runs));
+    cus_autoptr(cus_context) c = new_ctx();
+    cus_autoptr(cus_stream) s = new_stream(c, CU_STREAM_NON_BLOCKING);
+    cus_autoptr(cus_library) lib = load_lib(ptx_src);
+    cus_autoptr(cus_kernel) k = get_kernel(lib, "add");
+    assert_false(cus_kernel_layout_known(k));
+    cus_autoptr(cus_graph) g = NULL;
+    assert_ok(cus_graph_create(c, &g));
+    stack_snap before = snap();
+    cus_graph_node n;
+    assert_status(cus_graph_add_kernel(g, NULL, 0, &n, k, 1, 1, 0, (CUdeviceptr)0, (size_t)5),
+                  CUS_ERROR_INVALID_ARGUMENT);
+    assert_contains(cus_last_error_message(), "add: argument 2 is 8 bytes");
+    assert_stack_unchanged(before);
+    assert_true(cus_kernel_layout_known(k));
+    assert_ok(cus_graph_add_kernel(g, NULL, 0, &n, k, 1, 1, 0, (CUdeviceptr)0, 5u));
+    /* the lookup's refused one, then the read, once, by the first node */
+    assert_int_equal(cus_fake_calls_of("cuKernelGetParamInfo"), 1 + 2);
+    cus_autoptr(cus_graph_exec) x = NULL;
+    assert_ok(cus_graph_instantiate(g, 0, &x));
+    assert_ok(cus_graph_exec_launch(x, s));
+    assert_ok(cus_stream_synchronize(s));
+    assert_int_equal(runs, 1);
+}
+
 /* --- attributes, globals --------------------------------------------------------------------- */
 
 static void test_attributes_per_device(void **state)
@@ -650,6 +681,7 @@ int main(void)
         ENV_TEST(test_launch_in_stream_or_current_context),
         ENV_TEST(test_library_released_before_its_launches_ran),
         ENV_TEST(test_graph_keeps_the_library),
+        ENV_TEST(test_kernel_node_reads_a_pending_layout),
         ENV_TEST(test_attributes_per_device),
         ENV_TEST(test_globals),
         ENV_TEST(test_images_for_the_wrong_architecture),
