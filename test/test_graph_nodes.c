@@ -558,6 +558,41 @@ static void test_node_disabled(void **state)
 }
 #endif
 
+/* Per-node updates of an executable graph whose graph was re-sorted after
+ * the instantiation (an edge added against the nodes' order): the fake finds
+ * an executable graph's copy of a node at the node's place, and must fall
+ * back to looking for it once the places moved. */
+static void test_updates_after_the_graph_was_reordered(void **state)
+{
+    (void)state;
+    cus_autoptr(cus_context) c = new_primary();
+    cus_autoptr(cus_stream) s = new_stream(c, CU_STREAM_NON_BLOCKING);
+    cus_autoptr(cus_buffer) a = new_buffer(c, 16);
+    cus_autoptr(cus_buffer) b = new_buffer(c, 16);
+    cus_autoptr(cus_graph) g = NULL;
+    assert_ok(cus_graph_create(c, &g));
+    cus_graph_node fa, fb;
+    assert_ok(cus_graph_add_fill_u32(g, NULL, 0, &fa, a, 0, 1, 4));
+    assert_ok(cus_graph_add_fill_u32(g, NULL, 0, &fb, b, 0, 2, 4));
+    cus_autoptr(cus_graph_exec) e = instantiate(g);
+    assert_ok(cus_graph_add_dependencies(g, &fb, &fa, 1)); /* fa after fb: re-sorted */
+    assert_ok(cus_graph_exec_set_fill_u32(e, fa, a, 0, 5, 4));
+    assert_ok(cus_graph_exec_set_fill_u32(e, fb, b, 0, 6, 4));
+    assert_ok(cus_graph_exec_set_node_enabled(e, fb, false));
+    bool on = true;
+    assert_ok(cus_graph_node_enabled(e, fb, &on));
+    assert_false(on);
+    assert_ok(cus_buffer_fill_u32_async(b, 0, 0, 4, s));
+    assert_ok(cus_graph_exec_launch(e, s));
+    assert_ok(cus_stream_synchronize(s));
+    uint32_t wa[4], wb[4];
+    assert_ok(cus_copy_to_host(wa, a, 0, sizeof wa));
+    assert_ok(cus_copy_to_host(wb, b, 0, sizeof wb));
+    assert_int_equal(wa[3], 5u);
+    assert_int_equal(wb[3], 0u); /* disabled */
+    assert_int_equal(cus_fake_misuse_count(), 0);
+}
+
 /* Copy and fill nodes updated in an executable graph. */
 static void test_copy_and_fill_updates(void **state)
 {
@@ -608,6 +643,7 @@ int main(void)
         ENV_TEST(test_driver_failures),
         ENV_TEST(test_exec_update_bad_input),
         ENV_TEST(test_copy_and_fill_updates),
+        ENV_TEST(test_updates_after_the_graph_was_reordered),
 #ifdef CUS_TEST_HAVE_KERNELS
         ENV_TEST(test_hand_built_equals_captured),
         ENV_TEST(test_kernel_arguments_checked),

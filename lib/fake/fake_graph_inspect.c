@@ -230,12 +230,10 @@ static CUresult exec_node_peek_locked(CUgraphExec he, CUgraphNode hn,
     r = fake_graph_node_arg_locked(hn, &gn);
     if (r != CUDA_SUCCESS)
         return r;
-    for (size_t i = 0; i < x->body->nnodes; i++) {
-        const struct CUgraphNode_st *k = x->body->nodes[i];
-        if (k == gn || k->origin == gn) {
-            *out = k;
-            return CUDA_SUCCESS;
-        }
+    const struct CUgraphNode_st *k = fake_graph_body_node_for_locked(x->body, gn);
+    if (k) {
+        *out = k;
+        return CUDA_SUCCESS;
     }
     fake_misuse_locked("graph node 0x%" PRIxPTR " is not a node of executable graph 0x%" PRIxPTR
                        " (another graph's, or added after the instantiation)",

@@ -714,6 +714,24 @@ CUresult CUDAAPI fake_cuGraphAddDependencies_v2(CUgraph hGraph, const CUgraphNod
 
 /* --- executable graphs: per-node updates ------------------------------------------------------- */
 
+struct CUgraphNode_st *fake_graph_body_node_for_locked(const fake_graph_body *b,
+                                                      const struct CUgraphNode_st *gn)
+{
+    /* A copy keeps its nodes' places: the graph node's index finds its copy
+     * unless the graph was re-sorted since (an edge added), then a scan. */
+    if (gn->index < b->nnodes) {
+        struct CUgraphNode_st *k = b->nodes[gn->index];
+        if (k == gn || k->origin == gn)
+            return k;
+    }
+    for (size_t i = 0; i < b->nnodes; i++) {
+        struct CUgraphNode_st *k = b->nodes[i];
+        if (k == gn || k->origin == gn)
+            return k;
+    }
+    return NULL;
+}
+
 /* The node of x that stands for the graph's node hn (x's own copy: x's body
  * is copied first when shared). */
 static CUresult exec_node_any_locked(CUgraphExec he, CUgraphNode hn, CUgraphNodeType type,
@@ -728,12 +746,7 @@ static CUresult exec_node_any_locked(CUgraphExec he, CUgraphNode hn, CUgraphNode
     r = node_arg_locked(hn, &gn);
     if (r != CUDA_SUCCESS)
         return r;
-    struct CUgraphNode_st *n = NULL;
-    for (size_t i = 0; i < x->body->nnodes && !n; i++) {
-        struct CUgraphNode_st *k = x->body->nodes[i];
-        if (k == gn || k->origin == gn)
-            n = k;
-    }
+    struct CUgraphNode_st *n = fake_graph_body_node_for_locked(x->body, gn);
     if (!n) {
         fake_misuse_locked("graph node 0x%" PRIxPTR " is not a node of executable graph 0x%" PRIxPTR
                            " (another graph's, or added after the instantiation)",

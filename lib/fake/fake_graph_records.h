@@ -130,6 +130,11 @@ FAKE_HIDDEN void fake_graph_node_register_locked(struct CUgraphNode_st *n);
 /* The node record whose handle is hn (a tombstone too), or NULL when no node
  * since install had it; hn is never dereferenced. Constant time. */
 FAKE_HIDDEN struct CUgraphNode_st *fake_graph_node_find_locked(CUgraphNode hn);
+/* The node of body b (an executable graph's) that stands for the graph's
+ * node gn (gn itself, or its copy), or NULL: O(1) unless the graph was
+ * re-sorted since b was copied. */
+FAKE_HIDDEN struct CUgraphNode_st *fake_graph_body_node_for_locked(const fake_graph_body *b,
+                                                                   const struct CUgraphNode_st *gn);
 
 FAKE_HIDDEN fake_graph_body *fake_graph_body_new_locked(void);
 FAKE_HIDDEN fake_graph_body *fake_graph_body_ref(fake_graph_body *b);
