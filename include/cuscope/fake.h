@@ -22,8 +22,8 @@
  * Cost as work grows: a handle is found in constant time however many were
  * made since install (graph nodes and per-thread streams too), so a call costs
  * the same in the ten-thousandth test case as in the first; a per-node update
- * of an executable graph finds its node in constant time too (but for the
- * first update after its graph was re-sorted by an added edge, a scan). But a destroyed
+ * of an executable graph finds its node in constant time too (a scan once
+ * its graph was re-sorted by an edge added after the instantiation). But a destroyed
  * handle's record, and freed device memory's block (quarantined: poisoned, or
  * mapped out), stay until the next install, so that a later use is reported
  * and no address is reused: a suite that makes millions of handles, or frees
