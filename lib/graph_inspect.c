@@ -71,8 +71,8 @@ static CUresult get_dependents(CUgraphNode n, CUgraphNode *out, size_t *count)
 }
 
 /* The driver's list of a node's neighbours, written into the caller's
- * array itself (cus_graph_node_handles_in_place_), as cus_graph_nodes lists
- * a graph's nodes. */
+ * array itself and widened there (cus_graph_nodes_widen_), as
+ * cus_graph_nodes lists a graph's nodes. */
 static cus_status node_list(cus_graph_node node, cus_graph_node *out, size_t *count,
                             node_list_fn list, bool present, const char *call,
                             const char *function)

@@ -440,8 +440,8 @@ static cus_status kernel_prepare(CUcontext ctx, kernel_ref kr, cus_dim3 grid, cu
         cus_kernel *kn = kr.k;
         if (sizes)
             CUS_TRY(cus_kernel_layout_in_(kn, ctx, function));
-        CUS_TRY(check_args(kn->key.name, cus_kernel_layout_known(kn), kn->nparams, kn->param_sizes, nargs,
-                           args, sizes, function));
+        CUS_TRY(check_args(kn->key.name, cus_kernel_layout_known(kn), kn->nparams,
+                           kn->param_sizes, nargs, args, sizes, function));
         p->kern = kn->handle;
         p->ctx = ctx;
         items_add(k, cus_capture_item_library_(kn->library));

@@ -891,10 +891,6 @@ CUS_HIDDEN cus_status cus_graph_add_keeping_(struct cus_graph *g, const cus_grap
                                              const cus_keep_item_ *items, unsigned int n,
                                              const char *call, cus_graph_add_fn_ add,
                                              const void *arg, const char *function);
-/* The driver's handles of nodes[0..n), each a node of g (else
- * CUS_ERROR_INVALID_ARGUMENT naming it "<noun> i"): in inline_h when n fits
- * (CUS_GRAPH_INLINE_NODES_), else in *heap, which the caller frees. n 0:
- * *out NULL. Failures recorded naming function. */
 /* The driver wrote up to cap node handles at the start of out (a
  * cus_graph_node array, twice a handle's size per element: room for them
  * without a scratch array), n of them nodes: each becomes out[i] = {handle
@@ -913,6 +909,10 @@ static inline void cus_graph_nodes_widen_(cus_graph_node *out, size_t n, size_t 
         out[i] = (cus_graph_node){h, g};
     }
 }
+/* The driver's handles of nodes[0..n), each a node of g (else
+ * CUS_ERROR_INVALID_ARGUMENT naming it "<noun> i"): in inline_h when n fits
+ * (CUS_GRAPH_INLINE_NODES_), else in *heap, which the caller frees. n 0:
+ * *out NULL. Failures recorded naming function. */
 #define CUS_GRAPH_INLINE_NODES_ 16
 CUS_HIDDEN cus_status cus_graph_node_handles_(const struct cus_graph *g,
                                               const cus_graph_node *nodes, size_t n,
