@@ -79,7 +79,8 @@ static cus_status run(void)
     CUS_TRY(cus_buffer_alloc_n(ctx, uint32_t, N, &b));
     printf("two buffers of %zu bytes\n", cus_buffer_size(a));
 
-    /* Synchronous: these return when the work is done. */
+    /* The driver's synchronous calls, in the legacy stream: each comes after
+     * the work before it; the copy to the host returns with the bytes there. */
     uint32_t host[N];
     CUS_TRY(cus_buffer_fill_u32(a, 0, 0xC0FFEEu, N));
     CUS_TRY(cus_copy_device(b, 0, a, 0, N * sizeof(uint32_t)));
