@@ -146,14 +146,22 @@ CUS_API bool cus_host_buffer_is_registered(const cus_host_buffer *buf);
 
 /* --- copies: bounds-checked first; _async forms queue on a stream --------- */
 
-/* Copies bytes from host memory src into dst at dst_offset, and returns when
- * the copy is done. */
+/* Copies bytes from host memory src into dst at dst_offset, in dst's
+ * context's legacy default stream, after the work before it there; returns
+ * once src may be reused (the driver has read it), when the write to dst may
+ * still be in flight for pageable src (the driver's rule): work of the
+ * context's blocking streams comes after it, a non-blocking stream's does
+ * not (copy on that stream, or synchronize). */
 CUS_API cus_status cus_copy_to_device(cus_buffer *dst, size_t dst_offset, const void *src,
                                       size_t bytes);
-/* Copies bytes of src from src_offset into host memory dst, and returns when
- * the copy is done. */
+/* Copies bytes of src from src_offset into host memory dst, after the work
+ * before it in src's context's legacy stream (and so its blocking streams'),
+ * and returns when the bytes are in dst. */
 CUS_API cus_status cus_copy_to_host(void *dst, cus_buffer *src, size_t src_offset, size_t bytes);
-/* Between two buffers, synchronously; between two contexts it is a peer copy. */
+/* Between two buffers, in the legacy stream; between two contexts it is a
+ * peer copy. The driver's "synchronous" copy between device memory returns
+ * before it is done: as for cus_buffer_fill_u8 below, a non-blocking
+ * stream's work is not ordered after it. */
 CUS_API cus_status cus_copy_device(cus_buffer *dst, size_t dst_offset, cus_buffer *src,
                                    size_t src_offset, size_t bytes);
 /* cus_copy_to_device queued on stream (not NULL: CUS_ERROR_INVALID_ARGUMENT;
