@@ -201,7 +201,6 @@ static cus_status kernel_read_layout(cus_kernel *k, const char *function, bool *
         return CUS_SUCCESS; /* unknown: launches go unchecked */
     }
     bool oom;
-    k->nparams = 0;
     CUresult r = cus_param_layout_read_(
         cus_param_counts_find_(k->library->param_counts, k->key.name), kernel_param_info,
         k->handle, &k->nparams, &k->param_offsets, &k->param_sizes, &oom);

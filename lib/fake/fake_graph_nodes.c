@@ -1085,17 +1085,8 @@ static CUresult setter_context_locked(CUgraphNode hn, struct CUctx_st **out)
         return r;
     const struct CUgraph_st *g = fake_graph_of_node_locked(n);
     struct CUctx_st *c = n->ctx ? n->ctx : g ? g->ctx : NULL;
-    if (!c)
-        return fake_current_context_locked(out);
-    if (c->h.state != FAKE_LIVE) {
-        fake_misuse_locked("graph node 0x%" PRIxPTR " set after its graph's context was destroyed",
-                           (uintptr_t)hn);
-        return CUDA_ERROR_CONTEXT_IS_DESTROYED;
-    }
-    if (c->sticky != CUDA_SUCCESS)
-        return c->sticky;
-    *out = c;
-    return CUDA_SUCCESS;
+    return c ? fake_context_arg_locked(c, CUDA_ERROR_CONTEXT_IS_DESTROYED, out)
+             : fake_current_context_locked(out);
 }
 
 static CUresult set_kernel_locked(CUgraphNode hn, const CUDA_KERNEL_NODE_PARAMS_v2 *p)

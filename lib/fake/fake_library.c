@@ -223,14 +223,6 @@ static const fake_image_function *kernel_image(const fake_lib_kernel *k)
 
 /* --- loading per context ------------------------------------------------------------------ */
 
-static struct CUfunc_st *module_function(struct CUmod_st *m, const char *name)
-{
-    for (size_t i = 0; i < m->nfunctions; i++)
-        if (strcmp(m->functions[i].name, name) == 0)
-            return &m->functions[i];
-    return NULL;
-}
-
 /* The library's module in c, loaded now if it was not yet. */
 static CUresult load_in_locked(struct CUlib_st *l, struct CUctx_st *c, struct CUmod_st **out)
 {
@@ -256,7 +248,7 @@ static CUresult load_in_locked(struct CUlib_st *l, struct CUctx_st *c, struct CU
     for (size_t i = 0; i < l->nkernels; i++) {
         const fake_lib_kernel *k = &l->kernels[i];
         struct CUfunc_st *f = k->dynamic_shared_set[c->device]
-                                  ? module_function(m, kernel_image(k)->name)
+                                  ? fake_module_function_named(m, kernel_image(k)->name)
                                   : NULL;
         if (f)
             f->max_dynamic_shared = k->max_dynamic_shared[c->device];
@@ -274,7 +266,7 @@ static CUresult kernel_function_in_locked(fake_lib_kernel *k, struct CUctx_st *c
     CUresult r = load_in_locked(k->lib, c, &m);
     if (r != CUDA_SUCCESS)
         return r;
-    struct CUfunc_st *f = module_function(m, kernel_image(k)->name);
+    struct CUfunc_st *f = fake_module_function_named(m, kernel_image(k)->name);
     if (!f)
         return CUDA_ERROR_NOT_FOUND; /* parsed differently for this device */
     if (f->fi->lookup != CUDA_SUCCESS)
@@ -696,7 +688,7 @@ CUresult CUDAAPI fake_cuKernelSetAttribute(CUfunction_attribute attrib, int val,
         for (size_t i = 0; i < k->lib->nloads; i++) {
             lib_load *ld = &k->lib->loads[i];
             struct CUfunc_st *f = ld->mod->h.state == FAKE_LIVE && ld->ctx->device == dev
-                                      ? module_function(ld->mod, kernel_image(k)->name)
+                                      ? fake_module_function_named(ld->mod, kernel_image(k)->name)
                                       : NULL;
             if (f)
                 f->max_dynamic_shared = val;
