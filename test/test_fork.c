@@ -22,6 +22,7 @@
 #include <cuscope/function.h>
 #include <cuscope/graph.h>
 #include <cuscope/launch.h>
+#include <cuscope/library.h>
 #include <cuscope/memory.h>
 #include <cuscope/module.h>
 
@@ -614,6 +615,28 @@ static void test_fork_during_host_function_and_capture(void **state)
     cus_context_unref(bc.ctx);
 }
 
+/* A library kernel looked up with no context current leaves its layout
+ * pending (library.h); in a child, reading it is a driver call, refused. */
+static int child_pending_layout(void *arg)
+{
+    cus_kernel *k = arg;
+    size_t off = 0, size = 0;
+    CHILD_FORKED(cus_kernel_param_info(k, 0, &off, &size), "cus_kernel_param_info");
+    CHILD_CHECK(!cus_kernel_layout_known(k));
+    return 0;
+}
+
+static void test_child_pending_layout_refused(void **state)
+{
+    (void)state;
+    cus_autoptr(cus_library) lib = NULL;
+    assert_ok(cus_library_load_data(ptx_src, sizeof ptx_src, NULL, NULL, &lib));
+    cus_autoptr(cus_kernel) k = NULL;
+    assert_ok(cus_library_get_kernel(lib, "add", &k));
+    assert_false(cus_kernel_layout_known(k));
+    run_in_child(child_pending_layout, k);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -622,6 +645,7 @@ int main(void)
         ENV_TEST(test_fork_during_first_load),
         ENV_TEST(test_fork_while_module_lock_held),
         ENV_TEST(test_fork_during_host_function_and_capture),
+        ENV_TEST(test_child_pending_layout_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
