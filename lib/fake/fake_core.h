@@ -256,7 +256,10 @@ enum { FAKE_UNCOUNTED = 1, FAKE_BEFORE_INIT = 2, FAKE_CAPTURE_UNSAFE = 4 };
     X(cuGraphMemsetNodeSetParams, 10000, cuGraphMemsetNodeSetParams, 0)        \
     X(cuGraphHostNodeSetParams, 10000, cuGraphHostNodeSetParams, 0)            \
     X(cuGraphEventRecordNodeSetEvent, 11010, cuGraphEventRecordNodeSetEvent, 0) \
-    X(cuGraphEventWaitNodeSetEvent, 11010, cuGraphEventWaitNodeSetEvent, 0)
+    X(cuGraphEventWaitNodeSetEvent, 11010, cuGraphEventWaitNodeSetEvent, 0)   \
+    X(cuGraphKernelNodeSetAttribute, 11000, cuGraphKernelNodeSetAttribute, 0) \
+    X(cuGraphKernelNodeGetAttribute, 11000, cuGraphKernelNodeGetAttribute, 0) \
+    X(cuGraphKernelNodeCopyAttributes, 11000, cuGraphKernelNodeCopyAttributes, 0)
 #if CUDA_VERSION >= 12030
 #define FAKE_ENTRIES_GRAPH_NODES_12030_(X)                                     \
     X(cuGraphAddDependencies, 12030, cuGraphAddDependencies_v2, 0)

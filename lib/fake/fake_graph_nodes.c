@@ -349,7 +349,7 @@ static CUresult add_kernel_locked(CUgraphNode *out, CUgraph hg, const CUgraphNod
     if (!p)
         return CUDA_ERROR_INVALID_VALUE;
     union fake_op_payload u = {0};
-    r = fake_module_node_launch_locked(p, &u.launch.exec);
+    r = fake_module_node_launch_locked(p, NULL, &u.launch.exec);
     if (r != CUDA_SUCCESS)
         return r;
     struct CUgraphNode_st *n =
@@ -790,7 +790,7 @@ static CUresult exec_kernel_locked(CUgraphExec he, CUgraphNode hn,
     if (r != CUDA_SUCCESS)
         return r;
     fake_launch_exec *l = NULL;
-    r = fake_module_node_launch_locked(p, &l);
+    r = fake_module_node_launch_locked(p, n->u.launch.exec, &l);
     if (r != CUDA_SUCCESS)
         return r;
     /* The function may change, its context may not (documented). */
@@ -1098,7 +1098,12 @@ static CUresult set_kernel_locked(CUgraphNode hn, const CUDA_KERNEL_NODE_PARAMS_
         return CUDA_ERROR_INVALID_VALUE;
     struct CUgraphNode_st *n = NULL;
     fake_launch_exec *l = NULL;
-    r = fake_module_node_launch_locked(p, &l);
+    /* The node's attributes stay (a node of another type: refused below). */
+    const fake_launch_exec *like = NULL;
+    if (hn && fake_graph_node_find_locked(hn) && !hn->released && hn->body &&
+        fake_graph_node_type(hn) == CU_GRAPH_NODE_TYPE_KERNEL)
+        like = hn->u.launch.exec;
+    r = fake_module_node_launch_locked(p, like, &l);
     if (r != CUDA_SUCCESS)
         return r;
     r = graph_node_set_locked(hn, CU_GRAPH_NODE_TYPE_KERNEL, &n);

@@ -20,8 +20,23 @@ FAKE_HIDDEN const char *fake_module_launch_lost_with_context(const fake_launch_e
 FAKE_HIDDEN CUcontext fake_module_launch_context(const fake_launch_exec *x);
 FAKE_HIDDEN bool fake_module_launch_cooperative(const fake_launch_exec *x);
 /* A kernel node's launch (fake_graph_nodes.c): p checked as cuLaunchKernel
- * checks its arguments, *out a new payload; nothing queued. */
+ * checks its arguments, *out a new payload; nothing queued. like: the
+ * node's launch before (a change of its parameters), whose attributes the
+ * new one keeps and is checked with; NULL for a new node. */
 FAKE_HIDDEN CUresult fake_module_node_launch_locked(const CUDA_KERNEL_NODE_PARAMS_v2 *p,
+                                                    const fake_launch_exec *like,
                                                     fake_launch_exec **out);
+/* A kernel node's attributes (fake_graph_kernel_attr.c): one set, checked
+ * as cuLaunchKernelEx checks it and with the node's launch shape; one read
+ * (zeros when never set); all of src's copied onto dst. A failure changes
+ * nothing. */
+FAKE_HIDDEN CUresult fake_module_node_attribute_set_locked(fake_launch_exec *x,
+                                                           CUlaunchAttributeID id,
+                                                           const CUlaunchAttributeValue *value);
+FAKE_HIDDEN CUresult fake_module_node_attribute_get(const fake_launch_exec *x,
+                                                    CUlaunchAttributeID id,
+                                                    CUlaunchAttributeValue *out);
+FAKE_HIDDEN CUresult fake_module_node_attributes_copy_locked(fake_launch_exec *dst,
+                                                             const fake_launch_exec *src);
 
 #endif

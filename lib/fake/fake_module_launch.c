@@ -347,6 +347,7 @@ typedef struct launch_cfg {
     CUstream stream;
     bool cooperative, extended;
     cus_fake_launch_attributes attrs; /* cuLaunchKernelEx's, for the record */
+    fake_launch_hints hints;          /* the attributes with no effect and no record */
     struct CUevent_st *event;         /* the programmatic event, checked; NULL: none */
 } launch_cfg;
 
@@ -559,6 +560,7 @@ static CUresult launch_locked(CUfunction hfunc, const launch_cfg *cfg, void **ke
     x->cooperative = cfg->cooperative;
     x->extended = cfg->extended;
     x->attrs = cfg->attrs;
+    x->hints = cfg->hints;
     x->nargs = fi->nparams;
     x->arg_bytes = fi->param_bytes;
     r = copy_arguments_locked(f, kernelParams, extra, x);
@@ -623,6 +625,116 @@ bool fake_module_launch_cooperative(const fake_launch_exec *x)
     return x->cooperative;
 }
 
+/* One launch attribute into cfg, checked as the driver checks it. A kernel
+ * node (node) takes the attributes cuda.h calls valid for graph nodes; the
+ * programmatic ones and the launch completion event are launches' only
+ * (CUDA_ERROR_INVALID_VALUE: our assumption of the code), and a
+ * device-updatable node is not emulated (CUDA_ERROR_NOT_SUPPORTED). */
+static CUresult attribute_locked(launch_cfg *cfg, const CUlaunchAttribute *at, bool node)
+{
+    if (node) {
+        switch ((int)at->id) {
+        case CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION:
+        case CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT:
+        case 12: /* LAUNCH_COMPLETION_EVENT */
+        case CU_LAUNCH_ATTRIBUTE_IGNORE:
+            return CUDA_ERROR_INVALID_VALUE;
+        case 13: /* DEVICE_UPDATABLE_KERNEL_NODE */
+            return CUDA_ERROR_NOT_SUPPORTED;
+        default:
+            break;
+        }
+    }
+    switch ((int)at->id) {
+    case CU_LAUNCH_ATTRIBUTE_IGNORE:
+        break;
+    case CU_LAUNCH_ATTRIBUTE_COOPERATIVE:
+        cfg->cooperative = at->value.cooperative != 0;
+        break;
+    case CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION:
+        cfg->cluster[0] = at->value.clusterDim.x;
+        cfg->cluster[1] = at->value.clusterDim.y;
+        cfg->cluster[2] = at->value.clusterDim.z;
+        if (!cfg->cluster[0] || !cfg->cluster[1] || !cfg->cluster[2])
+            return CUDA_ERROR_INVALID_CLUSTER_SIZE;
+        break;
+    case CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION:
+        cfg->attrs.programmatic_serialization = at->value.programmaticStreamSerializationAllowed != 0;
+        break;
+    case CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT: {
+        /* Documented: not an interprocess event, timing disabled, and
+         * no CU_EVENT_RECORD_EXTERNAL; the codes are our assumption. */
+        struct CUevent_st *e = NULL;
+        CUresult r = fake_event_arg_locked(at->value.programmaticEvent.event, &e);
+        if (r != CUDA_SUCCESS)
+            return r;
+        if (!(e->flags & CU_EVENT_DISABLE_TIMING) || (e->flags & CU_EVENT_INTERPROCESS) ||
+            at->value.programmaticEvent.flags != 0)
+            return CUDA_ERROR_INVALID_VALUE;
+        cfg->event = e;
+        cfg->attrs.programmatic_event = at->value.programmaticEvent.event;
+        cfg->attrs.programmatic_event_flags = at->value.programmaticEvent.flags;
+        cfg->attrs.programmatic_event_at_block_start =
+            at->value.programmaticEvent.triggerAtBlockStart != 0;
+        break;
+    }
+    case CU_LAUNCH_ATTRIBUTE_PRIORITY:
+        /* Any value: the driver clamps stream priorities to the range,
+         * and, we assume, a launch's too. */
+        cfg->attrs.has_priority = true;
+        cfg->attrs.priority = at->value.priority;
+        break;
+    case CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE:
+        if ((unsigned)at->value.clusterSchedulingPolicyPreference >
+            CU_CLUSTER_SCHEDULING_POLICY_LOAD_BALANCING)
+            return CUDA_ERROR_INVALID_VALUE;
+        cfg->attrs.cluster_policy = (int)at->value.clusterSchedulingPolicyPreference;
+        break;
+    case 11: /* PREFERRED_CLUSTER_DIMENSION (12.8): checked with the grid */
+        cfg->attrs.preferred_cluster[0] = at->value.clusterDim.x;
+        cfg->attrs.preferred_cluster[1] = at->value.clusterDim.y;
+        cfg->attrs.preferred_cluster[2] = at->value.clusterDim.z;
+        break;
+    case CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW: {
+        /* missProp "must be either NORMAL or STREAMING" (cuda.h); the
+         * ratio a share; num_bytes against the device with the grid. */
+        const CUaccessPolicyWindow *w = &at->value.accessPolicyWindow;
+        if (!(w->hitRatio >= 0.0f && w->hitRatio <= 1.0f) ||
+            (unsigned)w->hitProp > CU_ACCESS_PROPERTY_PERSISTING ||
+            (unsigned)w->missProp > CU_ACCESS_PROPERTY_STREAMING)
+            return CUDA_ERROR_INVALID_VALUE;
+        cfg->attrs.has_access_policy = true;
+        cfg->attrs.access_policy = *w;
+        break;
+    }
+    case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN:
+        if ((unsigned)at->value.memSyncDomain > CU_LAUNCH_MEM_SYNC_DOMAIN_REMOTE)
+            return CUDA_ERROR_INVALID_VALUE;
+        cfg->attrs.has_mem_sync_domain = true;
+        cfg->attrs.mem_sync_domain = (int)at->value.memSyncDomain;
+        break;
+    case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP:
+        cfg->attrs.has_mem_sync_domain_map = true;
+        cfg->attrs.mem_sync_domain_map = at->value.memSyncDomainMap;
+        break;
+    case 14: /* PREFERRED_SHARED_MEMORY_CARVEOUT */
+        cfg->hints.has_carveout = true; /* a hint: no effect on the fake */
+        cfg->hints.carveout = at->value.sharedMemCarveout;
+        break;
+    case 16: /* NVLINK_UTIL_CENTRIC_SCHEDULING */
+        cfg->hints.has_nvlink = true; /* a hint */
+        cfg->hints.nvlink = at->value.nvlinkUtilCentricScheduling;
+        break;
+    case 12: /* LAUNCH_COMPLETION_EVENT */
+        /* Events fired when a kernel's blocks have begun are not
+         * emulated: refused rather than silently never recorded. */
+        return CUDA_ERROR_NOT_SUPPORTED;
+    default: /* stream-only, graph-only (13) or unknown */
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    return CUDA_SUCCESS;
+}
+
 CUresult CUDAAPI fake_cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
                                      unsigned int gridDimZ, unsigned int blockDimX,
                                      unsigned int blockDimY, unsigned int blockDimZ,
@@ -653,89 +765,9 @@ CUresult CUDAAPI fake_cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction 
         .extended = true,
     };
     for (unsigned int i = 0; i < config->numAttrs; i++) {
-        const CUlaunchAttribute *at = &config->attrs[i];
-        switch ((int)at->id) {
-        case CU_LAUNCH_ATTRIBUTE_IGNORE:
-            break;
-        case CU_LAUNCH_ATTRIBUTE_COOPERATIVE:
-            cfg.cooperative = at->value.cooperative != 0;
-            break;
-        case CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION:
-            cfg.cluster[0] = at->value.clusterDim.x;
-            cfg.cluster[1] = at->value.clusterDim.y;
-            cfg.cluster[2] = at->value.clusterDim.z;
-            if (!cfg.cluster[0] || !cfg.cluster[1] || !cfg.cluster[2])
-                return fake_leave(CUDA_ERROR_INVALID_CLUSTER_SIZE);
-            break;
-        case CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION:
-            cfg.attrs.programmatic_serialization = at->value.programmaticStreamSerializationAllowed != 0;
-            break;
-        case CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT: {
-            /* Documented: not an interprocess event, timing disabled, and
-             * no CU_EVENT_RECORD_EXTERNAL; the codes are our assumption. */
-            struct CUevent_st *e = NULL;
-            CUresult r = fake_event_arg_locked(at->value.programmaticEvent.event, &e);
-            if (r != CUDA_SUCCESS)
-                return fake_leave(r);
-            if (!(e->flags & CU_EVENT_DISABLE_TIMING) || (e->flags & CU_EVENT_INTERPROCESS) ||
-                at->value.programmaticEvent.flags != 0)
-                return fake_leave(CUDA_ERROR_INVALID_VALUE);
-            cfg.event = e;
-            cfg.attrs.programmatic_event = at->value.programmaticEvent.event;
-            cfg.attrs.programmatic_event_flags = at->value.programmaticEvent.flags;
-            cfg.attrs.programmatic_event_at_block_start =
-                at->value.programmaticEvent.triggerAtBlockStart != 0;
-            break;
-        }
-        case CU_LAUNCH_ATTRIBUTE_PRIORITY:
-            /* Any value: the driver clamps stream priorities to the range,
-             * and, we assume, a launch's too. */
-            cfg.attrs.has_priority = true;
-            cfg.attrs.priority = at->value.priority;
-            break;
-        case CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE:
-            if ((unsigned)at->value.clusterSchedulingPolicyPreference >
-                CU_CLUSTER_SCHEDULING_POLICY_LOAD_BALANCING)
-                return fake_leave(CUDA_ERROR_INVALID_VALUE);
-            cfg.attrs.cluster_policy = (int)at->value.clusterSchedulingPolicyPreference;
-            break;
-        case 11: /* PREFERRED_CLUSTER_DIMENSION (12.8): checked with the grid */
-            cfg.attrs.preferred_cluster[0] = at->value.clusterDim.x;
-            cfg.attrs.preferred_cluster[1] = at->value.clusterDim.y;
-            cfg.attrs.preferred_cluster[2] = at->value.clusterDim.z;
-            break;
-        case CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW: {
-            /* missProp "must be either NORMAL or STREAMING" (cuda.h); the
-             * ratio a share; num_bytes against the device with the grid. */
-            const CUaccessPolicyWindow *w = &at->value.accessPolicyWindow;
-            if (!(w->hitRatio >= 0.0f && w->hitRatio <= 1.0f) ||
-                (unsigned)w->hitProp > CU_ACCESS_PROPERTY_PERSISTING ||
-                (unsigned)w->missProp > CU_ACCESS_PROPERTY_STREAMING)
-                return fake_leave(CUDA_ERROR_INVALID_VALUE);
-            cfg.attrs.has_access_policy = true;
-            cfg.attrs.access_policy = *w;
-            break;
-        }
-        case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN:
-            if ((unsigned)at->value.memSyncDomain > CU_LAUNCH_MEM_SYNC_DOMAIN_REMOTE)
-                return fake_leave(CUDA_ERROR_INVALID_VALUE);
-            cfg.attrs.has_mem_sync_domain = true;
-            cfg.attrs.mem_sync_domain = (int)at->value.memSyncDomain;
-            break;
-        case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP:
-            cfg.attrs.has_mem_sync_domain_map = true;
-            cfg.attrs.mem_sync_domain_map = at->value.memSyncDomainMap;
-            break;
-        case 14: /* PREFERRED_SHARED_MEMORY_CARVEOUT */
-        case 16: /* NVLINK_UTIL_CENTRIC_SCHEDULING */
-            break; /* hints: no effect on the fake */
-        case 12: /* LAUNCH_COMPLETION_EVENT */
-            /* Events fired when a kernel's blocks have begun are not
-             * emulated: refused rather than silently never recorded. */
-            return fake_leave(CUDA_ERROR_NOT_SUPPORTED);
-        default: /* stream-only, graph-only (13) or unknown */
-            return fake_leave(CUDA_ERROR_INVALID_VALUE);
-        }
+        CUresult r = attribute_locked(&cfg, &config->attrs[i], false);
+        if (r != CUDA_SUCCESS)
+            return fake_leave(r);
     }
     return fake_leave(launch_locked(f, &cfg, kernelParams, extra));
 }
@@ -961,7 +993,30 @@ FAKE_AREA(launch_area)
 /* A kernel node's launch: the function (or the CUkernel, in the current
  * context) and the configuration checked, and the arguments copied, as
  * cuLaunchKernel does; nothing queued or recorded. */
-CUresult fake_module_node_launch_locked(const CUDA_KERNEL_NODE_PARAMS_v2 *p, fake_launch_exec **out)
+/* A kernel node's configuration: its launch shape, and the attributes it
+ * was given (cuGraphKernelNodeSetAttribute, or a captured cuLaunchKernelEx),
+ * which a change of its parameters keeps. */
+static launch_cfg node_cfg(const fake_launch_exec *x)
+{
+    launch_cfg cfg = {.shared = x->shared_bytes, .cooperative = x->cooperative,
+                      .extended = x->extended, .attrs = x->attrs, .hints = x->hints};
+    memcpy(cfg.grid, x->grid, sizeof cfg.grid);
+    memcpy(cfg.block, x->block, sizeof cfg.block);
+    memcpy(cfg.cluster, x->cluster, sizeof cfg.cluster);
+    return cfg;
+}
+
+static void node_cfg_store(fake_launch_exec *x, const launch_cfg *cfg)
+{
+    memcpy(x->cluster, cfg->cluster, sizeof x->cluster);
+    x->cooperative = cfg->cooperative;
+    x->extended = cfg->extended;
+    x->attrs = cfg->attrs;
+    x->hints = cfg->hints;
+}
+
+CUresult fake_module_node_launch_locked(const CUDA_KERNEL_NODE_PARAMS_v2 *p,
+                                        const fake_launch_exec *like, fake_launch_exec **out)
 {
     CUfunction hfunc = p->func ? p->func : (CUfunction)(void *)p->kern;
     if (!hfunc)
@@ -977,11 +1032,10 @@ CUresult fake_module_node_launch_locked(const CUDA_KERNEL_NODE_PARAMS_v2 *p, fak
     r = fake_module_function_arg_locked(hfunc, CUDA_ERROR_INVALID_VALUE, &f);
     if (r != CUDA_SUCCESS)
         return r;
-    launch_cfg cfg = {
-        .grid = {p->gridDimX, p->gridDimY, p->gridDimZ},
-        .block = {p->blockDimX, p->blockDimY, p->blockDimZ},
-        .shared = p->sharedMemBytes,
-    };
+    launch_cfg cfg = like ? node_cfg(like) : (launch_cfg){.shared = 0};
+    cfg.grid[0] = p->gridDimX, cfg.grid[1] = p->gridDimY, cfg.grid[2] = p->gridDimZ;
+    cfg.block[0] = p->blockDimX, cfg.block[1] = p->blockDimY, cfg.block[2] = p->blockDimZ;
+    cfg.shared = p->sharedMemBytes;
     r = check_config_locked(f, &cfg);
     if (r != CUDA_SUCCESS)
         return r;
@@ -996,6 +1050,7 @@ CUresult fake_module_node_launch_locked(const CUDA_KERNEL_NODE_PARAMS_v2 *p, fak
     memcpy(x->grid, cfg.grid, sizeof x->grid);
     memcpy(x->block, cfg.block, sizeof x->block);
     x->shared_bytes = cfg.shared;
+    node_cfg_store(x, &cfg);
     x->nargs = fi->nparams;
     x->arg_bytes = fi->param_bytes;
     x->captured = true; /* a node: its replays are the launches */
@@ -1006,4 +1061,99 @@ CUresult fake_module_node_launch_locked(const CUDA_KERNEL_NODE_PARAMS_v2 *p, fak
     }
     *out = x;
     return CUDA_SUCCESS;
+}
+
+/* --- kernel node attributes ---------------------------------------------------------------------
+ * cuGraphKernelNodeSetAttribute/GetAttribute/CopyAttributes on a node's
+ * launch (fake_graph_kernel_attr.c finds the node). The node's function
+ * must be in a healthy context; the new configuration is checked as a launch
+ * checks its own (a cluster that does not divide the grid: at the set, our
+ * assumption; the driver may defer it to the instantiation). */
+
+CUresult fake_module_node_attribute_set_locked(fake_launch_exec *x, CUlaunchAttributeID id,
+                                               const CUlaunchAttributeValue *value)
+{
+    struct CUfunc_st *f = NULL;
+    CUresult r = fake_module_function_arg_locked((CUfunction)x->fn, CUDA_ERROR_INVALID_VALUE, &f);
+    if (r != CUDA_SUCCESS)
+        return r;
+    launch_cfg cfg = node_cfg(x);
+    const CUlaunchAttribute at = {.id = id, .value = *value};
+    r = attribute_locked(&cfg, &at, true);
+    if (r == CUDA_SUCCESS)
+        r = check_config_locked(f, &cfg);
+    if (r == CUDA_SUCCESS)
+        node_cfg_store(x, &cfg);
+    return r;
+}
+
+CUresult fake_module_node_attribute_get(const fake_launch_exec *x, CUlaunchAttributeID id,
+                                        CUlaunchAttributeValue *out)
+{
+    CUlaunchAttributeValue v;
+    memset(&v, 0, sizeof v);
+    const cus_fake_launch_attributes *a = &x->attrs;
+    switch ((int)id) {
+    case CU_LAUNCH_ATTRIBUTE_COOPERATIVE:
+        v.cooperative = x->cooperative;
+        break;
+    case CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION:
+        v.clusterDim.x = x->cluster[0], v.clusterDim.y = x->cluster[1];
+        v.clusterDim.z = x->cluster[2];
+        break;
+    case CU_LAUNCH_ATTRIBUTE_PRIORITY:
+        v.priority = a->has_priority ? a->priority : 0;
+        break;
+    case CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE:
+        v.clusterSchedulingPolicyPreference = (CUclusterSchedulingPolicy)a->cluster_policy;
+        break;
+    case 11: /* PREFERRED_CLUSTER_DIMENSION */
+        v.clusterDim.x = a->preferred_cluster[0], v.clusterDim.y = a->preferred_cluster[1];
+        v.clusterDim.z = a->preferred_cluster[2];
+        break;
+    case CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW:
+        if (a->has_access_policy)
+            v.accessPolicyWindow = a->access_policy;
+        break;
+    case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN:
+        v.memSyncDomain = (CUlaunchMemSyncDomain)(a->has_mem_sync_domain ? a->mem_sync_domain : 0);
+        break;
+    case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP:
+        if (a->has_mem_sync_domain_map)
+            v.memSyncDomainMap = a->mem_sync_domain_map;
+        break;
+    case 14: /* PREFERRED_SHARED_MEMORY_CARVEOUT */
+        v.sharedMemCarveout = x->hints.carveout;
+        break;
+    case 16: /* NVLINK_UTIL_CENTRIC_SCHEDULING */
+        v.nvlinkUtilCentricScheduling = x->hints.nvlink;
+        break;
+    default: /* launches' only, stream-only, not emulated (13) or unknown */
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    *out = v;
+    return CUDA_SUCCESS;
+}
+
+CUresult fake_module_node_attributes_copy_locked(fake_launch_exec *dst, const fake_launch_exec *src)
+{
+    struct CUfunc_st *f = NULL;
+    CUresult r =
+        fake_module_function_arg_locked((CUfunction)dst->fn, CUDA_ERROR_INVALID_VALUE, &f);
+    if (r != CUDA_SUCCESS)
+        return r;
+    /* Documented: both nodes must have the same context. */
+    if (src->fn->mod->ctx != dst->fn->mod->ctx)
+        return CUDA_ERROR_INVALID_VALUE;
+    launch_cfg cfg = node_cfg(dst);
+    const launch_cfg from = node_cfg(src);
+    memcpy(cfg.cluster, from.cluster, sizeof cfg.cluster);
+    cfg.cooperative = from.cooperative;
+    cfg.extended = from.extended;
+    cfg.attrs = from.attrs;
+    cfg.hints = from.hints;
+    r = check_config_locked(f, &cfg);
+    if (r == CUDA_SUCCESS)
+        node_cfg_store(dst, &cfg);
+    return r;
 }

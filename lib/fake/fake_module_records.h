@@ -40,6 +40,13 @@ struct CUmod_st {
     unsigned long doomed;
 };
 
+/* The hints a launch or kernel node was given, which change nothing on the
+ * fake and are not in its record: kept for cuGraphKernelNodeGetAttribute. */
+typedef struct fake_launch_hints {
+    bool has_carveout, has_nvlink;
+    unsigned int carveout, nvlink;
+} fake_launch_hints;
+
 /* A queued launch: the record without its 4 KiB argument area, and only the
  * argument bytes the kernel has (a program that queues many launches holds
  * little per launch). The full cus_fake_launch is built when it runs. */
@@ -53,6 +60,7 @@ struct fake_launch_exec {
     bool captured;          /* a graph node's (its stream was capturing) */
     CUgraphExec graph_exec; /* a replay's: the executable graph launched */
     cus_fake_launch_attributes attrs; /* cuLaunchKernelEx's, for the record */
+    fake_launch_hints hints;
     size_t nargs, arg_bytes;
     unsigned char args[];
 };

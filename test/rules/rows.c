@@ -1892,6 +1892,26 @@ CALL(cuGraphKernelNodeSetParams, 12000)
     return drv.cuGraphKernelNodeSetParams_12000(a->node, &p);
 }
 
+/* The fixture's kernel node's priority set to 0 (its default), read, and
+ * its attributes copied onto itself: no change a later row could see. */
+CALL(cuGraphKernelNodeSetAttribute, 11000)
+{
+    CUkernelNodeAttrValue v;
+    memset(&v, 0, sizeof v);
+    return drv.cuGraphKernelNodeSetAttribute_11000(a->node, CU_KERNEL_NODE_ATTRIBUTE_PRIORITY, &v);
+}
+
+CALL(cuGraphKernelNodeGetAttribute, 11000)
+{
+    CUkernelNodeAttrValue v;
+    return drv.cuGraphKernelNodeGetAttribute_11000(a->node, CU_KERNEL_NODE_ATTRIBUTE_PRIORITY, &v);
+}
+
+CALL(cuGraphKernelNodeCopyAttributes, 11000)
+{
+    return drv.cuGraphKernelNodeCopyAttributes_11000(a->node, a->node);
+}
+
 typedef enum set_node { SET_COPY, SET_MEMSET, SET_HOST, SET_RECORD, SET_WAIT } set_node;
 
 /* A graph of one node of kind in the current context, the node changed,
