@@ -14,6 +14,7 @@
 
 #include "internal.h"
 #include "graph_set_internal.h"
+#include "launch_internal.h"
 #include "library_internal.h"
 
 /* Defined beside the texture (texture.c). */
@@ -51,9 +52,10 @@ CUS_API CUtexObject cus_graph_texture_arg_(const cus_texture *tex)
     return cus_texture_handle(tex);
 }
 
-/* What a node keeps: at most one code object and one per argument. */
+/* What a node keeps: at most one code object, one per argument, and the
+ * buffer of a launch configuration's access-policy window. */
 typedef struct keep_items {
-    cus_keep_item_ items[NOTES_MAX + 1];
+    cus_keep_item_ items[NOTES_MAX + 2];
     unsigned int n;
 } keep_items;
 
@@ -231,7 +233,7 @@ typedef CUresult (*add_fn)(CUgraphNode *node, CUgraph g, const CUgraphNode *deps
 static cus_status add_node_also(cus_graph *g, const cus_graph_node *deps, size_t ndeps,
                                 cus_graph_node *out, const keep_items *k, const char *call,
                                 add_fn add, const void *arg, pthread_mutex_t *also,
-                                const char *function)
+                                const bool *left, const char *function)
 {
     CUgraphNode inline_deps[INLINE_DEPS], *hdeps, *heap;
     CUS_TRY(deps_of(g, deps, ndeps, inline_deps, &hdeps, &heap, function));
@@ -248,9 +250,12 @@ static cus_status add_node_also(cus_graph *g, const cus_graph_node *deps, size_t
     CUS_TRY(cus_graph_idle_locked_(root, function));
     CUS_TRY(keep_reserve_locked(root, k ? k->n : 0, function));
     CUgraphNode node = NULL;
-    CUS_IN_CONTEXT_AS(function, g->ctx, call, add(&node, g->handle, hdeps, ndeps, arg));
-    if (k)
+    cus_status st = CUS_CALL_IN_AS(function, g->ctx, call, add(&node, g->handle, hdeps, ndeps, arg));
+    /* A failure that left a node in the graph (*left) keeps what it uses. */
+    if (k && (!st || (left && *left)))
         keep_commit_locked(root, k);
+    if (st)
+        return st;
     if (out)
         *out = (cus_graph_node){node, g};
     return CUS_SUCCESS;
@@ -260,7 +265,7 @@ cus_status cus_graph_add_raw_(cus_graph *g, const cus_graph_node *deps, size_t n
                               cus_graph_node *out, const char *call, cus_graph_add_fn_ add,
                               const void *arg, const char *function)
 {
-    return add_node_also(g, deps, ndeps, out, NULL, call, add, arg, NULL, function);
+    return add_node_also(g, deps, ndeps, out, NULL, call, add, arg, NULL, NULL, function);
 }
 
 cus_status cus_graph_add_keeping_(cus_graph *g, const cus_graph_node *deps, size_t ndeps,
@@ -271,14 +276,14 @@ cus_status cus_graph_add_keeping_(cus_graph *g, const cus_graph_node *deps, size
     keep_items k = {.n = 0};
     for (unsigned int i = 0; i < n && k.n < NOTES_MAX + 1; i++)
         items_add(&k, items[i]);
-    return add_node_also(g, deps, ndeps, out, &k, call, add, arg, NULL, function);
+    return add_node_also(g, deps, ndeps, out, &k, call, add, arg, NULL, NULL, function);
 }
 
 static cus_status add_node(cus_graph *g, const cus_graph_node *deps, size_t ndeps,
                            cus_graph_node *out, const keep_items *k, const char *call, add_fn add,
                            const void *arg, const char *function)
 {
-    return add_node_also(g, deps, ndeps, out, k, call, add, arg, NULL, function);
+    return add_node_also(g, deps, ndeps, out, k, call, add, arg, NULL, NULL, function);
 }
 
 /* The checks every public add starts with. */
@@ -455,10 +460,60 @@ static CUresult add_kernel_call(CUgraphNode *node, CUgraph g, const CUgraphNode 
     return cus_drv_.cuGraphAddKernelNode_(node, g, deps, ndeps, arg);
 }
 
+/* A kernel node with attributes: added, then given each attribute; if the
+ * driver refuses one, the node is removed again (left, when even that
+ * fails: the node stays, and keeps what it uses). */
+typedef struct kernel_ex_call {
+    const CUDA_KERNEL_NODE_PARAMS *params;
+    const CUlaunchAttribute *attrs;
+    unsigned int nattrs;
+    int refused; /* the attribute the driver refused, or -1 */
+    bool left;
+} kernel_ex_call;
+
+static CUresult add_kernel_ex_call(CUgraphNode *node, CUgraph g, const CUgraphNode *deps,
+                                   size_t ndeps, const void *arg)
+{
+    kernel_ex_call *c = (kernel_ex_call *)(uintptr_t)arg; /* its out fields */
+    CUresult r = cus_drv_.cuGraphAddKernelNode_(node, g, deps, ndeps, c->params);
+    for (unsigned int i = 0; r == CUDA_SUCCESS && i < c->nattrs; i++) {
+        r = cus_drv_.cuGraphKernelNodeSetAttribute_(*node, c->attrs[i].id, &c->attrs[i].value);
+        if (r != CUDA_SUCCESS) {
+            c->refused = (int)i;
+            c->left = cus_drv_.cuGraphDestroyNode_(*node) != CUDA_SUCCESS;
+        }
+    }
+    return r;
+}
+
+static cus_status add_kernel_ex(cus_graph *g, const cus_graph_node *deps, size_t ndeps,
+                                cus_graph_node *out, const char *name, keep_items *k,
+                                const CUDA_KERNEL_NODE_PARAMS *p, const cus_launch_config *config,
+                                const char *function)
+{
+    CUlaunchAttribute attrs[CUS_LAUNCH_ATTRS_MAX_];
+    kernel_ex_call c = {.params = p, .attrs = attrs, .refused = -1};
+    CUS_TRY(cus_graph_kernel_attrs_(g->ctx, name, config, attrs, &c.nattrs, function));
+    if (config->access_policy.buffer)
+        items_add(k, cus_capture_item_buffer_(config->access_policy.buffer));
+    cus_status st = add_node_also(g, deps, ndeps, out, k, "cuGraphAddKernelNode",
+                                  add_kernel_ex_call, &c, NULL, &c.left, function);
+    if (st && c.refused >= 0)
+        return cus_fail_(st, function, "cuGraphKernelNodeSetAttribute",
+                         "%s: the driver refused the node's %s (attribute %d of %u); the node %s",
+                         name, cus_launch_attribute_name_(attrs[c.refused].id), c.refused + 1,
+                         c.nattrs,
+                         c.left ? "could not be removed (cuGraphDestroyNode failed): it stays "
+                                  "in the graph, with what it uses kept"
+                                : "was removed");
+    return st;
+}
+
 static cus_status add_kernel(cus_graph *g, const cus_graph_node *deps, size_t ndeps,
                              cus_graph_node *out, kernel_ref kr, cus_dim3 grid, cus_dim3 block,
                              unsigned int shared_bytes, unsigned int nargs, void **args,
-                             const size_t *sizes, bool taken, const char *function)
+                             const size_t *sizes, bool taken, const cus_launch_config *config,
+                             const char *function)
 {
     keep_items k;
     CUDA_KERNEL_NODE_PARAMS p;
@@ -469,8 +524,28 @@ static cus_status add_kernel(cus_graph *g, const cus_graph_node *deps, size_t nd
     CUS_TRY(kernel_prepare(g->ctx->handle, kr, grid, block, shared_bytes, nargs, args, sizes,
                            taken, &k, &p, function));
     CUS_CHECK_POISON(g->ctx);
+    if (config)
+        return add_kernel_ex(g, deps, ndeps, out, kr.fn ? kr.fn->name : kr.k->key.name, &k, &p,
+                             config, function);
     return add_node(g, deps, ndeps, out, &k, "cuGraphAddKernelNode", add_kernel_call, &p,
                     function);
+}
+
+/* The same with a launch configuration (NULL: CUS_ERROR_INVALID_ARGUMENT,
+ * the notes dropped). */
+static cus_status add_kernel_config(cus_graph *g, const cus_graph_node *deps, size_t ndeps,
+                                    cus_graph_node *out, kernel_ref kr,
+                                    const cus_launch_config *config, unsigned int nargs,
+                                    void **args, const size_t *sizes, bool taken,
+                                    const char *function)
+{
+    if (!config) {
+        nnotes = 0;
+        return cus_fail_(CUS_ERROR_INVALID_ARGUMENT, function, NULL,
+                         "invalid argument: no launch configuration");
+    }
+    return add_kernel(g, deps, ndeps, out, kr, config->grid, config->block, config->shared_bytes,
+                      nargs, args, sizes, taken, config, function);
 }
 
 CUS_API cus_status cus_graph_add_kernel_node(cus_graph *graph, const cus_graph_node *deps,
@@ -481,7 +556,7 @@ CUS_API cus_status cus_graph_add_kernel_node(cus_graph *graph, const cus_graph_n
 {
     CUS_API_ENTER();
     return add_kernel(graph, deps, ndeps, out, (kernel_ref){fn, NULL}, grid, block, shared_bytes,
-                      nargs, args, sizes, false, __func__);
+                      nargs, args, sizes, false, NULL, __func__);
 }
 
 CUS_API cus_status cus_graph_add_library_kernel_node(cus_graph *graph, const cus_graph_node *deps,
@@ -493,7 +568,7 @@ CUS_API cus_status cus_graph_add_library_kernel_node(cus_graph *graph, const cus
 {
     CUS_API_ENTER();
     return add_kernel(graph, deps, ndeps, out, (kernel_ref){NULL, k}, grid, block, shared_bytes,
-                      nargs, args, sizes, false, __func__);
+                      nargs, args, sizes, false, NULL, __func__);
 }
 
 /* The macro's entries drop the notes whatever happens (also when refused
@@ -513,7 +588,7 @@ CUS_API cus_status cus_graph_add_kernel_site_(cus_graph *graph, const cus_graph_
 {
     MACRO_ENTER("cus_graph_add_kernel");
     return add_kernel(graph, deps, ndeps, out, (kernel_ref){fn, NULL}, grid, block, shared_bytes,
-                      nargs, args, sizes, true, "cus_graph_add_kernel");
+                      nargs, args, sizes, true, NULL, "cus_graph_add_kernel");
 }
 
 CUS_API cus_status cus_graph_add_library_kernel_site_(cus_graph *graph,
@@ -526,7 +601,53 @@ CUS_API cus_status cus_graph_add_library_kernel_site_(cus_graph *graph,
 {
     MACRO_ENTER("cus_graph_add_kernel");
     return add_kernel(graph, deps, ndeps, out, (kernel_ref){NULL, k}, grid, block, shared_bytes,
-                      nargs, args, sizes, true, "cus_graph_add_kernel");
+                      nargs, args, sizes, true, NULL, "cus_graph_add_kernel");
+}
+
+CUS_API cus_status cus_graph_add_kernel_node_ex(cus_graph *graph, const cus_graph_node *deps,
+                                                size_t ndeps, cus_graph_node *out,
+                                                cus_function *fn, const cus_launch_config *config,
+                                                unsigned int nargs, void **args,
+                                                const size_t *sizes)
+{
+    CUS_API_ENTER();
+    return add_kernel_config(graph, deps, ndeps, out, (kernel_ref){fn, NULL}, config, nargs, args,
+                             sizes, false, __func__);
+}
+
+CUS_API cus_status cus_graph_add_library_kernel_node_ex(cus_graph *graph,
+                                                        const cus_graph_node *deps, size_t ndeps,
+                                                        cus_graph_node *out, cus_kernel *k,
+                                                        const cus_launch_config *config,
+                                                        unsigned int nargs, void **args,
+                                                        const size_t *sizes)
+{
+    CUS_API_ENTER();
+    return add_kernel_config(graph, deps, ndeps, out, (kernel_ref){NULL, k}, config, nargs, args,
+                             sizes, false, __func__);
+}
+
+CUS_API cus_status cus_graph_add_kernel_ex_site_(cus_graph *graph, const cus_graph_node *deps,
+                                                 size_t ndeps, cus_graph_node *out,
+                                                 cus_function *fn, const cus_launch_config *config,
+                                                 unsigned int nargs, void **args,
+                                                 const size_t *sizes)
+{
+    MACRO_ENTER("cus_graph_add_kernel_ex");
+    return add_kernel_config(graph, deps, ndeps, out, (kernel_ref){fn, NULL}, config, nargs, args,
+                             sizes, true, "cus_graph_add_kernel_ex");
+}
+
+CUS_API cus_status cus_graph_add_library_kernel_ex_site_(cus_graph *graph,
+                                                         const cus_graph_node *deps, size_t ndeps,
+                                                         cus_graph_node *out, cus_kernel *k,
+                                                         const cus_launch_config *config,
+                                                         unsigned int nargs, void **args,
+                                                         const size_t *sizes)
+{
+    MACRO_ENTER("cus_graph_add_kernel_ex");
+    return add_kernel_config(graph, deps, ndeps, out, (kernel_ref){NULL, k}, config, nargs, args,
+                             sizes, true, "cus_graph_add_kernel_ex");
 }
 
 /* --- copy and memset nodes ----------------------------------------------------------------- */
@@ -857,7 +978,7 @@ CUS_API cus_status cus_graph_add_child(cus_graph *graph, const cus_graph_node *d
     k.items[0] = (cus_keep_item_){child, &child->refs, graph_keep_ref, graph_keep_release};
     /* The child is read by the driver's copy: its lock too. */
     return add_node_also(graph, deps, ndeps, out, &k, "cuGraphAddChildGraphNode", add_child_call,
-                         child->handle, &child->lock, __func__);
+                         child->handle, &child->lock, NULL, __func__);
 }
 
 /* --- per-node updates ------------------------------------------------------------------------- */

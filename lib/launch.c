@@ -262,7 +262,7 @@ static cus_status launch_ex(cus_function *fn, const cus_launch_config *config,
     CUlaunchAttribute attrs[CUS_LAUNCH_ATTRS_MAX_];
     CUlaunchConfig lc;
     launch_config_fill(config, hs, attrs, &lc);
-    CUS_TRY(cus_launch_attrs_(fn->ctx, fn->name, config, attrs, &lc.numAttrs, function));
+    CUS_TRY(cus_launch_attrs_(fn->ctx, fn->name, config, attrs, &lc.numAttrs, true, function));
     lc.attrs = lc.numAttrs ? attrs : NULL;
     cus_status st = CUS_CALL_IN_AS(function, fn->ctx, "cuLaunchKernelEx",
                                    cus_drv_.cuLaunchKernelEx_(&lc, fn->handle, args, NULL));
@@ -514,7 +514,7 @@ static cus_status kernel_launch_ex(cus_kernel *k, const cus_launch_config *confi
     CUlaunchAttribute attrs[CUS_LAUNCH_ATTRS_MAX_];
     CUlaunchConfig lc;
     launch_config_fill(config, config->stream ? config->stream->handle : NULL, attrs, &lc);
-    CUS_TRY(cus_launch_attrs_(c, k->key.name, config, attrs, &lc.numAttrs, function));
+    CUS_TRY(cus_launch_attrs_(c, k->key.name, config, attrs, &lc.numAttrs, true, function));
     lc.attrs = lc.numAttrs ? attrs : NULL;
     CUresult r = cus_drv_.cuLaunchKernelEx_(&lc, (CUfunction)(void *)k->handle, args, NULL);
     if (r)

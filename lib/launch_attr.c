@@ -146,7 +146,8 @@ static cus_status check_domains(const launch_of_ *fn, const cus_launch_config *c
 }
 
 cus_status cus_launch_attrs_(cus_context *ctx, const char *name, const cus_launch_config *c,
-                             CUlaunchAttribute *attrs, unsigned int *n, const char *function)
+                             CUlaunchAttribute *attrs, unsigned int *n, bool keep,
+                             const char *function)
 {
     const launch_of_ of = {ctx, ctx->handle, name};
     const launch_of_ *fn = &of;
@@ -166,9 +167,9 @@ cus_status cus_launch_attrs_(cus_context *ctx, const char *name, const cus_launc
     CUS_TRY(check_domains(fn, c, function));
 
     /* The capture keeps what the attributes name, before the launch is queued. */
-    if (c->access_policy.buffer)
+    if (keep && c->access_policy.buffer)
         CUS_TRY(cus_capture_keep_buffer_(c->stream, c->access_policy.buffer, function));
-    if (c->programmatic_event)
+    if (keep && c->programmatic_event)
         CUS_TRY(cus_capture_keep_event_(c->stream, c->programmatic_event, function));
 
     unsigned int k = *n;

@@ -16,13 +16,26 @@
  * with CUS_ERROR_INVALID_ARGUMENT, or CUS_ERROR_CONTEXT_MISMATCH for an event
  * or buffer of another context than ctx (the launch's), before anything is
  * kept or sent.
- * Then keeps the window's buffer and the programmatic event alive with the
- * graph when config->stream is being captured. Makes no driver call unless
- * an attribute needs the context's priority range (cached) or the device's
+ * Then, with keep, keeps the window's buffer and the programmatic event
+ * alive with the graph when config->stream is being captured (a kernel
+ * node's caller keeps them itself). Makes no driver call unless an
+ * attribute needs the context's priority range (cached) or the device's
  * domain count. */
 CUS_HIDDEN cus_status cus_launch_attrs_(cus_context *ctx, const char *name,
                                         const cus_launch_config *config, CUlaunchAttribute *attrs,
-                                        unsigned int *n, const char *function);
+                                        unsigned int *n, bool keep, const char *function);
+
+/* The attributes of config a kernel node takes (graph_kernel_attr.c), into
+ * attrs[0..*n): its cluster, cooperative and cus_launch_attrs_'s, with the
+ * same checks; config->stream and the programmatic fields are refused
+ * (CUS_ERROR_INVALID_ARGUMENT: a node has no stream, and programmatic
+ * dependent launch is not a node attribute). Nothing kept. */
+CUS_HIDDEN cus_status cus_graph_kernel_attrs_(cus_context *ctx, const char *name,
+                                              const cus_launch_config *config,
+                                              CUlaunchAttribute *attrs, unsigned int *n,
+                                              const char *function);
+/* "CU_LAUNCH_ATTRIBUTE_PRIORITY" for its id, for messages. */
+CUS_HIDDEN const char *cus_launch_attribute_name_(CUlaunchAttributeID id);
 
 /* A launch the driver refused: when st is a refusal of the configuration
  * (CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES,

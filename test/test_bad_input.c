@@ -1275,6 +1275,30 @@ static int nc_cus_graph_add_library_kernel_node(void)
 {
     return cus_graph_add_library_kernel_node(NULL, NULL, 1, NULL, NULL, one3_, one3_, 1, 1, NULL, NULL);
 }
+static int nc_cus_graph_add_kernel_node_ex(void)
+{
+    return cus_graph_add_kernel_node_ex(NULL, NULL, 1, NULL, NULL, NULL, 1, NULL, NULL);
+}
+static int nc_cus_graph_add_library_kernel_node_ex(void)
+{
+    return cus_graph_add_library_kernel_node_ex(NULL, NULL, 1, NULL, NULL, NULL, 1, NULL, NULL);
+}
+static int nc_cus_graph_add_kernel_ex_site_(void)
+{
+    return cus_graph_add_kernel_ex_site_(NULL, NULL, 1, NULL, NULL, NULL, 1, NULL, NULL);
+}
+static int nc_cus_graph_add_library_kernel_ex_site_(void)
+{
+    return cus_graph_add_library_kernel_ex_site_(NULL, NULL, 1, NULL, NULL, NULL, 1, NULL, NULL);
+}
+static int nc_cus_graph_kernel_node_attribute(void)
+{
+    return cus_graph_kernel_node_attribute((cus_graph_node){0}, CU_LAUNCH_ATTRIBUTE_PRIORITY, NULL);
+}
+static int nc_cus_graph_copy_kernel_attributes(void)
+{
+    return cus_graph_copy_kernel_attributes((cus_graph_node){0}, (cus_graph_node){0});
+}
 static int nc_cus_graph_add_copy_to_device(void)
 {
     return cus_graph_add_copy_to_device(NULL, NULL, 1, NULL, NULL, 1, NULL, 1);
@@ -2044,6 +2068,12 @@ static const null_entry null_entries[] = {
     {"graph_nodes.h", "cus_graph_add_dependencies", nc_cus_graph_add_dependencies, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
     {"graph_nodes.h", "cus_graph_add_kernel_node", nc_cus_graph_add_kernel_node, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
     {"graph_nodes.h", "cus_graph_add_library_kernel_node", nc_cus_graph_add_library_kernel_node, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"graph_nodes.h", "cus_graph_add_kernel_node_ex", nc_cus_graph_add_kernel_node_ex, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"graph_nodes.h", "cus_graph_add_library_kernel_node_ex", nc_cus_graph_add_library_kernel_node_ex, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"graph_nodes.h", "cus_graph_add_kernel_ex_site_", nc_cus_graph_add_kernel_ex_site_, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"graph_nodes.h", "cus_graph_add_library_kernel_ex_site_", nc_cus_graph_add_library_kernel_ex_site_, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"graph_nodes.h", "cus_graph_kernel_node_attribute", nc_cus_graph_kernel_node_attribute, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"graph_nodes.h", "cus_graph_copy_kernel_attributes", nc_cus_graph_copy_kernel_attributes, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
     {"graph_nodes.h", "cus_graph_add_copy_to_device", nc_cus_graph_add_copy_to_device, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
     {"graph_nodes.h", "cus_graph_add_copy_to_host", nc_cus_graph_add_copy_to_host, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
     {"graph_nodes.h", "cus_graph_add_copy_device", nc_cus_graph_add_copy_device, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},

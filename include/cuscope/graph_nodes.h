@@ -126,6 +126,49 @@ CUS_API cus_status cus_graph_add_library_kernel_node(cus_graph *graph, const cus
                                                      unsigned int nargs, void **args,
                                                      const size_t *sizes);
 
+/* cus_graph_add_kernel_node with a launch configuration (see
+ * cus_graph_add_kernel_ex): args and sizes as there. Errors: those of
+ * cus_graph_add_kernel_node, CUS_ERROR_INVALID_ARGUMENT for a NULL config,
+ * a stream or a programmatic field in it, or an attribute out of its range
+ * (naming it), CUS_ERROR_CONTEXT_MISMATCH for a window buffer of another
+ * context, CUS_ERROR_NOT_SUPPORTED for preferred_cluster with headers older
+ * than 12.8, and the driver's status for cuGraphKernelNodeSetAttribute. */
+CUS_API cus_status cus_graph_add_kernel_node_ex(cus_graph *graph, const cus_graph_node *deps,
+                                                size_t ndeps, cus_graph_node *out,
+                                                cus_function *fn, const cus_launch_config *config,
+                                                unsigned int nargs, void **args,
+                                                const size_t *sizes);
+
+/* The same for a library kernel, run in the graph's context. */
+CUS_API cus_status cus_graph_add_library_kernel_node_ex(cus_graph *graph,
+                                                        const cus_graph_node *deps, size_t ndeps,
+                                                        cus_graph_node *out, cus_kernel *k,
+                                                        const cus_launch_config *config,
+                                                        unsigned int nargs, void **args,
+                                                        const size_t *sizes);
+
+/* One attribute of a kernel node (cuGraphKernelNodeGetAttribute), as the
+ * driver holds it: what cus_graph_add_kernel_ex (or a captured
+ * cus_launch_ex) set, its default otherwise. id is one of the attributes a
+ * kernel node takes (cuda.h: "valid for graph nodes"); a node of another
+ * type, or another id, is the driver's CUDA_ERROR_INVALID_VALUE. The value
+ * is the driver's union: a window's base_ptr is an address, not a buffer.
+ * Made with the graph's context current (the driver crashes in other
+ * kernel-node calls with none). Errors: CUS_ERROR_INVALID_ARGUMENT (no
+ * node, value NULL, the graph being captured into), the context's poison,
+ * the driver's status. */
+CUS_API cus_status cus_graph_kernel_node_attribute(cus_graph_node node, CUlaunchAttributeID id,
+                                                   CUlaunchAttributeValue *value);
+
+/* Gives kernel node dst the attributes of kernel node src
+ * (cuGraphKernelNodeCopyAttributes), both of one graph (or of one graph's
+ * conditional bodies): what src's attributes name is kept by that graph
+ * already; nodes of two graphs are CUS_ERROR_INVALID_ARGUMENT (dst's graph
+ * would not keep src's window buffer). The driver checks dst's shape
+ * against the attributes (a cluster that does not divide its grid). Errors:
+ * as cus_graph_kernel_node_attribute's. */
+CUS_API cus_status cus_graph_copy_kernel_attributes(cus_graph_node dst, cus_graph_node src);
+
 #ifndef __cplusplus
 /* Adds a kernel node, as cus_launch launches: cus_graph_add_kernel(graph,
  * deps, ndeps, out, fn, grid, block, shared_bytes, args...). fn is a
@@ -138,6 +181,26 @@ CUS_API cus_status cus_graph_add_library_kernel_node(cus_graph *graph, const cus
              default: cus_graph_add_kernel_site_)((graph), (deps), (ndeps), (out), (fn), \
                                                   CUS_DIM_(grid), CUS_DIM_(block), \
                                                   CUS_GRAPH_PACK_(__VA_ARGS__))
+
+/* Adds a kernel node with a launch configuration, as cus_launch_ex launches:
+ * cus_graph_add_kernel_ex(graph, deps, ndeps, out, fn, &config, args...).
+ * config (cuscope/launch.h) gives the grid, block and dynamic shared bytes,
+ * and the attributes a kernel node takes, set on the node
+ * (cuGraphKernelNodeSetAttribute) and kept by its instantiations and
+ * replays: cluster, cooperative, priority, cluster_policy,
+ * preferred_cluster, access_policy (its buffer kept alive by the graph),
+ * mem_sync_domain and mem_sync_domain_map, each checked as cus_launch_ex
+ * checks it. config.stream must be NULL (a node runs on the stream its graph
+ * is launched on), and the programmatic fields unset: programmatic
+ * dependent launch is a launch attribute, not a node's (capture the pair of
+ * launches with cus_launch_ex instead); both CUS_ERROR_INVALID_ARGUMENT,
+ * before the driver. If the driver refuses an attribute, the node is
+ * removed again and the message names the attribute. Returns the
+ * cus_status. C only (C++: the _node_ex functions). */
+#define cus_graph_add_kernel_ex(graph, deps, ndeps, out, fn, ...)              \
+    _Generic((fn), cus_kernel *: cus_graph_add_library_kernel_ex_site_,       \
+             default: cus_graph_add_kernel_ex_site_)((graph), (deps), (ndeps), (out), (fn), \
+                                                     CUS_GRAPH_PACK_(__VA_ARGS__))
 
 /* Updates a kernel node of an executable graph, as cus_graph_add_kernel adds
  * one: cus_graph_exec_set_kernel(exec, node, fn, grid, block, shared_bytes,
@@ -308,6 +371,18 @@ CUS_API cus_status cus_graph_add_library_kernel_site_(cus_graph *graph,
                                                       unsigned int shared_bytes,
                                                       unsigned int nargs, void **args,
                                                       const size_t *sizes);
+/* The cus_graph_add_kernel_ex macro's entry points. Not for direct use. */
+CUS_API cus_status cus_graph_add_kernel_ex_site_(cus_graph *graph, const cus_graph_node *deps,
+                                                 size_t ndeps, cus_graph_node *out,
+                                                 cus_function *fn, const cus_launch_config *config,
+                                                 unsigned int nargs, void **args,
+                                                 const size_t *sizes);
+CUS_API cus_status cus_graph_add_library_kernel_ex_site_(cus_graph *graph,
+                                                         const cus_graph_node *deps, size_t ndeps,
+                                                         cus_graph_node *out, cus_kernel *k,
+                                                         const cus_launch_config *config,
+                                                         unsigned int nargs, void **args,
+                                                         const size_t *sizes);
 /* The update macro's. Not for direct use. */
 CUS_API cus_status cus_graph_exec_set_kernel_site_(cus_graph_exec *exec, cus_graph_node node,
                                                    cus_function *fn, cus_dim3 grid,

@@ -267,4 +267,7 @@
     X(cuGraphHostNodeSetParams, cuGraphHostNodeSetParams, 10000, REQUIRED)     \
     X(cuGraphEventRecordNodeSetEvent, cuGraphEventRecordNodeSetEvent, 11010, REQUIRED) \
     X(cuGraphEventWaitNodeSetEvent, cuGraphEventWaitNodeSetEvent, 11010, REQUIRED) \
+    X(cuGraphKernelNodeSetAttribute, cuGraphKernelNodeSetAttribute, 11000, REQUIRED) \
+    X(cuGraphKernelNodeGetAttribute, cuGraphKernelNodeGetAttribute, 11000, REQUIRED) \
+    X(cuGraphKernelNodeCopyAttributes, cuGraphKernelNodeCopyAttributes, 11000, REQUIRED) \
     X(cuGraphInstantiateWithParams, cuGraphInstantiateWithParams, 12000, REQUIRED)

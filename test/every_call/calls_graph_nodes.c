@@ -95,6 +95,82 @@ static cus_status c_graph_add_library_kernel_node(world *w)
                   node.handle != NULL);
 }
 
+/* A configuration with two node attributes: a priority and a window over
+ * buf2, which the graph keeps. */
+static cus_launch_config node_config(world *w)
+{
+    return (cus_launch_config){.grid = {1, 1, 1}, .block = {1, 1, 1}, .set_priority = true,
+                               .access_policy = {.buffer = w->buf2, .hit_ratio = 1.0f}};
+}
+
+static cus_status c_graph_add_kernel_node_ex(world *w)
+{
+    cus_autoptr(cus_graph) g = NULL;
+    CUS_TRY(cus_graph_create(w->ctx, &g));
+    CUdeviceptr p = cus_buffer_ptr(w->buf);
+    unsigned int n = 4;
+    void *args[] = {&p, &n};
+    const size_t sizes[] = {8, 4};
+    const cus_launch_config cfg = node_config(w);
+    cus_graph_node node = {0};
+    EC_RETURN_OUT(cus_graph_add_kernel_node_ex(g, NULL, 0, &node, w->add, &cfg, 2, args, sizes),
+                  node.handle != NULL && cus_graph_kept_objects(g) == 2);
+}
+
+static cus_status c_graph_add_kernel_ex(world *w)
+{
+    cus_autoptr(cus_graph) g = NULL;
+    CUS_TRY(cus_graph_create(w->ctx, &g));
+    const cus_launch_config cfg = node_config(w);
+    cus_graph_node node = {0};
+    EC_RETURN_OUT(cus_graph_add_kernel_ex(g, NULL, 0, &node, w->add, &cfg, w->buf, 4u),
+                  node.handle != NULL && cus_graph_kept_objects(g) == 3);
+}
+
+static cus_status c_graph_add_library_kernel_node_ex(world *w)
+{
+    cus_autoptr(cus_library) lib = NULL;
+    CUS_TRY(cus_library_load_data(every_call_ptx, every_call_ptx_size, NULL, NULL, &lib));
+    cus_autoptr(cus_kernel) k = NULL;
+    CUS_TRY(cus_library_get_kernel(lib, "noargs", &k));
+    cus_autoptr(cus_graph) g = NULL;
+    CUS_TRY(cus_graph_create(w->ctx, &g));
+    const cus_launch_config cfg = node_config(w);
+    cus_graph_node node = {0};
+    EC_RETURN_OUT(cus_graph_add_library_kernel_node_ex(g, NULL, 0, &node, k, &cfg, 0, NULL,
+                                                       cus_launch_no_args_),
+                  node.handle != NULL);
+}
+
+/* A graph of w->ctx with two kernel nodes, the first with node_config's
+ * attributes. */
+static cus_status graph_with_kernels(world *w, cus_graph **g, cus_graph_node *a, cus_graph_node *b)
+{
+    CUS_TRY(cus_graph_create(w->ctx, g));
+    const cus_launch_config cfg = node_config(w);
+    CUS_TRY(cus_graph_add_kernel_ex(*g, NULL, 0, a, w->add, &cfg, w->buf, 4u));
+    return cus_graph_add_kernel(*g, NULL, 0, b, w->add, 1, 1, 0, w->buf, 4u);
+}
+
+static cus_status c_graph_kernel_node_attribute(world *w)
+{
+    cus_autoptr(cus_graph) g = NULL;
+    cus_graph_node a, b;
+    CUS_TRY(graph_with_kernels(w, &g, &a, &b));
+    CUlaunchAttributeValue v;
+    memset(&v, 0xff, sizeof v);
+    EC_RETURN_OUT(cus_graph_kernel_node_attribute(a, CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW, &v),
+                  (uintptr_t)v.accessPolicyWindow.base_ptr == cus_buffer_ptr(w->buf2));
+}
+
+static cus_status c_graph_copy_kernel_attributes(world *w)
+{
+    cus_autoptr(cus_graph) g = NULL;
+    cus_graph_node a, b;
+    CUS_TRY(graph_with_kernels(w, &g, &a, &b));
+    return cus_graph_copy_kernel_attributes(b, a);
+}
+
 static cus_status c_graph_add_copy_to_device(world *w)
 {
     cus_autoptr(cus_graph) g = NULL;
@@ -323,6 +399,13 @@ const every_call every_calls_graph_nodes[] = {
      "host function refuses and a poisoned context does not; the call itself refuses both "
      "(the other modes)",
      NULL},
+    {"cus_graph_add_kernel_node_ex", c_graph_add_kernel_node_ex, 0, NULL, NULL},
+    {"cus_graph_add_kernel_ex", c_graph_add_kernel_ex, 0, NULL, NULL},
+    {"cus_graph_add_library_kernel_node_ex", c_graph_add_library_kernel_node_ex,
+     EC_SKIP_REFUSALS, "loads its library first (as cus_graph_add_library_kernel_node's entry)",
+     NULL},
+    {"cus_graph_kernel_node_attribute", c_graph_kernel_node_attribute, 0, NULL, NULL},
+    {"cus_graph_copy_kernel_attributes", c_graph_copy_kernel_attributes, 0, NULL, NULL},
     {"cus_graph_add_copy_to_device", c_graph_add_copy_to_device, 0, NULL, NULL},
     {"cus_graph_add_copy_to_host", c_graph_add_copy_to_host, 0, NULL, NULL},
     {"cus_graph_add_copy_device", c_graph_add_copy_device, 0, NULL, NULL},
