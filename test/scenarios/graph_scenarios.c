@@ -697,6 +697,90 @@ static cus_status scn_graph_nodes_by_hand(void *arg)
     return CUS_SUCCESS;
 }
 
+/* --- a kernel node with a launch configuration (graph_nodes.h) --------------------------------- */
+
+/* The kernel node of work_build with a priority, an L2 access-policy window
+ * over a buffer no argument names, a memory sync domain and (compute
+ * capability 9.0 and later) a cluster of two blocks: each attribute read
+ * back as the driver holds it; every object released before the
+ * instantiation (the graph keeps the window's buffer too); two replays
+ * compute b = 2a. */
+static cus_status scn_graph_kernel_node_attributes(void *arg)
+{
+    (void)arg;
+#ifndef CUS_TEST_HAVE_KERNELS
+    return scn_skip(__func__, "needs the kernels of kernels/ (nvcc at build time)");
+#else
+    cus_autoptr(cus_context) ctx = NULL;
+    CUS_TRY(primary0(&ctx));
+    int major = 0, minor = 0;
+    CUS_TRY(cus_device_compute_capability(cus_context_device(ctx), &major, &minor));
+    int least = 0, greatest = 0;
+    CUS_TRY(cus_context_stream_priority_range(ctx, &least, &greatest));
+    cus_autoptr(cus_host_buffer) hin = NULL;
+    cus_autoptr(cus_host_buffer) hout = NULL;
+    CUS_TRY(cus_host_buffer_alloc(ctx, N * sizeof(float), 0, &hin));
+    CUS_TRY(cus_host_buffer_alloc(ctx, N * sizeof(float), 0, &hout));
+    float *in = cus_host_buffer_data(hin), *out = cus_host_buffer_data(hout);
+    fill_floats(in, 1.0f, 0.5f);
+    cus_autoptr(cus_stream) s = NULL;
+    CUS_TRY(cus_stream_create(ctx, CU_STREAM_NON_BLOCKING, 0, &s));
+    cus_autoptr(cus_graph_exec) e = NULL;
+    {
+        cus_autoptr(cus_buffer) a = NULL;
+        cus_autoptr(cus_buffer) b = NULL;
+        cus_autoptr(cus_buffer) window = NULL;
+        CUS_TRY(cus_buffer_alloc(ctx, N * sizeof(float), &a));
+        CUS_TRY(cus_buffer_alloc(ctx, N * sizeof(float), &b));
+        CUS_TRY(cus_buffer_alloc(ctx, 4096, &window));
+        cus_work_scope w = {NULL, NULL};
+        CUS_TRY(work_load(ctx, &w));
+        cus_autoptr(cus_graph) g = NULL;
+        CUS_TRY(cus_graph_create(ctx, &g));
+        cus_graph_node roots[2], kernel, down;
+        CUS_TRY(cus_graph_add_copy_to_device(g, NULL, 0, &roots[0], a, 0, in, N * sizeof(float)));
+        CUS_TRY(cus_graph_add_fill_u32(g, NULL, 0, &roots[1], b, 0, 0, N));
+        cus_launch_config cfg = {
+            .grid = {cus_grid_for(N, 128), 1, 1}, .block = {128, 1, 1},
+            .set_priority = true, .priority = greatest,
+            .access_policy = {.buffer = window, .hit_ratio = 0.5f,
+                              .hit_prop = CU_ACCESS_PROPERTY_PERSISTING,
+                              .miss_prop = CU_ACCESS_PROPERTY_STREAMING},
+            .set_mem_sync_domain = true, .mem_sync_domain = CU_LAUNCH_MEM_SYNC_DOMAIN_REMOTE,
+        };
+        if (major >= 9)
+            cfg.cluster = CUS_DIM3(2, 1, 1);
+        CUS_TRY(cus_graph_add_kernel_ex(g, roots, 2, &kernel, w.saxpy, &cfg, 2.0f, a, b,
+                                        (unsigned long long)N));
+        CUS_TRY(cus_graph_add_copy_to_host(g, &kernel, 1, &down, out, b, 0, N * sizeof(float)));
+        EXPECT(cus_graph_kept_objects(g) == work_kept() + 1); /* and the window's buffer */
+        CUlaunchAttributeValue v;
+        CUS_TRY(cus_graph_kernel_node_attribute(kernel, CU_LAUNCH_ATTRIBUTE_PRIORITY, &v));
+        EXPECT(v.priority == greatest);
+        CUS_TRY(cus_graph_kernel_node_attribute(kernel, CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW,
+                                                &v));
+        EXPECT((uintptr_t)v.accessPolicyWindow.base_ptr == cus_buffer_ptr(window));
+        EXPECT(v.accessPolicyWindow.num_bytes == 4096);
+        EXPECT(v.accessPolicyWindow.hitProp == CU_ACCESS_PROPERTY_PERSISTING);
+        CUS_TRY(cus_graph_kernel_node_attribute(kernel, CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN, &v));
+        EXPECT(v.memSyncDomain == CU_LAUNCH_MEM_SYNC_DOMAIN_REMOTE);
+        if (major >= 9) {
+            CUS_TRY(cus_graph_kernel_node_attribute(kernel, CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION,
+                                                    &v));
+            EXPECT(v.clusterDim.x == 2 && v.clusterDim.y == 1 && v.clusterDim.z == 1);
+        }
+        CUS_TRY(cus_graph_instantiate(g, 0, &e));
+    } /* the buffers, the module and the graph go: the executable graph keeps them */
+    for (int round = 0; round < 2; round++) {
+        memset(out, 0xff, N * sizeof(float));
+        CUS_TRY(cus_graph_exec_launch(e, s));
+        CUS_TRY(cus_stream_synchronize(s));
+        EXPECT(result_is(in, out, 2.0f));
+    }
+    return CUS_SUCCESS;
+#endif
+}
+
 /* --- a graph of added and captured nodes (graph_capture.h) ------------------------------------ */
 
 /* The upload and the fill added by hand, the kernel (or copy) captured after
@@ -927,6 +1011,7 @@ const scenario graph_scenarios[] = {
     {"graph_fork_join", scn_graph_fork_join},
     {"graph_update_loop", scn_graph_update_loop},
     {"graph_nodes_by_hand", scn_graph_nodes_by_hand},
+    {"graph_kernel_node_attributes", scn_graph_kernel_node_attributes},
     {"graph_capture_into_graph", scn_graph_capture_into_graph},
     {"graph_alloc_nodes", scn_graph_alloc_nodes},
     {"graph_inspect_edit", scn_graph_inspect_edit},
