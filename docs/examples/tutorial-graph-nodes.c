@@ -6,8 +6,9 @@
  * buffers go out of scope at its end: the graph keeps them, as a captured
  * graph does. Then replays it, changes the kernel node's scale in the
  * executable graph (cus_graph_exec_set_kernel, checked like cus_launch),
- * refuses a wrong argument, disables the node, and extends a graph with a
- * child. Without a GPU it runs on the fake driver, with a host twin of the
+ * refuses a wrong argument, disables the node, builds a kernel node with a
+ * launch configuration (priority, L2 window, cluster) and reads its
+ * attributes back, and extends a graph with a child. Without a GPU it runs on the fake driver, with a host twin of the
  * kernel.
  */
 #include <stdatomic.h>
@@ -93,6 +94,61 @@ static void reset(float *x, float *y)
     }
 }
 
+/* y = 2 * x on the device, by a graph of one kernel node that runs at the
+ * context's greatest priority, keeps x in the L2 cache's persisting part,
+ * and (compute capability 9.0 and later) runs in clusters of two blocks. */
+static cus_status configured_node(cus_context *ctx, cus_function *saxpy, cus_buffer *dx,
+                                  cus_buffer *dy, cus_stream *stream)
+{
+    int least = 0, greatest = 0, major = 0, minor = 0;
+    CUS_TRY(cus_context_stream_priority_range(ctx, &least, &greatest));
+    CUS_TRY(cus_device_compute_capability(cus_context_device(ctx), &major, &minor));
+    cus_launch_config cfg = {
+        .grid = {cus_grid_for(N, 256), 1, 1}, .block = {256, 1, 1},
+        .set_priority = true, .priority = greatest,
+        .access_policy = {.buffer = dx, .hit_ratio = 1.0f,
+                          .hit_prop = CU_ACCESS_PROPERTY_PERSISTING,
+                          .miss_prop = CU_ACCESS_PROPERTY_STREAMING},
+    };
+    if (major >= 9)
+        cfg.cluster = CUS_DIM3(2, 1, 1);
+    cus_autoptr(cus_graph) g = NULL;
+    CUS_TRY(cus_graph_create(ctx, &g));
+    cus_graph_node node;
+    CUS_TRY(cus_graph_add_kernel_ex(g, NULL, 0, &node, saxpy, &cfg, 2.0f, dx, dy,
+                                    (unsigned long long)N));
+    CUlaunchAttributeValue prio, window, cluster;
+    CUS_TRY(cus_graph_kernel_node_attribute(node, CU_LAUNCH_ATTRIBUTE_PRIORITY, &prio));
+    CUS_TRY(cus_graph_kernel_node_attribute(node, CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW,
+                                            &window));
+    CUS_TRY(cus_graph_kernel_node_attribute(node, CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION,
+                                            &cluster));
+    printf("configured node: priority %d, a window of %zu bytes, clusters of %u\n", prio.priority,
+           window.accessPolicyWindow.num_bytes, cluster.clusterDim.x);
+    /* A stream in the configuration is refused: a node runs on the stream
+     * its graph is launched on. */
+    cfg.stream = stream;
+    cus_status st = cus_graph_add_kernel_ex(g, NULL, 0, NULL, saxpy, &cfg, 2.0f, dx, dy,
+                                            (unsigned long long)N);
+    printf("a stream in a node's configuration: %s\n", cus_status_name(st));
+    if (st != CUS_ERROR_INVALID_ARGUMENT)
+        return CUS_ERROR_INVALID_ARGUMENT;
+
+    cus_autoptr(cus_graph_exec) exec = NULL;
+    CUS_TRY(cus_graph_instantiate(g, 0, &exec));
+    CUS_TRY(cus_buffer_fill_u32(dy, 0, 0, N));
+    CUS_TRY(cus_graph_exec_launch(exec, stream));
+    CUS_TRY(cus_stream_synchronize(stream));
+    float x[N], y[N];
+    CUS_TRY(cus_copy_to_host(x, dx, 0, sizeof x));
+    CUS_TRY(cus_copy_to_host(y, dy, 0, sizeof y));
+    unsigned wrong = 0;
+    for (int i = 0; i < N; i++)
+        wrong += y[i] != 2.0f * x[i];
+    printf("configured node: dy = 2 * x %s\n", wrong ? "WRONG" : "ok");
+    return wrong ? CUS_ERROR_INVALID_ARGUMENT : CUS_SUCCESS;
+}
+
 static cus_status run(void)
 {
     cus_device dev;
@@ -167,6 +223,10 @@ static cus_status run(void)
     CUS_TRY(cus_graph_exec_launch(exec, stream));
     CUS_TRY(cus_stream_synchronize(stream));
     CUS_TRY(check(x, y, 0.0f, 0.0f, "kernel node disabled: y = i"));
+
+    /* A kernel node with a launch configuration, as cus_launch_ex takes one:
+     * the attributes become the node's, and every replay runs with them. */
+    CUS_TRY(configured_node(ctx, saxpy, dx, dy, stream));
 
     /* A graph as a node of another: the child's nodes are copied in. */
     cus_autoptr(cus_graph) outer = NULL;
