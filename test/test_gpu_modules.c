@@ -375,6 +375,25 @@ static cus_status run_sm_ids(cus_module *m, cus_function *fn, cus_stream *s)
     return CUS_SUCCESS;
 }
 
+/* cluster.cu: a plain launch of 4 blocks; each block is its own cluster
+ * (1 block, rank 0), whatever the image's architecture. */
+static cus_status run_cluster_shape(cus_module *m, cus_function *fn, cus_stream *s)
+{
+    (void)m;
+    cus_autoptr(cus_buffer) out = NULL;
+    CUS_TRY(cus_buffer_alloc_n(ctx, unsigned int, 8, &out));
+    CUS_TRY(cus_buffer_fill_u8_async(out, 0, 0xff, 8 * sizeof(unsigned int), s));
+    CUS_TRY(cus_launch(fn, 4, 32, 0, s, out));
+    CUS_TRY(cus_stream_synchronize(s));
+    unsigned int got[8];
+    CUS_TRY(cus_copy_to_host(got, out, 0, sizeof got));
+    for (int b = 0; b < 4; b++)
+        CHECK(got[2 * b] == 1 && got[2 * b + 1] == 0,
+              "cluster_shape: block %d says %u blocks, rank %u; expected 1, 0", b, got[2 * b],
+              got[2 * b + 1]);
+    return CUS_SUCCESS;
+}
+
 typedef struct kernel_spec {
     const cusk_image *img;
     const char *name;
@@ -399,6 +418,7 @@ static const kernel_spec kernel_specs[] = {
     {&cusk_smid, "sm_ids", run_sm_ids},
     /* needs a conditional handle: launched in a graph by test_gpu_graph_conditional.c */
     {&cusk_countdown, "countdown", NULL},
+    {&cusk_cluster, "cluster_shape", run_cluster_shape},
 };
 #define NSPECS (sizeof kernel_specs / sizeof kernel_specs[0])
 
