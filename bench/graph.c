@@ -31,6 +31,15 @@
  *             cus_graph_add_empty, cus_capture_begin_to_graph, N cus_launch,
  *             cus_capture_end and the unref (the keep list handed to the
  *             graph), per kernel; skipped on a driver before 12.3.
+ *   attributes: a graph of ATTR_NODES kernel nodes, each with two
+ *             attributes (a priority and a memory sync domain), built and
+ *             destroyed: cuGraphCreate, per node cuGraphAddKernelNode and
+ *             two cuGraphKernelNodeSetAttribute, cuGraphDestroy, against
+ *             cus_graph_create, per node cus_graph_add_kernel_ex and the
+ *             unref (the configuration's checks, the node's keep), per
+ *             node; and one attribute read back,
+ *             cuGraphKernelNodeGetAttribute against
+ *             cus_graph_kernel_node_attribute, per call.
  *   update:   one kernel node's parameters set in an executable graph,
  *             cuGraphExecKernelNodeSetParams against cus_graph_exec_set_kernel
  *             (the same objects: nothing to keep or retire), per call.
@@ -77,6 +86,8 @@ typedef struct raw_api {
     PFN_cuStreamBeginCaptureToGraph_v12030 begin_to_graph; /* NULL before 12.3 */
     PFN_cuGraphAddMemAllocNode_v11040 add_alloc;
     PFN_cuGraphAddMemFreeNode_v11040 add_free;
+    PFN_cuGraphKernelNodeSetAttribute_v11000 set_attr;
+    PFN_cuGraphKernelNodeGetAttribute_v11000 get_attr;
 } raw_api;
 
 typedef struct graph_arg {
@@ -95,6 +106,7 @@ typedef struct graph_arg {
     /* the update's: a graph of one kernel node, raw and cuscope's */
     CUgraphNode raw_node;
     cus_graph_node node;
+    int greatest; /* the context's greatest stream priority, for the attribute rows */
 } graph_arg;
 
 /* --- building ------------------------------------------------------------------ */
@@ -322,6 +334,72 @@ static BENCH_NOINLINE int loop_cus_update(void *p, int iters, uint64_t *ticks)
     graph_arg *c = p;
     int bad = 0;
     BENCH_LOOP(iters, ticks, { bad |= cus_graph_exec_set_kernel(c->exec, c->node, c->fn, 1, 1, 0); });
+    return bad;
+}
+
+#define ATTR_NODES 10
+
+static BENCH_NOINLINE int loop_raw_attr_build(void *p, int iters, uint64_t *ticks)
+{
+    graph_arg *c = p;
+    int bad = 0;
+    CUDA_KERNEL_NODE_PARAMS kp = empty_params(c->h);
+    CUlaunchAttributeValue prio, domain;
+    memset(&prio, 0, sizeof prio);
+    memset(&domain, 0, sizeof domain);
+    prio.priority = c->greatest;
+    domain.memSyncDomain = CU_LAUNCH_MEM_SYNC_DOMAIN_REMOTE;
+    BENCH_LOOP(iters, ticks, {
+        CUgraph g = NULL;
+        bad |= (int)c->raw.create(&g, 0);
+        for (int i = 0; i < ATTR_NODES && !bad; i++) {
+            CUgraphNode node = NULL;
+            bad |= (int)c->raw.add_kernel(&node, g, NULL, 0, &kp);
+            bad |= (int)c->raw.set_attr(node, CU_LAUNCH_ATTRIBUTE_PRIORITY, &prio);
+            bad |= (int)c->raw.set_attr(node, CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN, &domain);
+        }
+        if (g)
+            bad |= (int)c->raw.graph_destroy(g);
+    });
+    return bad;
+}
+
+static BENCH_NOINLINE int loop_cus_attr_build(void *p, int iters, uint64_t *ticks)
+{
+    graph_arg *c = p;
+    int bad = 0;
+    const cus_launch_config cfg = {.grid = {1, 1, 1}, .block = {1, 1, 1}, .set_priority = true,
+                                   .priority = c->greatest, .set_mem_sync_domain = true,
+                                   .mem_sync_domain = CU_LAUNCH_MEM_SYNC_DOMAIN_REMOTE};
+    BENCH_LOOP(iters, ticks, {
+        cus_graph *g = NULL;
+        bad |= cus_graph_create(c->ctx, &g);
+        for (int i = 0; i < ATTR_NODES && !bad; i++)
+            bad |= cus_graph_add_kernel_ex(g, NULL, 0, NULL, c->fn, &cfg);
+        cus_graph_unref(g);
+    });
+    return bad;
+}
+
+static BENCH_NOINLINE int loop_raw_attr_read(void *p, int iters, uint64_t *ticks)
+{
+    graph_arg *c = p;
+    int bad = 0;
+    CUlaunchAttributeValue v;
+    BENCH_LOOP(iters, ticks, {
+        bad |= (int)c->raw.get_attr(c->raw_node, CU_LAUNCH_ATTRIBUTE_PRIORITY, &v);
+    });
+    return bad;
+}
+
+static BENCH_NOINLINE int loop_cus_attr_read(void *p, int iters, uint64_t *ticks)
+{
+    graph_arg *c = p;
+    int bad = 0;
+    CUlaunchAttributeValue v;
+    BENCH_LOOP(iters, ticks, {
+        bad |= cus_graph_kernel_node_attribute(c->node, CU_LAUNCH_ATTRIBUTE_PRIORITY, &v);
+    });
     return bad;
 }
 
@@ -616,6 +694,81 @@ static int measure_update(const bench_opts *opt, graph_arg *c, bench_report *rep
     return bad ? -1 : 0;
 }
 
+/* Kernel nodes with attributes: graphs built and destroyed, then one
+ * attribute read back, raw and through cuscope, interleaved. */
+static int measure_attributes(const bench_opts *opt, graph_arg *c, bench_report *rep, int blocks)
+{
+    int least = 0;
+    if (cus_context_stream_priority_range(c->ctx, &least, &c->greatest)) {
+        fprintf(stderr, "bench-graph: %s\n", cus_last_error_message());
+        return -1;
+    }
+    int iters = opt->iters ? opt->iters : opt->quick ? 3 : 200;
+    bench_variant b[] = {
+        {.label = "raw 10 x (add node + 2 SetAttribute) + destroy",
+         .body = loop_raw_attr_build, .arg = c, .per_call = true},
+        {.label = "10 x cus_graph_add_kernel_ex + unref",
+         .body = loop_cus_attr_build, .arg = c, .per_call = true},
+    };
+    bench_run brun = {.blocks = blocks, .iters = iters};
+    int bad = bench_run_variants(&brun, b, 2);
+    if (!bad) {
+        bench_variant_divide(&b[0], ATTR_NODES);
+        bench_variant_divide(&b[1], ATTR_NODES);
+        char title[128], basis[96];
+        snprintf(title, sizeof title,
+                 "a graph of %d kernel nodes with 2 attributes each, built by hand (%d blocks of %d)",
+                 ATTR_NODES, blocks, iters);
+        snprintf(basis, sizeof basis, "over single builds / %d (%s)", ATTR_NODES,
+                 bench_clock_name());
+        bench_report_section(rep, title, "ns per kernel node", basis, "median", "p99");
+        bench_report_row_calls(rep, "raw_attr_node_build", &b[0], NULL);
+        bench_report_row_calls(rep, "cus_attr_node_build", &b[1], &b[0]);
+    }
+    bench_run_free(&brun, b, 2);
+    if (bad)
+        return -1;
+
+    /* One attribute read back from a node of a graph of one. */
+    CUDA_KERNEL_NODE_PARAMS kp = empty_params(c->h);
+    const cus_launch_config cfg = {.grid = {1, 1, 1}, .block = {1, 1, 1}, .set_priority = true,
+                                   .priority = c->greatest};
+    CUlaunchAttributeValue prio;
+    memset(&prio, 0, sizeof prio);
+    prio.priority = c->greatest;
+    bad = cus_graph_create(c->ctx, &c->graph) != CUS_SUCCESS ||
+          cus_graph_add_kernel_ex(c->graph, NULL, 0, &c->node, c->fn, &cfg) != CUS_SUCCESS ||
+          c->raw.create(&c->raw_graph, 0) ||
+          c->raw.add_kernel(&c->raw_node, c->raw_graph, NULL, 0, &kp) ||
+          c->raw.set_attr(c->raw_node, CU_LAUNCH_ATTRIBUTE_PRIORITY, &prio);
+    if (bad) {
+        fprintf(stderr, "bench-graph: building the attribute read's graphs failed: %s\n",
+                cus_last_error_message());
+        destroy_graphs(c);
+        return -1;
+    }
+    iters = opt->iters ? opt->iters : opt->quick ? 5 : 1000;
+    bench_variant r[] = {
+        {.label = "raw cuGraphKernelNodeGetAttribute", .body = loop_raw_attr_read, .arg = c,
+         .per_call = true},
+        {.label = "cus_graph_kernel_node_attribute", .body = loop_cus_attr_read, .arg = c,
+         .per_call = true},
+    };
+    bench_run rrun = {.blocks = blocks, .iters = iters};
+    bad = bench_run_variants(&rrun, r, 2);
+    if (!bad) {
+        char title[128], basis[96];
+        snprintf(title, sizeof title, "a kernel node's attribute read back (%d per block)", iters);
+        snprintf(basis, sizeof basis, "over single calls (%s)", bench_clock_name());
+        bench_report_section(rep, title, "ns per read", basis, "median", "p99");
+        bench_report_row_calls(rep, "raw_attr_read", &r[0], NULL);
+        bench_report_row_calls(rep, "cus_attr_read", &r[1], &r[0]);
+    }
+    bench_run_free(&rrun, r, 2);
+    destroy_graphs(c);
+    return bad ? -1 : 0;
+}
+
 int main(int argc, char **argv)
 {
     int sizes[MAX_SIZES];
@@ -659,6 +812,8 @@ int main(int argc, char **argv)
         {"cuGraphAddEmptyNode", 10000, &c.raw.add_empty},
         {"cuGraphAddMemAllocNode", 11040, &c.raw.add_alloc},
         {"cuGraphAddMemFreeNode", 11040, &c.raw.add_free},
+        {"cuGraphKernelNodeSetAttribute", 11000, &c.raw.set_attr},
+        {"cuGraphKernelNodeGetAttribute", 11000, &c.raw.get_attr},
     };
     if (bench_resolve(&env, syms, sizeof syms / sizeof syms[0]))
         return 1;
@@ -716,6 +871,11 @@ int main(int argc, char **argv)
         }
     }
     if (measure_update(&opt, &c, rep, blocks)) {
+        bench_report_print(rep, false);
+        cus_context_pop(NULL);
+        return 1;
+    }
+    if (measure_attributes(&opt, &c, rep, blocks)) {
         bench_report_print(rep, false);
         cus_context_pop(NULL);
         return 1;
