@@ -285,6 +285,13 @@ CUS_API const char *cus_fake_last_misuse(void);
  *   - adding to the graph of a capture in progress answers
  *     CUDA_ERROR_ILLEGAL_STATE (the driver allows it, with
  *     cuStreamUpdateCaptureDependencies, which the fake lacks);
+ *   - kernel node attributes (cuGraphKernelNode{Set,Get,Copy}Attribute*):
+ *     those cuda.h calls valid for graph nodes, checked as cuLaunchKernelEx
+ *     checks them and with the node's shape at once (a cluster that does not
+ *     divide the grid: CUDA_ERROR_INVALID_CLUSTER_SIZE at the set); the
+ *     launch-only ones CUDA_ERROR_INVALID_VALUE, device-updatable nodes
+ *     CUDA_ERROR_NOT_SUPPORTED; kept when the node's parameters change, and
+ *     in each replay's launch record (cus_fake_launch.attributes);
  *   - cuGraphAddDependencies_v2 takes default edges only
  *     (CUDA_ERROR_NOT_SUPPORTED otherwise);
  *   - cuGraphExecUpdate does not compare the nodes inside child graphs. */
