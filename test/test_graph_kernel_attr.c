@@ -83,6 +83,7 @@ static void test_config_becomes_node_attributes(void **state)
     cus_autoptr(cus_stream) st = new_stream(c, CU_STREAM_NON_BLOCKING);
     cus_autoptr(cus_function) fn = NULL;
     cus_autoptr(cus_module) m = load_saxpy(c, &fn);
+    assert_non_null(m);
     saxpy_graph s = saxpy_graph_open(c);
     int least = 0, greatest = 0;
     assert_ok(cus_context_stream_priority_range(c, &least, &greatest));
@@ -154,6 +155,7 @@ static void test_window_buffer_kept_and_cooperative(void **state)
     cus_autoptr(cus_stream) st = new_stream(c, CU_STREAM_NON_BLOCKING);
     cus_autoptr(cus_function) fn = NULL;
     cus_autoptr(cus_module) m = load_saxpy(c, &fn);
+    assert_non_null(m);
     saxpy_graph s = saxpy_graph_open(c);
     cus_buffer *window = new_buffer(c, 4096);
     const cus_launch_config cfg = {
@@ -192,6 +194,7 @@ static void test_parameter_changes_keep_attributes(void **state)
     cus_autoptr(cus_stream) st = new_stream(c, CU_STREAM_NON_BLOCKING);
     cus_autoptr(cus_function) fn = NULL;
     cus_autoptr(cus_module) m = load_saxpy(c, &fn);
+    assert_non_null(m);
     saxpy_graph s = saxpy_graph_open(c);
     const cus_launch_config cfg = {.grid = {2, 1, 1}, .block = {32, 1, 1}, .cluster = {2, 1, 1},
                                    .set_mem_sync_domain = true,
@@ -229,6 +232,7 @@ static void test_refused_before_the_driver(void **state)
     cus_autoptr(cus_stream) st = new_stream(c, CU_STREAM_NON_BLOCKING);
     cus_autoptr(cus_function) fn = NULL;
     cus_autoptr(cus_module) m = load_saxpy(c, &fn);
+    assert_non_null(m);
     cus_autoptr(cus_buffer) x = new_buffer(c, G_N * 4);
     cus_autoptr(cus_event) ev = new_event(c, CU_EVENT_DISABLE_TIMING);
     cus_autoptr(cus_graph) g = NULL;
@@ -298,6 +302,7 @@ static void test_driver_refuses_an_attribute(void **state)
     cus_autoptr(cus_context) c = new_primary();
     cus_autoptr(cus_function) fn = NULL;
     cus_autoptr(cus_module) m = load_saxpy(c, &fn);
+    assert_non_null(m);
     cus_autoptr(cus_buffer) x = new_buffer(c, G_N * 4);
     cus_autoptr(cus_graph) g = NULL;
     assert_ok(cus_graph_create(c, &g));
@@ -325,6 +330,7 @@ static void test_driver_failures(void **state)
     cus_autoptr(cus_context) c = new_primary();
     cus_autoptr(cus_function) fn = NULL;
     cus_autoptr(cus_module) m = load_saxpy(c, &fn);
+    assert_non_null(m);
     cus_autoptr(cus_buffer) x = new_buffer(c, G_N * 4);
     cus_autoptr(cus_buffer) w = new_buffer(c, 256);
     cus_autoptr(cus_graph) g = NULL;
@@ -399,6 +405,7 @@ static void test_copy_and_read(void **state)
     cus_autoptr(cus_context) c = new_primary();
     cus_autoptr(cus_function) fn = NULL;
     cus_autoptr(cus_module) m = load_saxpy(c, &fn);
+    assert_non_null(m);
     cus_autoptr(cus_buffer) x = new_buffer(c, G_N * 4);
     cus_autoptr(cus_graph) g = NULL;
     assert_ok(cus_graph_create(c, &g));
