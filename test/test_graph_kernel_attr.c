@@ -13,7 +13,8 @@
  *   - the driver refusing an attribute: the node removed again, the message
  *     naming the attribute; each driver call failing in turn, and the
  *     removal failing too (the node stays, with what it uses kept);
- *   - copies between nodes of one graph, refused across graphs;
+ *   - copies between nodes of one graph, refused across graphs; a captured
+ *     cus_launch_ex's attributes read and copied the same way;
  *   - nothing leaked (the harness's teardown). */
 #include <cuscope/graph_inspect.h>
 #include <cuscope/graph_nodes.h>
@@ -461,6 +462,51 @@ static void test_copy_and_read(void **state)
     assert_int_equal(attr(ca, CU_LAUNCH_ATTRIBUTE_PRIORITY).priority, greatest);
 }
 
+/* A captured cus_launch_ex's attributes are its node's, read the same way;
+ * and the captured node takes a copy of them onto a node added by hand. */
+static void test_captured_launch_attributes(void **state)
+{
+    (void)state;
+    cus_autoptr(cus_context) c = new_primary();
+    cus_autoptr(cus_stream) st = new_stream(c, CU_STREAM_NON_BLOCKING);
+    cus_autoptr(cus_function) fn = NULL;
+    cus_autoptr(cus_module) m = load_saxpy(c, &fn);
+    assert_non_null(m);
+    cus_autoptr(cus_buffer) x = new_buffer(c, G_N * 4);
+    int least = 0, greatest = 0;
+    assert_ok(cus_context_stream_priority_range(c, &least, &greatest));
+    const cus_launch_config cfg = {.grid = {2, 1, 1}, .block = {32, 1, 1}, .stream = st,
+                                   .cluster = {2, 1, 1}, .set_priority = true,
+                                   .priority = greatest};
+    cus_autoptr(cus_graph) g = NULL;
+    {
+        cus_capture_scope(cap, st, CU_STREAM_CAPTURE_MODE_GLOBAL);
+        assert_ok(cap.status);
+        assert_ok(cus_launch_ex(fn, &cfg, 2.0f, x, x, (unsigned long long)G_N));
+        assert_ok(cus_capture_end(&cap, &g));
+    }
+    cus_graph_node captured;
+    size_t n = 1;
+    assert_ok(cus_graph_nodes(g, &captured, &n));
+    assert_int_equal(n, 1);
+    assert_int_equal(attr(captured, CU_LAUNCH_ATTRIBUTE_PRIORITY).priority, greatest);
+    assert_int_equal(attr(captured, CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION).clusterDim.x, 2);
+    cus_graph_node added;
+    assert_ok(cus_graph_add_kernel(g, &captured, 1, &added, fn, 2, 32, 0, 2.0f, x, x,
+                                   (unsigned long long)G_N));
+    assert_ok(cus_graph_copy_kernel_attributes(added, captured));
+    assert_int_equal(attr(added, CU_LAUNCH_ATTRIBUTE_PRIORITY).priority, greatest);
+    cus_autoptr(cus_graph_exec) e = instantiate(g);
+    assert_ok(cus_graph_exec_launch(e, st));
+    assert_ok(cus_stream_synchronize(st));
+    cus_fake_launch l;
+    assert_ok(cus_fake_last_launch(&l));
+    assert_ptr_equal(l.graph_exec, cus_graph_exec_handle(e));
+    assert_int_equal(l.cluster[0], 2);
+    assert_int_equal(l.attributes.priority, greatest);
+    assert_int_equal(atomic_load(&saxpy_runs), 2);
+}
+
 #endif
 
 int main(void)
@@ -474,6 +520,7 @@ int main(void)
         ENV_TEST(test_driver_refuses_an_attribute),
         ENV_TEST(test_driver_failures),
         ENV_TEST(test_copy_and_read),
+        ENV_TEST(test_captured_launch_attributes),
 #endif
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
