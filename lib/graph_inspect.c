@@ -13,8 +13,7 @@
 #include "graph_set_internal.h"
 #include "internal.h"
 
-/* A 12.3 entry point the loaded driver lacks. */
-static cus_status edges_unsupported(const char *entry, const char *function)
+cus_status cus_graph_edges_unsupported_(const char *entry, const char *function)
 {
     return cus_fail_(CUS_ERROR_NOT_SUPPORTED, function, NULL,
                      "driver API %d.%d does not provide %s (the edge-data variant): graph edge "
@@ -22,20 +21,8 @@ static cus_status edges_unsupported(const char *entry, const char *function)
                      cus_driver_version_ / 1000, cus_driver_version_ % 1000 / 10, entry);
 }
 
-/* The graph a node value names (its root owns the lock): the graph is the
- * caller's, borrowed; the const of the value only says so. */
-static cus_graph *graph_of(cus_graph_node node)
-{
-    return (cus_graph *)node.graph;
-}
-
-#define CHECK_NODE(node)                                                       \
-    do {                                                                       \
-        if (!(node).handle || !(node).graph)                                   \
-            return CUS_FAIL(CUS_ERROR_INVALID_ARGUMENT, NULL,                  \
-                            "invalid argument: %s", (node).handle ? "a node without its graph" \
-                                                                  : "no node"); \
-    } while (0)
+#define graph_of cus_graph_of_node_
+#define CHECK_NODE CUS_CHECK_NODE_
 
 /* --- inspection ------------------------------------------------------------------------------- */
 
@@ -81,7 +68,7 @@ static cus_status node_list(cus_graph_node node, cus_graph_node *out, size_t *co
     if (atomic_load_explicit(&g->ctx->poison, memory_order_relaxed))
         return cus_context_poisoned_fail_(g->ctx, function);
     if (!present)
-        return edges_unsupported(call, function);
+        return cus_graph_edges_unsupported_(call, function);
     size_t n = out ? *count : 0;
     size_t got = n;
     CUresult r;
@@ -125,7 +112,7 @@ CUS_API cus_status cus_graph_edges(cus_graph *graph, cus_graph_node *from, cus_g
     CUS_CHECK_ARG(graph && count && !from == !to);
     CUS_CHECK_POISON(graph->ctx);
     if (!cus_drv_.cuGraphGetEdges_)
-        return edges_unsupported("cuGraphGetEdges", __func__);
+        return cus_graph_edges_unsupported_("cuGraphGetEdges", __func__);
     size_t n = from ? *count : 0;
     cus_autofree CUgraphNode *h = n ? cus_malloc_(2 * n * sizeof *h) : NULL;
     if (n && !h)
@@ -214,7 +201,7 @@ CUS_API cus_status cus_graph_remove_dependencies(cus_graph *graph, const cus_gra
     CUS_CHECK_ARG(graph && ((from && to) || !n));
     CUS_CHECK_POISON(graph->ctx);
     if (!cus_drv_.cuGraphRemoveDependencies_)
-        return edges_unsupported("cuGraphRemoveDependencies", __func__);
+        return cus_graph_edges_unsupported_("cuGraphRemoveDependencies", __func__);
     if (!n)
         return CUS_SUCCESS;
     CUgraphNode inline_from[INLINE_EDGES], inline_to[INLINE_EDGES], *hf, *ht, *heap_f, *heap_t;

@@ -61,19 +61,8 @@ const char *cus_launch_attribute_name_(CUlaunchAttributeID id)
     }
 }
 
-/* The graph a node value names; its root owns the lock and the keep list. */
-static cus_graph *graph_of(cus_graph_node node)
-{
-    return (cus_graph *)node.graph;
-}
-
-#define CHECK_NODE(node)                                                       \
-    do {                                                                       \
-        if (!(node).handle || !(node).graph)                                   \
-            return CUS_FAIL(CUS_ERROR_INVALID_ARGUMENT, NULL,                  \
-                            "invalid argument: %s", (node).handle ? "a node without its graph" \
-                                                                  : "no node"); \
-    } while (0)
+#define graph_of cus_graph_of_node_
+#define CHECK_NODE CUS_CHECK_NODE_
 
 CUS_API cus_status cus_graph_kernel_node_attribute(cus_graph_node node, CUlaunchAttributeID id,
                                                    CUlaunchAttributeValue *value)

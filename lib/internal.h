@@ -411,10 +411,12 @@ CUS_HIDDEN cus_status cus_context_driver_fail_(cus_context *ctx, CUresult r, con
                                                const char *driver_call);
 /* The fail-fast check at the top of each call on a context. */
 CUS_HIDDEN cus_status cus_context_poisoned_fail_(const cus_context *ctx, const char *function);
-#define CUS_CHECK_POISON(ctx)                                                  \
+#define CUS_CHECK_POISON(ctx) CUS_CHECK_POISON_AS((ctx), __func__)
+/* The same in a helper, naming its public caller. */
+#define CUS_CHECK_POISON_AS(ctx, function)                                     \
     do {                                                                       \
         if (CUS_UNLIKELY(atomic_load_explicit(&(ctx)->poison, memory_order_relaxed))) \
-            return cus_context_poisoned_fail_((ctx), __func__);                \
+            return cus_context_poisoned_fail_((ctx), (function));              \
     } while (0)
 
 /* --- making a context current for driver calls (context_stack.c) -----------
@@ -871,6 +873,26 @@ static inline struct cus_graph *cus_graph_root_(struct cus_graph *g)
 /* Holds g's root lock to the end of the scope, and returns (recorded naming
  * function) while a capture writes into the graph: the start of every
  * cuscope call that reads or changes a graph's nodes. */
+/* The graph a node value names (its root owns the lock): the graph is the
+ * caller's, borrowed; the const of the value only says so. */
+static inline cus_graph *cus_graph_of_node_(cus_graph_node node)
+{
+    return (cus_graph *)node.graph;
+}
+
+/* A public call's check of a node argument: a handle and its graph. */
+#define CUS_CHECK_NODE_(node)                                                  \
+    do {                                                                       \
+        if (!(node).handle || !(node).graph)                                   \
+            return CUS_FAIL(CUS_ERROR_INVALID_ARGUMENT, NULL,                  \
+                            "invalid argument: %s", (node).handle ? "a node without its graph" \
+                                                                  : "no node"); \
+    } while (0)
+
+/* CUS_ERROR_NOT_SUPPORTED for a 12.3 edge-data entry point the loaded
+ * driver lacks (graph_inspect.c), naming it and the version needed. */
+CUS_HIDDEN cus_status cus_graph_edges_unsupported_(const char *entry, const char *function);
+
 #define CUS_GRAPH_LOCK_IDLE_(g, function)                                      \
     CUS_LOCK_SCOPE(&cus_graph_root_(g)->lock);                                 \
     CUS_TRY(cus_graph_idle_locked_(cus_graph_root_(g), (function)))

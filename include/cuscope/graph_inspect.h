@@ -23,9 +23,11 @@
  * cuGraphGetEdges_v2, cuGraphNodeGetDependencies_v2,
  * cuGraphNodeGetDependentNodes_v2, cuGraphRemoveDependencies_v2), which
  * cuda.h's names resolve to: with an older driver they answer
- * CUS_ERROR_NOT_SUPPORTED, naming the version needed. A graph whose edges
- * carry data (programmatic dependencies) is refused by those queries with
- * CUDA_ERROR_LOSSY_QUERY: cuscope asks for default edges only.
+ * CUS_ERROR_NOT_SUPPORTED, naming the version needed. A list with an edge
+ * of another kind than the default (cus_edge_kind: a programmatic
+ * dependency) is refused by the plain queries with the driver's
+ * CUDA_ERROR_LOSSY_QUERY, which would drop the kind; the _with_kinds
+ * queries return it.
  *
  * Every function is thread-safe (calls on one graph, or one executable
  * graph, are serialized by its lock), returns a cus_status, records the
@@ -94,6 +96,68 @@ CUS_API cus_status cus_graph_exec_flags(cus_graph_exec *exec, cuuint64_t *flags)
  * also CUDA_ERROR_OPERATING_SYSTEM when the file cannot be written (the
  * driver's). Render it with Graphviz: dot -Tsvg path > graph.svg. */
 CUS_API cus_status cus_graph_debug_dot(cus_graph *graph, const char *path, unsigned int flags);
+
+/* --- edges with a kind (12.3) -------------------------------------------------------------- */
+
+/* What an edge from -> to waits for of from (the driver's CUgraphEdgeData:
+ * its type and from's port). */
+typedef enum cus_edge_kind {
+    /* The default: to runs after from has completed, with from's writes
+     * visible to it. */
+    CUS_EDGE_DEFAULT = 0,
+    /* Programmatic dependent launch, between two kernel nodes
+     * (CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC from
+     * CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC): to may start once every block
+     * of from has called cudaTriggerProgrammaticLaunchCompletion() or ended,
+     * and must call cudaGridDependencySynchronize() before it reads what
+     * from wrote. The graph's form of cus_launch_config's
+     * programmatic_serialization (sm_90 and later). */
+    CUS_EDGE_PROGRAMMATIC = 1,
+    /* The same from CU_GRAPH_KERNEL_NODE_PORT_LAUNCH_ORDER: to may start once
+     * every block of from has begun. */
+    CUS_EDGE_LAUNCH_ORDER = 2,
+} cus_edge_kind;
+
+/* Adds the n edges from[i] -> to[i] of kinds[i] (cuGraphAddDependencies_v2,
+ * 12.3); kinds NULL: all CUS_EDGE_DEFAULT, as cus_graph_add_dependencies.
+ * Every node must be graph's and every kind a cus_edge_kind
+ * (CUS_ERROR_INVALID_ARGUMENT, before the driver); a programmatic edge
+ * whose nodes are not both kernel nodes, an edge that exists and a cycle are
+ * the driver's CUDA_ERROR_INVALID_VALUE. Nothing is kept (an edge names no
+ * object). The graph's context is made current for the call. */
+CUS_API cus_status cus_graph_add_edges(cus_graph *graph, const cus_graph_node *from,
+                                       const cus_graph_node *to, const cus_edge_kind *kinds,
+                                       size_t n);
+
+/* Removes the n edges from[i] -> to[i] of kinds[i]
+ * (cuGraphRemoveDependencies_v2; kinds NULL: default ones): an edge of
+ * another kind does not match, the driver's CUDA_ERROR_INVALID_VALUE. As
+ * cus_graph_remove_dependencies otherwise. */
+CUS_API cus_status cus_graph_remove_edges(cus_graph *graph, const cus_graph_node *from,
+                                          const cus_graph_node *to, const cus_edge_kind *kinds,
+                                          size_t n);
+
+/* The nodes node depends on, with the kind of each edge
+ * (cuGraphNodeGetDependencies_v2): cus_graph_node_dependencies with kinds[i]
+ * the kind of the edge deps[i] -> node (the same capacity as deps; both
+ * NULL for the count alone). An edge whose data is none of cus_edge_kind's
+ * (a newer driver's) is CUS_ERROR_NOT_SUPPORTED, naming its fields; nothing
+ * is written then. The _with_kinds lists below work the same way. */
+CUS_API cus_status cus_graph_node_dependencies_with_kinds(cus_graph_node node,
+                                                          cus_graph_node *deps,
+                                                          cus_edge_kind *kinds, size_t *count);
+
+/* The nodes that depend on node, with the kind of each one's edge from it
+ * (cuGraphNodeGetDependentNodes_v2), as above. */
+CUS_API cus_status cus_graph_node_dependents_with_kinds(cus_graph_node node,
+                                                        cus_graph_node *dependents,
+                                                        cus_edge_kind *kinds, size_t *count);
+
+/* The graph's edges with their kinds (cuGraphGetEdges_v2): to[i] depends on
+ * from[i] by an edge of kinds[i], as above. */
+CUS_API cus_status cus_graph_edges_with_kinds(cus_graph *graph, cus_graph_node *from,
+                                              cus_graph_node *to, cus_edge_kind *kinds,
+                                              size_t *count);
 
 /* --- editing ------------------------------------------------------------------------------ */
 

@@ -251,6 +251,7 @@
     X(cuGraphNodeGetDependentNodes, cuGraphNodeGetDependentNodes, 12030, OPTIONAL) \
     X(cuGraphGetEdges, cuGraphGetEdges, 12030, OPTIONAL)                       \
     X(cuGraphRemoveDependencies, cuGraphRemoveDependencies, 12030, OPTIONAL)   \
+    X(cuGraphAddDependencies_v2, cuGraphAddDependencies, 12030, OPTIONAL)      \
     X(cuGraphNodeGetEnabled, cuGraphNodeGetEnabled, 11060, REQUIRED)           \
     X(cuGraphExecGetFlags, cuGraphExecGetFlags, 12000, REQUIRED)               \
     X(cuGraphDebugDotPrint, cuGraphDebugDotPrint, 11030, REQUIRED)             \

@@ -164,7 +164,9 @@ static void node_release(struct CUgraphNode_st *n, bool touch_memory)
         fake_graph_body_unref_locked(n->child); /* at a reset, the bodies all go anyway */
     n->child = NULL;
     free(n->deps);
+    free(n->edges);
     n->deps = NULL;
+    n->edges = NULL;
     n->ndeps = 0;
     n->released = true;
 }

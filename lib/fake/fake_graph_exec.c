@@ -262,9 +262,11 @@ static CUgraphExecUpdateResult compare_bodies(const fake_graph_body *from,
         if (a->ndeps != n->ndeps)
             return CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED;
         for (size_t j = 0; j < n->ndeps; j++) {
-            if (a->deps[j]->index != n->deps[j]->index) {
+            fake_edge ea = fake_graph_edge_of(a, j), en = fake_graph_edge_of(n, j);
+            if (a->deps[j]->index != n->deps[j]->index || ea.from_port != en.from_port ||
+                ea.to_port != en.to_port || ea.type != en.type) {
                 *error_from = n->deps[j];
-                return CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED;
+                return CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED; /* an edge's data too */
             }
         }
         switch (n->kind) {

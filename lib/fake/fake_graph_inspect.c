@@ -55,13 +55,26 @@ static void fill_list(CUgraphNode *dst, size_t *count, struct CUgraphNode_st *co
         *count = n;
 }
 
-static void zero_edges(CUgraphEdgeData *data, size_t n)
+/* A list's edge data: written into edges (when given) for the entries the
+ * caller's arrays receive; without edges, a list with an edge of other data
+ * than the default is a lossy query (documented: CUDA_ERROR_LOSSY_QUERY),
+ * unless only its length was asked for. */
+static CUresult edges_out(const fake_edge *data, size_t n, bool listed, fake_edge *edges,
+                          size_t want)
 {
-    if (data)
-        memset(data, 0, n * sizeof *data);
+    if (!edges) {
+        for (size_t i = 0; listed && i < n; i++)
+            if (data[i].from_port || data[i].to_port || data[i].type)
+                return CUDA_ERROR_LOSSY_QUERY;
+        return CUDA_SUCCESS;
+    }
+    for (size_t i = 0; i < want; i++)
+        edges[i] = i < n ? data[i] : (fake_edge){0, 0, 0};
+    return CUDA_SUCCESS;
 }
 
-static CUresult dependencies_locked(CUgraphNode hn, CUgraphNode *deps, size_t *count)
+static CUresult dependencies_locked(CUgraphNode hn, CUgraphNode *deps, fake_edge *edges,
+                                    size_t *count)
 {
     struct CUgraphNode_st *n = NULL;
     CUresult r = fake_graph_node_arg_locked(hn, &n);
@@ -69,6 +82,15 @@ static CUresult dependencies_locked(CUgraphNode hn, CUgraphNode *deps, size_t *c
         return r;
     if (!count)
         return CUDA_ERROR_INVALID_VALUE;
+    fake_edge *data = malloc((n->ndeps ? n->ndeps : 1) * sizeof *data);
+    if (!data)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    for (size_t j = 0; j < n->ndeps; j++)
+        data[j] = fake_graph_edge_of(n, j);
+    r = edges_out(data, n->ndeps, deps != NULL, edges, deps ? *count : 0);
+    free(data);
+    if (r != CUDA_SUCCESS)
+        return r;
     if (!deps)
         *count = n->ndeps;
     else
@@ -80,29 +102,40 @@ CUresult CUDAAPI fake_cuGraphNodeGetDependencies(CUgraphNode hNode, CUgraphNode 
                                                  size_t *numDependencies)
 {
     FAKE_ENTER(cuGraphNodeGetDependencies);
-    return fake_leave(dependencies_locked(hNode, dependencies, numDependencies));
+    return fake_leave(dependencies_locked(hNode, dependencies, NULL, numDependencies));
 }
 
-/* The nodes of n's body that depend on n, in the body's order (malloc'd);
- * NULL when out of memory. */
-static struct CUgraphNode_st **dependents_of(const struct CUgraphNode_st *n, size_t *n_out)
+/* The nodes of n's body that depend on n, in the body's order (malloc'd),
+ * and the data of each one's edge from n (*data_out, malloc'd); false when
+ * out of memory. */
+static bool dependents_of(const struct CUgraphNode_st *n, struct CUgraphNode_st ***out,
+                          fake_edge **data_out, size_t *n_out)
 {
     const fake_graph_body *b = n->body;
-    struct CUgraphNode_st **out = malloc((b->nnodes ? b->nnodes : 1) * sizeof *out);
-    if (!out)
-        return NULL;
+    size_t cap = b->nnodes ? b->nnodes : 1;
+    struct CUgraphNode_st **list = malloc(cap * sizeof *list);
+    fake_edge *data = malloc(cap * sizeof *data);
+    if (!list || !data) {
+        free(list);
+        free(data);
+        return false;
+    }
     size_t k = 0;
     for (size_t i = 0; i < b->nnodes; i++)
         for (size_t j = 0; j < b->nodes[i]->ndeps; j++)
             if (b->nodes[i]->deps[j] == n) {
-                out[k++] = b->nodes[i];
+                data[k] = fake_graph_edge_of(b->nodes[i], j);
+                list[k++] = b->nodes[i];
                 break;
             }
+    *out = list;
+    *data_out = data;
     *n_out = k;
-    return out;
+    return true;
 }
 
-static CUresult dependents_locked(CUgraphNode hn, CUgraphNode *dependents, size_t *count)
+static CUresult dependents_locked(CUgraphNode hn, CUgraphNode *dependents, fake_edge *edges,
+                                  size_t *count)
 {
     struct CUgraphNode_st *n = NULL;
     CUresult r = fake_graph_node_arg_locked(hn, &n);
@@ -111,22 +144,27 @@ static CUresult dependents_locked(CUgraphNode hn, CUgraphNode *dependents, size_
     if (!count)
         return CUDA_ERROR_INVALID_VALUE;
     size_t k = 0;
-    struct CUgraphNode_st **list = dependents_of(n, &k);
-    if (!list)
+    struct CUgraphNode_st **list = NULL;
+    fake_edge *data = NULL;
+    if (!dependents_of(n, &list, &data, &k))
         return CUDA_ERROR_OUT_OF_MEMORY;
-    if (!dependents)
-        *count = k;
-    else
-        fill_list(dependents, count, list, k);
+    r = edges_out(data, k, dependents != NULL, edges, dependents ? *count : 0);
+    if (r == CUDA_SUCCESS) {
+        if (!dependents)
+            *count = k;
+        else
+            fill_list(dependents, count, list, k);
+    }
     free(list);
-    return CUDA_SUCCESS;
+    free(data);
+    return r;
 }
 
 CUresult CUDAAPI fake_cuGraphNodeGetDependentNodes(CUgraphNode hNode, CUgraphNode *dependentNodes,
                                                    size_t *numDependentNodes)
 {
     FAKE_ENTER(cuGraphNodeGetDependentNodes);
-    return fake_leave(dependents_locked(hNode, dependentNodes, numDependentNodes));
+    return fake_leave(dependents_locked(hNode, dependentNodes, NULL, numDependentNodes));
 }
 
 static size_t edge_count(const fake_graph_body *b)
@@ -137,7 +175,8 @@ static size_t edge_count(const fake_graph_body *b)
     return n;
 }
 
-static CUresult edges_locked(CUgraph hg, CUgraphNode *from, CUgraphNode *to, size_t *count)
+static CUresult edges_locked(CUgraph hg, CUgraphNode *from, CUgraphNode *to, fake_edge *edges,
+                             size_t *count)
 {
     struct CUgraph_st *g = NULL;
     CUresult r = fake_graph_graph_arg_locked(hg, &g);
@@ -151,15 +190,24 @@ static CUresult edges_locked(CUgraph hg, CUgraphNode *from, CUgraphNode *to, siz
         *count = total;
         return CUDA_SUCCESS;
     }
+    if (!edges)
+        for (size_t i = 0; i < b->nnodes; i++)
+            if (fake_graph_node_has_edge_data(b->nodes[i]))
+                return CUDA_ERROR_LOSSY_QUERY;
     size_t want = *count, k = 0;
     for (size_t i = 0; i < b->nnodes; i++)
         for (size_t j = 0; j < b->nodes[i]->ndeps; j++, k++)
             if (k < want) {
                 from[k] = b->nodes[i]->deps[j];
                 to[k] = b->nodes[i];
+                if (edges)
+                    edges[k] = fake_graph_edge_of(b->nodes[i], j);
             }
-    for (size_t i = total; i < want; i++)
+    for (size_t i = total; i < want; i++) {
         from[i] = to[i] = NULL;
+        if (edges)
+            edges[i] = (fake_edge){0, 0, 0};
+    }
     if (want > total)
         *count = total;
     return CUDA_SUCCESS;
@@ -169,12 +217,34 @@ CUresult CUDAAPI fake_cuGraphGetEdges(CUgraph hGraph, CUgraphNode *from, CUgraph
                                       size_t *numEdges)
 {
     FAKE_ENTER(cuGraphGetEdges);
-    return fake_leave(edges_locked(hGraph, from, to, numEdges));
+    return fake_leave(edges_locked(hGraph, from, to, NULL, numEdges));
 }
 
 #ifdef FAKE_HAVE_12030_ENTRIES
-/* The edge-data variants: the fake's edges all have default (zero) data,
- * so no query is lossy; edgeData needs the node arrays. */
+/* The edge-data variants: edgeData needs the node arrays; the fake's data
+ * goes into the driver's struct, its reserved bytes zero. */
+static CUresult edge_data_out(CUgraphEdgeData *out, const fake_edge *data, size_t n)
+{
+    for (size_t i = 0; out && i < n; i++) {
+        memset(&out[i], 0, sizeof out[i]);
+        out[i].from_port = data[i].from_port;
+        out[i].to_port = data[i].to_port;
+        out[i].type = data[i].type;
+    }
+    return CUDA_SUCCESS;
+}
+
+/* Room for n edges' data when edgeData is given (n may be 0). */
+static fake_edge *edge_room(const CUgraphEdgeData *edgeData, size_t n, bool *oom)
+{
+    *oom = false;
+    if (!edgeData)
+        return NULL;
+    fake_edge *e = malloc((n ? n : 1) * sizeof *e);
+    *oom = !e;
+    return e;
+}
+
 CUresult CUDAAPI fake_cuGraphNodeGetDependencies_v2(CUgraphNode hNode, CUgraphNode *dependencies,
                                                     CUgraphEdgeData *edgeData,
                                                     size_t *numDependencies)
@@ -182,9 +252,15 @@ CUresult CUDAAPI fake_cuGraphNodeGetDependencies_v2(CUgraphNode hNode, CUgraphNo
     FAKE_ENTER(cuGraphNodeGetDependencies_v2);
     if (edgeData && !dependencies)
         return fake_leave(CUDA_ERROR_INVALID_VALUE);
-    CUresult r = dependencies_locked(hNode, dependencies, numDependencies);
+    size_t want = numDependencies ? *numDependencies : 0;
+    bool oom;
+    fake_edge *e = edge_room(edgeData, want, &oom);
+    if (oom)
+        return fake_leave(CUDA_ERROR_OUT_OF_MEMORY);
+    CUresult r = dependencies_locked(hNode, dependencies, e, numDependencies);
     if (r == CUDA_SUCCESS)
-        zero_edges(edgeData, *numDependencies);
+        edge_data_out(edgeData, e, want);
+    free(e);
     return fake_leave(r);
 }
 
@@ -196,9 +272,15 @@ CUresult CUDAAPI fake_cuGraphNodeGetDependentNodes_v2(CUgraphNode hNode,
     FAKE_ENTER(cuGraphNodeGetDependentNodes_v2);
     if (edgeData && !dependentNodes)
         return fake_leave(CUDA_ERROR_INVALID_VALUE);
-    CUresult r = dependents_locked(hNode, dependentNodes, numDependentNodes);
+    size_t want = numDependentNodes ? *numDependentNodes : 0;
+    bool oom;
+    fake_edge *e = edge_room(edgeData, want, &oom);
+    if (oom)
+        return fake_leave(CUDA_ERROR_OUT_OF_MEMORY);
+    CUresult r = dependents_locked(hNode, dependentNodes, e, numDependentNodes);
     if (r == CUDA_SUCCESS)
-        zero_edges(edgeData, *numDependentNodes);
+        edge_data_out(edgeData, e, want);
+    free(e);
     return fake_leave(r);
 }
 
@@ -208,9 +290,15 @@ CUresult CUDAAPI fake_cuGraphGetEdges_v2(CUgraph hGraph, CUgraphNode *from, CUgr
     FAKE_ENTER(cuGraphGetEdges_v2);
     if (edgeData && (!from || !to))
         return fake_leave(CUDA_ERROR_INVALID_VALUE);
-    CUresult r = edges_locked(hGraph, from, to, numEdges);
+    size_t want = numEdges ? *numEdges : 0;
+    bool oom;
+    fake_edge *e = edge_room(edgeData, want, &oom);
+    if (oom)
+        return fake_leave(CUDA_ERROR_OUT_OF_MEMORY);
+    CUresult r = edges_locked(hGraph, from, to, e, numEdges);
     if (r == CUDA_SUCCESS)
-        zero_edges(edgeData, *numEdges);
+        edge_data_out(edgeData, e, want);
+    free(e);
     return fake_leave(r);
 }
 #endif
@@ -347,15 +435,27 @@ static void remove_dep(struct CUgraphNode_st *to, const struct CUgraphNode_st *f
     for (size_t j = 0; j < to->ndeps; j++)
         if (to->deps[j] == from) {
             memmove(&to->deps[j], &to->deps[j + 1], (to->ndeps - j - 1) * sizeof *to->deps);
+            if (to->edges)
+                memmove(&to->edges[j], &to->edges[j + 1], (to->ndeps - j - 1) * sizeof *to->edges);
             to->ndeps--;
             return;
         }
 }
 
-/* Edges from[i] -> to[i], all checked before any is removed; the order of
- * the body stays one in which each node follows its dependencies. */
+/* The data of the edge from -> to, which exists. */
+static fake_edge edge_between(const struct CUgraphNode_st *to, const struct CUgraphNode_st *from)
+{
+    for (size_t j = 0; j < to->ndeps; j++)
+        if (to->deps[j] == from)
+            return fake_graph_edge_of(to, j);
+    return (fake_edge){0, 0, 0};
+}
+
+/* Edges from[i] -> to[i] (with data[i], when given: an edge with other
+ * data does not exist), all checked before any is removed; the order of the
+ * body stays one in which each node follows its dependencies. */
 static CUresult remove_dependencies_locked(CUgraph hg, const CUgraphNode *from,
-                                           const CUgraphNode *to, size_t n)
+                                           const CUgraphNode *to, const fake_edge *data, size_t n)
 {
     struct CUgraph_st *g = NULL;
     CUresult r = fake_graph_graph_arg_locked(hg, &g);
@@ -380,6 +480,9 @@ static CUresult remove_dependencies_locked(CUgraph hg, const CUgraphNode *from,
             exists = b->deps[j] == a;
         if (!exists)
             return CUDA_ERROR_INVALID_VALUE; /* documented: an edge that does not exist */
+        fake_edge e = edge_between(b, a), want = data ? data[i] : (fake_edge){0, 0, 0};
+        if (e.from_port != want.from_port || e.to_port != want.to_port || e.type != want.type)
+            return CUDA_ERROR_INVALID_VALUE; /* not with that data */
         for (size_t j = 0; j < i; j++)
             if (from[j] == from[i] && to[j] == to[i])
                 return CUDA_ERROR_INVALID_VALUE; /* the second would not exist */
@@ -396,7 +499,7 @@ CUresult CUDAAPI fake_cuGraphRemoveDependencies(CUgraph hGraph, const CUgraphNod
                                                 const CUgraphNode *to, size_t numDependencies)
 {
     FAKE_ENTER(cuGraphRemoveDependencies);
-    return fake_leave(remove_dependencies_locked(hGraph, from, to, numDependencies));
+    return fake_leave(remove_dependencies_locked(hGraph, from, to, NULL, numDependencies));
 }
 
 #ifdef FAKE_HAVE_12030_ENTRIES
@@ -406,13 +509,16 @@ CUresult CUDAAPI fake_cuGraphRemoveDependencies_v2(CUgraph hGraph, const CUgraph
                                                    size_t numDependencies)
 {
     FAKE_ENTER(cuGraphRemoveDependencies_v2);
-    /* Only default edges exist: an edge with other data does not. */
-    for (size_t i = 0; edgeData && i < numDependencies; i++) {
-        static const CUgraphEdgeData zero;
-        if (memcmp(&edgeData[i], &zero, sizeof zero) != 0)
-            return fake_leave(CUDA_ERROR_INVALID_VALUE);
-    }
-    return fake_leave(remove_dependencies_locked(hGraph, from, to, numDependencies));
+    if (!edgeData || !numDependencies)
+        return fake_leave(remove_dependencies_locked(hGraph, from, to, NULL, numDependencies));
+    fake_edge *data = malloc(numDependencies * sizeof *data);
+    if (!data)
+        return fake_leave(CUDA_ERROR_OUT_OF_MEMORY);
+    for (size_t i = 0; i < numDependencies; i++)
+        data[i] = (fake_edge){edgeData[i].from_port, edgeData[i].to_port, edgeData[i].type};
+    CUresult r = remove_dependencies_locked(hGraph, from, to, data, numDependencies);
+    free(data);
+    return fake_leave(r);
 }
 #endif
 

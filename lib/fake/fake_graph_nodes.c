@@ -67,6 +67,7 @@ fake_graph_body *fake_graph_body_clone_locked(const fake_graph_body *b)
         k->body = c;
         k->origin = n->origin ? n->origin : (struct CUgraphNode_st *)n;
         k->deps = NULL;
+        k->edges = NULL;
         k->ndeps = 0;
         k->child = NULL;
         if (n->kind == FAKE_OP_LAUNCH)
@@ -92,6 +93,10 @@ fake_graph_body *fake_graph_body_clone_locked(const fake_graph_body *b)
             for (size_t j = 0; j < n->ndeps; j++)
                 k->deps[j] = c->nodes[n->deps[j]->index]; /* earlier: copied already */
             k->ndeps = n->ndeps;
+            if (!fake_graph_edges_copy(k, n)) {
+                fake_graph_body_unref_locked(c);
+                return NULL;
+            }
         }
     }
     return c;
@@ -640,8 +645,63 @@ CUresult CUDAAPI fake_cuGraphAddChildGraphNode(CUgraphNode *phGraphNode, CUgraph
         add_child_locked(phGraphNode, hGraph, dependencies, numDependencies, childGraph));
 }
 
-/* Edges from[i] -> to[i]: all checked before any is added. */
+/* --- edge data --------------------------------------------------------------------------------- */
+
+fake_edge fake_graph_edge_of(const struct CUgraphNode_st *n, size_t j)
+{
+    return n->edges ? n->edges[j] : (fake_edge){0, 0, 0};
+}
+
+bool fake_graph_node_has_edge_data(const struct CUgraphNode_st *n)
+{
+    for (size_t j = 0; n->edges && j < n->ndeps; j++)
+        if (n->edges[j].from_port || n->edges[j].to_port || n->edges[j].type)
+            return true;
+    return false;
+}
+
+bool fake_graph_edges_copy(struct CUgraphNode_st *to, const struct CUgraphNode_st *from)
+{
+    to->edges = NULL;
+    if (!from->edges || !from->ndeps)
+        return true;
+    to->edges = malloc(from->ndeps * sizeof *to->edges);
+    if (!to->edges)
+        return false;
+    memcpy(to->edges, from->edges, from->ndeps * sizeof *to->edges);
+    return true;
+}
+
+/* An edge a -> b with data e, by cuda.h's rules for CUgraphEdgeData: to_port
+ * and the reserved bytes zero; a type of CUgraphDependencyType; an upstream
+ * port of the CU_GRAPH_KERNEL_NODE_PORT_* values, other than the default
+ * only from a kernel node; CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC only on a
+ * programmatic edge, which joins two kernel nodes from the programmatic or
+ * the launch-order port. (The code for a breach is not documented:
+ * CUDA_ERROR_INVALID_VALUE is our guess.) */
+static CUresult edge_check(const struct CUgraphNode_st *a, const struct CUgraphNode_st *b,
+                           const fake_edge *e, const unsigned char reserved[5])
+{
+    for (int i = 0; i < 5; i++)
+        if (reserved[i])
+            return CUDA_ERROR_INVALID_VALUE;
+    if (e->to_port || e->type > 1 || e->from_port > 2)
+        return CUDA_ERROR_INVALID_VALUE;
+    bool kernel_a = fake_graph_node_type(a) == CU_GRAPH_NODE_TYPE_KERNEL;
+    bool kernel_b = fake_graph_node_type(b) == CU_GRAPH_NODE_TYPE_KERNEL;
+    if (e->from_port && !kernel_a)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (e->from_port == 1 && e->type != 1)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (e->type == 1 && (!kernel_a || !kernel_b || e->from_port == 0))
+        return CUDA_ERROR_INVALID_VALUE;
+    return CUDA_SUCCESS;
+}
+
+/* Edges from[i] -> to[i] with data[i] (NULL: default edges): all checked
+ * before any is added. */
 static CUresult add_dependencies_locked(CUgraph hg, const CUgraphNode *from, const CUgraphNode *to,
+                                        const fake_edge *data, const unsigned char (*reserved)[5],
                                         size_t n)
 {
     struct CUgraph_st *g = NULL;
@@ -667,20 +727,41 @@ static CUresult add_dependencies_locked(CUgraph hg, const CUgraphNode *from, con
         for (size_t j = 0; j < i; j++)
             if (from[j] == from[i] && to[j] == to[i])
                 return CUDA_ERROR_INVALID_VALUE;
+        if (data) {
+            r = edge_check(a, b, &data[i], reserved[i]);
+            if (r != CUDA_SUCCESS)
+                return r;
+        }
     }
     r = detach_execs_locked(g);
     if (r != CUDA_SUCCESS)
         return r;
+    /* Room first (deps and, for data, edges), so that the appends cannot fail. */
     size_t added = 0;
-    for (; added < n; added++) {
-        struct CUgraphNode_st *b = to[added];
-        struct CUgraphNode_st **d = realloc(b->deps, (b->ndeps + 1) * sizeof *d);
-        if (!d)
-            break;
-        d[b->ndeps++] = from[added];
-        b->deps = d;
+    bool oom = false;
+    for (size_t i = 0; i < n && !oom; i++) {
+        struct CUgraphNode_st *b = to[i];
+        size_t want = b->ndeps + n; /* enough whatever the other edges */
+        struct CUgraphNode_st **d = realloc(b->deps, want * sizeof *d);
+        if (d)
+            b->deps = d;
+        bool with_data = data && (data[i].from_port || data[i].type);
+        if (d && (with_data || b->edges)) {
+            fake_edge *e = realloc(b->edges, want * sizeof *e);
+            if (e && !b->edges)
+                memset(e, 0, want * sizeof *e);
+            if (e)
+                b->edges = e;
+            oom = !e;
+        }
+        oom = oom || !d;
     }
-    bool oom = added < n;
+    for (; !oom && added < n; added++) {
+        struct CUgraphNode_st *b = to[added];
+        if (b->edges)
+            b->edges[b->ndeps] = data ? data[added] : (fake_edge){0, 0, 0};
+        b->deps[b->ndeps++] = from[added];
+    }
     if (!oom && body_sort(g->body, &oom))
         return CUDA_SUCCESS;
     while (added--) /* a cycle, or out of memory: the edges go again */
@@ -692,7 +773,7 @@ CUresult CUDAAPI fake_cuGraphAddDependencies(CUgraph hGraph, const CUgraphNode *
                                              const CUgraphNode *to, size_t numDependencies)
 {
     FAKE_ENTER(cuGraphAddDependencies);
-    return fake_leave(add_dependencies_locked(hGraph, from, to, numDependencies));
+    return fake_leave(add_dependencies_locked(hGraph, from, to, NULL, NULL, numDependencies));
 }
 
 #ifdef FAKE_HAVE_12030_ENTRIES
@@ -702,13 +783,22 @@ CUresult CUDAAPI fake_cuGraphAddDependencies_v2(CUgraph hGraph, const CUgraphNod
                                                 size_t numDependencies)
 {
     FAKE_ENTER(cuGraphAddDependencies_v2);
-    /* Only default edges (all zero) are emulated. */
-    for (size_t i = 0; edgeData && i < numDependencies; i++) {
-        static const CUgraphEdgeData zero;
-        if (memcmp(&edgeData[i], &zero, sizeof zero) != 0)
-            return fake_leave(CUDA_ERROR_NOT_SUPPORTED);
+    if (!edgeData || !numDependencies)
+        return fake_leave(add_dependencies_locked(hGraph, from, to, NULL, NULL, numDependencies));
+    fake_edge *data = malloc(numDependencies * sizeof *data);
+    unsigned char (*reserved)[5] = malloc(numDependencies * sizeof *reserved);
+    CUresult r = CUDA_ERROR_OUT_OF_MEMORY;
+    if (data && reserved) {
+        for (size_t i = 0; i < numDependencies; i++) {
+            data[i] = (fake_edge){edgeData[i].from_port, edgeData[i].to_port, edgeData[i].type};
+            memcpy(reserved[i], edgeData[i].reserved, sizeof reserved[i]);
+        }
+        r = add_dependencies_locked(hGraph, from, to, data, (const unsigned char (*)[5])reserved,
+                                    numDependencies);
     }
-    return fake_leave(add_dependencies_locked(hGraph, from, to, numDependencies));
+    free(data);
+    free(reserved);
+    return fake_leave(r);
 }
 #endif
 

@@ -15,6 +15,13 @@
 
 typedef struct fake_graph_body fake_graph_body;
 
+/* An edge's data (CUgraphEdgeData, 12.3), all zero for a default edge:
+ * its upstream port (CU_GRAPH_KERNEL_NODE_PORT_*), downstream port (0), and
+ * type (CUgraphDependencyType). */
+typedef struct fake_edge {
+    unsigned char from_port, to_port, type;
+} fake_edge;
+
 struct CUgraphNode_st {
     fake_op_kind kind;
     union fake_op_payload u;      /* the operation, as its call would have queued it */
@@ -22,6 +29,9 @@ struct CUgraphNode_st {
     size_t index;                 /* in its body */
     size_t ndeps;
     struct CUgraphNode_st **deps; /* earlier nodes of the same body */
+    /* The data of each edge deps[i] -> this node (cuGraphAddDependencies_v2):
+     * NULL while every edge is a default one. */
+    fake_edge *edges;
     bool released;                /* its body was freed: a tombstone */
     /* Nodes added by hand (fake_graph_nodes.c), and the copies executable
      * graphs make of a body to change it: */
@@ -183,6 +193,12 @@ FAKE_HIDDEN CUresult fake_graph_exec_node_locked(CUgraphExec he, CUgraphNode hn,
                                                  CUgraphNodeType type,
                                                  struct CUgraphExec_st **xo,
                                                  struct CUgraphNode_st **out);
+/* Edge data (fake_graph_nodes.c): the data of edge deps[j] -> n; whether
+ * n has an edge with other data than the default; and a copy of n's edge
+ * array for a node of ndeps dependencies (false: out of memory). */
+FAKE_HIDDEN fake_edge fake_graph_edge_of(const struct CUgraphNode_st *n, size_t j);
+FAKE_HIDDEN bool fake_graph_node_has_edge_data(const struct CUgraphNode_st *n);
+FAKE_HIDDEN bool fake_graph_edges_copy(struct CUgraphNode_st *to, const struct CUgraphNode_st *from);
 /* fake_graph.c's release of what a node owns (its record stays, a tombstone). */
 FAKE_HIDDEN void fake_graph_node_release_locked(struct CUgraphNode_st *n);
 /* fake_graph_exec.c's instantiation: with_params allows
