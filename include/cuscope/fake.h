@@ -292,8 +292,19 @@ CUS_API const char *cus_fake_last_misuse(void);
  *     launch-only ones CUDA_ERROR_INVALID_VALUE, device-updatable nodes
  *     CUDA_ERROR_NOT_SUPPORTED; kept when the node's parameters change, and
  *     in each replay's launch record (cus_fake_launch.attributes);
- *   - cuGraphAddDependencies_v2 takes default edges only
- *     (CUDA_ERROR_NOT_SUPPORTED otherwise);
+ *   - edge data (cuGraphAddDependencies_v2, 12.3) by cuda.h's rules for
+ *     CUgraphEdgeData: a programmatic edge joins two kernel nodes from the
+ *     programmatic or launch-order port, a non-default port leaves a kernel
+ *     node only, to_port and the reserved bytes are zero (a breach:
+ *     CUDA_ERROR_INVALID_VALUE, our guess of the code); a list with an edge
+ *     of other data, asked for without edgeData, is CUDA_ERROR_LOSSY_QUERY
+ *     (a count alone is not); clones keep the data, cuGraphExecUpdate
+ *     compares it; a replay runs the kernels one after the other anyway
+ *     (stricter than the overlap a programmatic edge allows). A captured
+ *     programmatic launch stays a default edge in the captured graph (the
+ *     driver may make it a programmatic one: not checked on a GPU yet);
+ *     conditional and cuGraphAddNode_v2 dependencies take default edges
+ *     only (CUDA_ERROR_NOT_SUPPORTED otherwise);
  *   - cuGraphExecUpdate does not compare the nodes inside child graphs. */
 
 /* The primary context's retain count on a device, and its handle (stable for

@@ -84,6 +84,70 @@ static cus_status c_graph_edges(world *w)
                   n == 1 && from[0].handle == x.a.handle && to[0].handle == x.b.handle);
 }
 
+/* A graph of w->ctx: kernel nodes k1 and k2, joined (with edge) by a
+ * programmatic edge. */
+static cus_status kernel_pair(world *w, cus_graph **g, cus_graph_node *k1, cus_graph_node *k2,
+                              bool edge)
+{
+    CUS_TRY(cus_graph_create(w->ctx, g));
+    CUS_TRY(cus_graph_add_kernel(*g, NULL, 0, k1, w->add, 1, 1, 0, w->buf, 4u));
+    CUS_TRY(cus_graph_add_kernel(*g, NULL, 0, k2, w->add, 1, 1, 0, w->buf, 4u));
+    const cus_edge_kind prog = CUS_EDGE_PROGRAMMATIC;
+    return edge ? cus_graph_add_edges(*g, k1, k2, &prog, 1) : CUS_SUCCESS;
+}
+
+static cus_status c_graph_add_edges(world *w)
+{
+    cus_autoptr(cus_graph) g = NULL;
+    cus_graph_node k1, k2;
+    CUS_TRY(kernel_pair(w, &g, &k1, &k2, false));
+    const cus_edge_kind prog = CUS_EDGE_PROGRAMMATIC;
+    return cus_graph_add_edges(g, &k1, &k2, &prog, 1);
+}
+
+static cus_status c_graph_remove_edges(world *w)
+{
+    cus_autoptr(cus_graph) g = NULL;
+    cus_graph_node k1, k2;
+    CUS_TRY(kernel_pair(w, &g, &k1, &k2, true));
+    const cus_edge_kind prog = CUS_EDGE_PROGRAMMATIC;
+    return cus_graph_remove_edges(g, &k1, &k2, &prog, 1);
+}
+
+static cus_status c_graph_node_dependencies_with_kinds(world *w)
+{
+    cus_autoptr(cus_graph) g = NULL;
+    cus_graph_node k1, k2, got[2] = {{0}};
+    CUS_TRY(kernel_pair(w, &g, &k1, &k2, true));
+    cus_edge_kind kinds[2] = {CUS_EDGE_DEFAULT, CUS_EDGE_DEFAULT};
+    size_t n = 2;
+    EC_RETURN_OUT(cus_graph_node_dependencies_with_kinds(k2, got, kinds, &n),
+                  n == 1 && got[0].handle == k1.handle && kinds[0] == CUS_EDGE_PROGRAMMATIC);
+}
+
+static cus_status c_graph_node_dependents_with_kinds(world *w)
+{
+    cus_autoptr(cus_graph) g = NULL;
+    cus_graph_node k1, k2, got[2] = {{0}};
+    CUS_TRY(kernel_pair(w, &g, &k1, &k2, true));
+    cus_edge_kind kinds[2] = {CUS_EDGE_DEFAULT, CUS_EDGE_DEFAULT};
+    size_t n = 2;
+    EC_RETURN_OUT(cus_graph_node_dependents_with_kinds(k1, got, kinds, &n),
+                  n == 1 && got[0].handle == k2.handle && kinds[0] == CUS_EDGE_PROGRAMMATIC);
+}
+
+static cus_status c_graph_edges_with_kinds(world *w)
+{
+    cus_autoptr(cus_graph) g = NULL;
+    cus_graph_node k1, k2, from[2] = {{0}}, to[2] = {{0}};
+    CUS_TRY(kernel_pair(w, &g, &k1, &k2, true));
+    cus_edge_kind kinds[2] = {CUS_EDGE_DEFAULT, CUS_EDGE_DEFAULT};
+    size_t n = 2;
+    EC_RETURN_OUT(cus_graph_edges_with_kinds(g, from, to, kinds, &n),
+                  n == 1 && from[0].handle == k1.handle && to[0].handle == k2.handle &&
+                      kinds[0] == CUS_EDGE_PROGRAMMATIC);
+}
+
 static cus_status c_graph_node_enabled(world *w)
 {
     cus_autoptr(cus_graph) g = NULL;
@@ -211,6 +275,14 @@ const every_call every_calls_graph_inspect[] = {
     {"cus_graph_debug_dot", c_graph_debug_dot, EC_NO_OWN_SWITCH,
      "cuGraphDebugDotPrint needs no context: no switch", NULL},
     {"cus_graph_remove_dependencies", c_graph_remove_dependencies, 0, NULL, NULL},
+    {"cus_graph_add_edges", c_graph_add_edges, 0, NULL, NULL},
+    {"cus_graph_remove_edges", c_graph_remove_edges, 0, NULL, NULL},
+    {"cus_graph_node_dependencies_with_kinds", c_graph_node_dependencies_with_kinds,
+     EC_NO_OWN_SWITCH, "cuGraphNodeGetDependencies needs no context: no switch", NULL},
+    {"cus_graph_node_dependents_with_kinds", c_graph_node_dependents_with_kinds,
+     EC_NO_OWN_SWITCH, "cuGraphNodeGetDependentNodes needs no context: no switch", NULL},
+    {"cus_graph_edges_with_kinds", c_graph_edges_with_kinds, EC_NO_OWN_SWITCH,
+     "cuGraphGetEdges needs no context: no switch", NULL},
     {"cus_graph_destroy_node", c_graph_destroy_node, 0, NULL, NULL},
     {"cus_graph_clone", c_graph_clone, 0, NULL, NULL},
     {"cus_graph_node_in_clone", c_graph_node_in_clone, EC_NO_OWN_SWITCH,
