@@ -439,6 +439,77 @@ static cus_status scn_launch_priority_pdl(void *arg)
 
     return CUS_SUCCESS;
 }
+
+/* pdl.cu's pair as a graph built by hand: copy in, pdl_primary, a
+ * programmatic edge (cus_graph_add_edges), pdl_secondary, copy out. The
+ * edge's kind read back; the graph released before its replays, which
+ * compute out2 = 2 * in + 1 on new input each round. */
+static cus_status scn_graph_programmatic_edge(void *arg)
+{
+    (void)arg;
+    enum { N = 4096 };
+    cus_autoptr(cus_context) ctx = NULL;
+    CUS_TRY(primary0(&ctx));
+    int cc = 0;
+    CUS_TRY(device_cc(ctx, &cc));
+    if (cc < 90)
+        return scn_skip(__func__, "programmatic dependent launch needs compute capability 9.0, "
+                                  "the device has %d.%d",
+                        cc / 10, cc % 10);
+    cus_autoptr(cus_host_buffer) hin = NULL;
+    cus_autoptr(cus_host_buffer) hout = NULL;
+    CUS_TRY(cus_host_buffer_alloc(ctx, N * sizeof(float), 0, &hin));
+    CUS_TRY(cus_host_buffer_alloc(ctx, N * sizeof(float), 0, &hout));
+    float *host = cus_host_buffer_data(hin), *got = cus_host_buffer_data(hout);
+    cus_autoptr(cus_stream) s = NULL;
+    CUS_TRY(cus_stream_create(ctx, CU_STREAM_NON_BLOCKING, 0, &s));
+    cus_autoptr(cus_graph_exec) exec = NULL;
+    {
+        cus_autoptr(cus_module) m = NULL;
+        CUS_TRY(cus_module_load_data(ctx, cusk_pdl.fatbin, cusk_pdl.fatbin_size, NULL, &m));
+        cus_autoptr(cus_function) primary = NULL;
+        cus_autoptr(cus_function) secondary = NULL;
+        CUS_TRY(cus_module_get_function(m, "pdl_primary", &primary));
+        CUS_TRY(cus_module_get_function(m, "pdl_secondary", &secondary));
+        cus_autoptr(cus_buffer) in = NULL;
+        cus_autoptr(cus_buffer) out = NULL;
+        cus_autoptr(cus_buffer) out2 = NULL;
+        CUS_TRY(cus_buffer_alloc_n(ctx, float, N, &in));
+        CUS_TRY(cus_buffer_alloc_n(ctx, float, N, &out));
+        CUS_TRY(cus_buffer_alloc_n(ctx, float, N, &out2));
+        cus_autoptr(cus_graph) g = NULL;
+        CUS_TRY(cus_graph_create(ctx, &g));
+        cus_graph_node up, first, second, down;
+        CUS_TRY(cus_graph_add_copy_to_device(g, NULL, 0, &up, in, 0, host, N * sizeof(float)));
+        unsigned int grid = cus_grid_for(N, 256);
+        CUS_TRY(cus_graph_add_kernel(g, &up, 1, &first, primary, grid, 256, 0, in, out,
+                                     (unsigned long long)N));
+        CUS_TRY(cus_graph_add_kernel(g, NULL, 0, &second, secondary, grid, 256, 0, out, out2,
+                                     (unsigned long long)N));
+        const cus_edge_kind prog = CUS_EDGE_PROGRAMMATIC;
+        CUS_TRY(cus_graph_add_edges(g, &first, &second, &prog, 1));
+        CUS_TRY(cus_graph_add_copy_to_host(g, &second, 1, &down, got, out2, 0,
+                                           N * sizeof(float)));
+        cus_graph_node dep;
+        cus_edge_kind kind = CUS_EDGE_DEFAULT;
+        size_t n = 1;
+        CUS_TRY(cus_graph_node_dependencies_with_kinds(second, &dep, &kind, &n));
+        EXPECT(n == 1 && dep.handle == first.handle && kind == CUS_EDGE_PROGRAMMATIC);
+        n = 1;
+        EXPECT_STATUS(cus_graph_node_dependencies(second, &dep, &n), CUDA_ERROR_LOSSY_QUERY);
+        CUS_TRY(cus_graph_instantiate(g, 0, &exec));
+    } /* the module, buffers and graph go: the executable graph keeps them */
+    for (int round = 0; round < 3; round++) {
+        for (int i = 0; i < N; i++)
+            host[i] = (float)(i % 100 + round * 1000);
+        memset(got, 0, N * sizeof(float));
+        CUS_TRY(cus_graph_exec_launch(exec, s));
+        CUS_TRY(cus_stream_synchronize(s));
+        for (int i = 0; i < N; i++)
+            EXPECT(got[i] == 2.0f * host[i] + 1.0f);
+    }
+    return CUS_SUCCESS;
+}
 #endif /* CUS_TEST_HAVE_KERNELS */
 
 #ifdef CUS_SCN_HAVE_LINK_KERNELS
@@ -501,6 +572,7 @@ const scenario advanced_scenarios[] = {
 #ifdef CUS_TEST_HAVE_KERNELS
     {"conditional_while_countdown", scn_conditional_while_countdown},
     {"launch_priority_pdl", scn_launch_priority_pdl},
+    {"graph_programmatic_edge", scn_graph_programmatic_edge},
 #endif
 #ifdef CUS_SCN_HAVE_LINK_KERNELS
     {"link_ptx_module_launch", scn_link_ptx_module_launch},
