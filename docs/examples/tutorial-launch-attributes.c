@@ -5,7 +5,10 @@
  * dependent launch, and pdl_secondary (out2 = out + 1), launched with
  * cus_launch_ex and programmatic_serialization, may start before the
  * primary completes and waits for its results with
- * cudaGridDependencySynchronize(). Then an attribute out of its range, which
+ * cudaGridDependencySynchronize(). Then the same pair as a graph built by
+ * hand, the two kernel nodes joined by a programmatic edge
+ * (docs/tutorial.md, "15. Graphs built by hand"). Then an attribute out of
+ * its range, which
  * cuscope refuses before the driver, and a configuration the driver
  * refuses, whose message names the limit broken. Without a GPU it runs on
  * the fake driver, with host twins of the two kernels; on a GPU below
@@ -47,6 +50,47 @@ static CUresult secondary_on_host(const cus_fake_launch *launch, void **args, vo
     for (unsigned long long i = 0; i < n && i < threads; i++)
         out2[i] = out[i] + 1.0f;
     return CUDA_SUCCESS;
+}
+
+/* The pair as a graph: the secondary's node depends on the primary's by a
+ * programmatic edge, the graph's form of programmatic_serialization. */
+static cus_status pdl_graph(cus_context *ctx, cus_function *primary, cus_function *secondary,
+                            cus_buffer *din, cus_buffer *dout, cus_buffer *dout2,
+                            cus_stream *stream)
+{
+    cus_autoptr(cus_graph) g = NULL;
+    CUS_TRY(cus_graph_create(ctx, &g));
+    unsigned int grid = cus_grid_for(N, 256);
+    cus_graph_node first, second;
+    CUS_TRY(cus_graph_add_kernel(g, NULL, 0, &first, primary, grid, 256, 0, din, dout,
+                                 (unsigned long long)N));
+    CUS_TRY(cus_graph_add_kernel(g, NULL, 0, &second, secondary, grid, 256, 0, dout, dout2,
+                                 (unsigned long long)N));
+    const cus_edge_kind kind = CUS_EDGE_PROGRAMMATIC;
+    CUS_TRY(cus_graph_add_edges(g, &first, &second, &kind, 1));
+    /* The plain list would lose the edge's kind: the driver refuses it. */
+    cus_graph_node dep;
+    size_t n = 1;
+    cus_status st = cus_graph_node_dependencies(second, &dep, &n);
+    printf("plain dependency list of the secondary: %s\n", cus_status_name(st));
+    cus_edge_kind got = CUS_EDGE_DEFAULT;
+    n = 1;
+    CUS_TRY(cus_graph_node_dependencies_with_kinds(second, &dep, &got, &n));
+    printf("with kinds: %zu dependency, %s\n", n,
+           got == CUS_EDGE_PROGRAMMATIC ? "programmatic" : "not programmatic");
+
+    cus_autoptr(cus_graph_exec) exec = NULL;
+    CUS_TRY(cus_graph_instantiate(g, 0, &exec));
+    CUS_TRY(cus_buffer_fill_u32_async(dout2, 0, 0, N, stream));
+    CUS_TRY(cus_graph_exec_launch(exec, stream));
+    CUS_TRY(cus_stream_synchronize(stream));
+    float out2[N];
+    CUS_TRY(cus_copy_to_host(out2, dout2, 0, sizeof out2));
+    unsigned wrong = 0;
+    for (int i = 0; i < N; i++)
+        wrong += out2[i] != 2.0f * (float)i + 1.0f;
+    printf("PDL pair as a graph: %s\n", wrong ? "WRONG results" : "out2 = 2 * in + 1");
+    return wrong ? CUS_ERROR_INVALID_ARGUMENT : CUS_SUCCESS;
 }
 
 static cus_status run(void)
@@ -102,6 +146,15 @@ static cus_status run(void)
     printf("PDL pair: %s\n", wrong ? "WRONG results" : "out2 = 2 * in + 1");
     if (wrong)
         return CUS_ERROR_INVALID_ARGUMENT;
+
+    /* The pair as a graph (programmatic edges: sm_90 and later, and 12.3). */
+    int major = 0, minor = 0;
+    CUS_TRY(cus_device_compute_capability(dev, &major, &minor));
+    if (major >= 9 && cus_driver_has("cuGraphAddDependencies"))
+        CUS_TRY(pdl_graph(ctx, primary, secondary, din, dout, dout2, stream));
+    else
+        printf("PDL pair as a graph: needs compute capability 9.0 (the device has %d.%d)\n",
+               major, minor);
 
     /* An attribute out of its range: refused before the driver. */
     cus_launch_config bad = pdl;
