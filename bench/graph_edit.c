@@ -7,7 +7,14 @@
  *     original: one reference, one allocation of the record and its keep
  *     list);
  *   - the dependency list of one node of it: cuGraphNodeGetDependencies
- *     against cus_graph_node_dependencies (a scratch array and a lock).
+ *     against cus_graph_node_dependencies (a scratch array and a lock);
+ *   - a programmatic edge from the chain's first node to its last, added and
+ *     removed: cuGraphAddDependencies_v2 + cuGraphRemoveDependencies_v2 with
+ *     its CUgraphEdgeData against cus_graph_add_edges +
+ *     cus_graph_remove_edges (the kinds converted, a lock and a switch each);
+ *     and the last node's list with each edge's kind, with the edge there:
+ *     cuGraphNodeGetDependencies_v2 with edgeData against
+ *     cus_graph_node_dependencies_with_kinds (scratch arrays).
  * The kernel is PTX generated here, so no nvcc is needed. --quick: a few
  * blocks (CI checks that it runs). Never asserts timings. */
 #include <stdio.h>
@@ -28,12 +35,15 @@ typedef struct raw_api {
     PFN_cuGraphClone_v10000 clone;
     PFN_cuGraphDestroy_v10000 destroy;
     PFN_cuGraphNodeGetDependencies_v12030 deps;
+    PFN_cuGraphAddDependencies_v12030 add_deps;
+    PFN_cuGraphRemoveDependencies_v12030 remove_deps;
 } raw_api;
 
 typedef struct edit_arg {
     const raw_api *raw;
     cus_graph *graph;
-    cus_graph_node node; /* the chain's last node */
+    cus_graph_node node;  /* the chain's last node */
+    cus_graph_node first; /* and its first */
 } edit_arg;
 
 static BENCH_NOINLINE int loop_raw_clone(void *p, int iters, uint64_t *ticks)
@@ -85,6 +95,66 @@ static BENCH_NOINLINE int loop_cus_deps(void *p, int iters, uint64_t *ticks)
     return bad;
 }
 
+static CUgraphEdgeData programmatic(void)
+{
+    CUgraphEdgeData e;
+    memset(&e, 0, sizeof e);
+    e.type = CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC;
+    e.from_port = CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC;
+    return e;
+}
+
+static BENCH_NOINLINE int loop_raw_edge(void *p, int iters, uint64_t *ticks)
+{
+    const edit_arg *a = p;
+    int bad = 0;
+    CUgraph h = cus_graph_handle(a->graph);
+    const CUgraphEdgeData e = programmatic();
+    BENCH_LOOP(iters, ticks, {
+        bad |= a->raw->add_deps(h, &a->first.handle, &a->node.handle, &e, 1) != CUDA_SUCCESS;
+        bad |= a->raw->remove_deps(h, &a->first.handle, &a->node.handle, &e, 1) != CUDA_SUCCESS;
+    });
+    return bad;
+}
+
+static BENCH_NOINLINE int loop_cus_edge(void *p, int iters, uint64_t *ticks)
+{
+    const edit_arg *a = p;
+    int bad = 0;
+    const cus_edge_kind k = CUS_EDGE_PROGRAMMATIC;
+    BENCH_LOOP(iters, ticks, {
+        bad |= cus_graph_add_edges(a->graph, &a->first, &a->node, &k, 1) != CUS_SUCCESS;
+        bad |= cus_graph_remove_edges(a->graph, &a->first, &a->node, &k, 1) != CUS_SUCCESS;
+    });
+    return bad;
+}
+
+static BENCH_NOINLINE int loop_raw_kinds(void *p, int iters, uint64_t *ticks)
+{
+    const edit_arg *a = p;
+    int bad = 0;
+    BENCH_LOOP(iters, ticks, {
+        CUgraphNode d[2];
+        CUgraphEdgeData e[2];
+        size_t n = 2;
+        bad |= a->raw->deps(a->node.handle, d, e, &n) != CUDA_SUCCESS;
+    });
+    return bad;
+}
+
+static BENCH_NOINLINE int loop_cus_kinds(void *p, int iters, uint64_t *ticks)
+{
+    const edit_arg *a = p;
+    int bad = 0;
+    BENCH_LOOP(iters, ticks, {
+        cus_graph_node d[2];
+        cus_edge_kind k[2];
+        size_t n = 2;
+        bad |= cus_graph_node_dependencies_with_kinds(a->node, d, k, &n) != CUS_SUCCESS;
+    });
+    return bad;
+}
+
 /* touch(.u64): does nothing, at a target the device's JIT takes. */
 static char *touch_ptx(const bench_env *env, size_t *len)
 {
@@ -103,13 +173,15 @@ static char *touch_ptx(const bench_env *env, size_t *len)
 }
 
 static cus_status build_chain(cus_context *ctx, cus_function *fn, cus_buffer *buf,
-                              cus_graph **out, cus_graph_node *last)
+                              cus_graph **out, cus_graph_node *first, cus_graph_node *last)
 {
     cus_autoptr(cus_graph) g = NULL;
     CUS_TRY(cus_graph_create(ctx, &g));
     cus_graph_node prev = {0}, node;
     for (int i = 0; i < NODES; i++) {
         CUS_TRY(cus_graph_add_kernel(g, i ? &prev : NULL, i ? 1u : 0u, &node, fn, 1, 1, 0, buf));
+        if (!i)
+            *first = node;
         prev = node;
     }
     *last = prev;
@@ -146,6 +218,8 @@ int main(int argc, char **argv)
         {"cuGraphClone", 10000, &raw.clone},
         {"cuGraphDestroy", 10000, &raw.destroy},
         {"cuGraphNodeGetDependencies", 12030, &raw.deps},
+        {"cuGraphAddDependencies", 12030, &raw.add_deps},
+        {"cuGraphRemoveDependencies", 12030, &raw.remove_deps},
     };
     if (bench_resolve(&env, syms, sizeof syms / sizeof syms[0]))
         return 1;
@@ -169,7 +243,7 @@ int main(int argc, char **argv)
         return bench_fail(&env, "cus_buffer_alloc");
     cus_autoptr(cus_graph) g = NULL;
     edit_arg a = {.raw = &raw};
-    if (build_chain(ctx, fn, buf, &g, &a.node))
+    if (build_chain(ctx, fn, buf, &g, &a.first, &a.node))
         return bench_fail(&env, "building the graph");
     a.graph = g;
 
@@ -214,6 +288,47 @@ int main(int argc, char **argv)
             snprintf(title, sizeof title, "the dependency list of one node (%d blocks of %d)",
                      blocks, deps_iters);
             static const char *const keys[] = {"raw_deps", "cus_deps"};
+            report(rep, title, "ns per query", v, keys, blocks);
+        }
+        bench_run_free(&run, v, 2);
+    }
+    if (!bad) {
+        bench_variant v[] = {
+            {.label = "raw add + remove, programmatic CUgraphEdgeData", .body = loop_raw_edge,
+             .arg = &a},
+            {.label = "cus_graph_add_edges + cus_graph_remove_edges", .body = loop_cus_edge,
+             .arg = &a},
+        };
+        bench_run run = {.blocks = blocks, .iters = deps_iters};
+        bad = bench_run_variants(&run, v, 2);
+        if (!bad) {
+            char title[160];
+            snprintf(title, sizeof title, "a programmatic edge added and removed (%d blocks of "
+                     "%d)", blocks, deps_iters);
+            static const char *const keys[] = {"raw_edge", "cus_edge"};
+            report(rep, title, "ns per add + remove", v, keys, blocks);
+        }
+        bench_run_free(&run, v, 2);
+    }
+    const cus_edge_kind prog = CUS_EDGE_PROGRAMMATIC;
+    if (!bad && cus_graph_add_edges(g, &a.first, &a.node, &prog, 1)) {
+        fprintf(stderr, "%s: adding the programmatic edge: %s\n", PROG, cus_last_error_message());
+        bad = 1;
+    }
+    if (!bad) {
+        bench_variant v[] = {
+            {.label = "raw cuGraphNodeGetDependencies_v2 + edgeData", .body = loop_raw_kinds,
+             .arg = &a},
+            {.label = "cus_graph_node_dependencies_with_kinds", .body = loop_cus_kinds,
+             .arg = &a},
+        };
+        bench_run run = {.blocks = blocks, .iters = deps_iters};
+        bad = bench_run_variants(&run, v, 2);
+        if (!bad) {
+            char title[160];
+            snprintf(title, sizeof title, "a dependency list with kinds, one of them "
+                     "programmatic (%d blocks of %d)", blocks, deps_iters);
+            static const char *const keys[] = {"raw_kinds", "cus_kinds"};
             report(rep, title, "ns per query", v, keys, blocks);
         }
         bench_run_free(&run, v, 2);

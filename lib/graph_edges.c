@@ -148,24 +148,38 @@ static cus_status kinds_out(const CUgraphEdgeData *e, size_t m, cus_edge_kind *k
     return CUS_SUCCESS;
 }
 
-/* Scratch for a list of n entries: nodes (twice for edges) and data. */
+/* Scratch for a list of n entries: nodes (twice for edges) and data, in
+ * the struct itself up to CUS_GRAPH_INLINE_NODES_ entries (no allocation
+ * for the common short list), else on the heap. */
 typedef struct scratch {
     CUgraphNode *nodes;
     CUgraphEdgeData *data;
+    bool heap;
+    CUgraphNode inline_nodes[2 * CUS_GRAPH_INLINE_NODES_];
+    CUgraphEdgeData inline_data[CUS_GRAPH_INLINE_NODES_];
 } scratch;
 
 static void scratch_free(scratch *s)
 {
-    free(s->nodes);
-    free(s->data);
+    if (s->heap) {
+        free(s->nodes);
+        free(s->data);
+    }
 }
 
 static cus_status scratch_alloc(scratch *s, size_t n, size_t lists, const char *function)
 {
+    s->heap = false;
     s->nodes = NULL;
     s->data = NULL;
     if (!n)
         return CUS_SUCCESS;
+    if (n <= CUS_GRAPH_INLINE_NODES_) {
+        s->nodes = s->inline_nodes;
+        s->data = s->inline_data;
+        return CUS_SUCCESS;
+    }
+    s->heap = true;
     s->nodes = cus_malloc_(lists * n * sizeof *s->nodes);
     s->data = cus_malloc_(n * sizeof *s->data);
     if (!s->nodes || !s->data)
