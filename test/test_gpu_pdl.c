@@ -119,7 +119,7 @@ static void test_pdl_pair(void **state)
  * then a launch-order one): the upload, both kernels and the download
  * replayed ROUNDS times on new input; a secondary that read too early would
  * see the previous round's out. A captured PDL pair's edge kind is printed
- * (the fake leaves it a default edge). */
+ * (the fake makes it a programmatic edge, test_graph_edges.c). */
 static void test_pdl_graph_edges(void **state)
 {
     (void)state;

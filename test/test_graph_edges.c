@@ -8,6 +8,8 @@
  *     without kinds;
  *   - clones keep the kinds; an executable graph's update to a graph whose
  *     edge kinds differ is refused;
+ *   - a captured programmatic dependent launch after a kernel: a
+ *     programmatic edge (after a fill: a default one);
  *   - the driver's rules (a programmatic edge from or to a node that is no
  *     kernel) and bad input before the driver (an unknown kind, a node of
  *     another graph, NULL arrays); every driver call failing;
@@ -355,6 +357,60 @@ static void test_driver_failures(void **state)
     pair_close(&p);
 }
 
+/* A captured programmatic dependent launch: its edge from the kernel
+ * before it is a programmatic one (the CUDA Programming Guide's PDL in
+ * captured graphs), read with its kind; the plain list is lossy. */
+static void test_captured_pdl_edge(void **state)
+{
+    (void)state;
+    cus_autoptr(cus_context) c = new_primary();
+    cus_autoptr(cus_stream) s = new_stream(c, CU_STREAM_NON_BLOCKING);
+    cus_autoptr(cus_function) fn = NULL;
+    cus_autoptr(cus_module) m = load_saxpy(c, &fn);
+    assert_non_null(m);
+    cus_autoptr(cus_buffer) x = new_buffer(c, G_N * 4);
+    cus_autoptr(cus_buffer) y = new_buffer(c, G_N * 4);
+    const unsigned long long n = G_N;
+    const cus_launch_config pdl = {.grid = {2, 1, 1}, .block = {32, 1, 1}, .stream = s,
+                                   .programmatic_serialization = true};
+    cus_autoptr(cus_graph) g = NULL;
+    {
+        cus_capture_scope(cap, s, CU_STREAM_CAPTURE_MODE_GLOBAL);
+        assert_ok(cap.status);
+        assert_ok(cus_buffer_fill_u32_async(y, 0, 0, G_N, s));
+        assert_ok(cus_launch(fn, 2, 32, 0, s, 1.0f, x, y, n));
+        assert_ok(cus_launch_ex(fn, &pdl, 1.0f, x, y, n)); /* after a kernel: programmatic */
+        assert_ok(cus_capture_end(&cap, &g));
+    }
+    cus_graph_node from[4], to[4];
+    cus_edge_kind kinds[4];
+    size_t count = 4;
+    assert_status(cus_graph_edges(g, from, to, &count), CUDA_ERROR_LOSSY_QUERY);
+    count = 4;
+    assert_ok(cus_graph_edges_with_kinds(g, from, to, kinds, &count));
+    assert_int_equal(count, 2); /* fill -> first kernel, first -> second */
+    int programmatic = 0;
+    for (size_t i = 0; i < count; i++)
+        programmatic += kinds[i] == CUS_EDGE_PROGRAMMATIC;
+    assert_int_equal(programmatic, 1);
+    /* A PDL launch after a fill: its edge stays a default one. */
+    cus_autoptr(cus_graph) g2 = NULL;
+    {
+        cus_capture_scope(cap, s, CU_STREAM_CAPTURE_MODE_GLOBAL);
+        assert_ok(cap.status);
+        assert_ok(cus_buffer_fill_u32_async(y, 0, 0, G_N, s));
+        assert_ok(cus_launch_ex(fn, &pdl, 1.0f, x, y, n));
+        assert_ok(cus_capture_end(&cap, &g2));
+    }
+    count = 4;
+    assert_ok(cus_graph_edges(g2, from, to, &count));
+    assert_int_equal(count, 1);
+    cus_autoptr(cus_graph_exec) e = instantiate(g);
+    assert_ok(cus_graph_exec_launch(e, s));
+    assert_ok(cus_stream_synchronize(s));
+    assert_int_equal(atomic_load(&saxpy_runs), 2);
+}
+
 #endif
 
 int main(void)
@@ -365,6 +421,7 @@ int main(void)
         ENV_TEST(test_rules_and_bad_input),
         ENV_TEST(test_long_lists),
         ENV_TEST(test_driver_failures),
+        ENV_TEST(test_captured_pdl_edge),
 #endif
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -301,8 +301,10 @@ CUS_API const char *cus_fake_last_misuse(void);
  *     (a count alone is not); clones keep the data, cuGraphExecUpdate
  *     compares it; a replay runs the kernels one after the other anyway
  *     (stricter than the overlap a programmatic edge allows). A captured
- *     programmatic launch stays a default edge in the captured graph (the
- *     driver may make it a programmatic one: not checked on a GPU yet);
+ *     launch with CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION
+ *     gets programmatic edges from the kernel nodes it follows (the CUDA
+ *     Programming Guide's PDL in captured graphs; not yet checked on a
+ *     GPU: gpu-pdl prints what the driver made), default ones from others;
  *     conditional and cuGraphAddNode_v2 dependencies take default edges
  *     only (CUDA_ERROR_NOT_SUPPORTED otherwise);
  *   - cuGraphExecUpdate does not compare the nodes inside child graphs. */

@@ -213,6 +213,21 @@ static CUresult capture_add_node_locked(struct fake_capture *cap, size_t mi, con
         }
         memcpy(n->deps, m->deps, m->ndeps * sizeof *n->deps);
         n->ndeps = m->ndeps;
+        /* A programmatic dependent launch captured: its edges from kernel
+         * nodes become programmatic ones, as the CUDA Programming Guide
+         * describes PDL in captured graphs (not yet confirmed on our GPU:
+         * gpu-pdl prints what the driver made). */
+        if (proto->kind == FAKE_OP_LAUNCH && fake_module_launch_programmatic(proto->u.launch.exec)) {
+            n->edges = calloc(m->ndeps, sizeof *n->edges);
+            if (!n->edges) {
+                free(n->deps);
+                free(n);
+                return CUDA_ERROR_OUT_OF_MEMORY;
+            }
+            for (size_t i = 0; i < m->ndeps; i++)
+                if (fake_graph_node_type(m->deps[i]) == CU_GRAPH_NODE_TYPE_KERNEL)
+                    n->edges[i] = (fake_edge){1, 0, 1}; /* PORT_PROGRAMMATIC, PROGRAMMATIC */
+        }
     }
     n->kind = proto->kind;
     n->u = proto->u;

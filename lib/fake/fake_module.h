@@ -19,6 +19,9 @@ FAKE_HIDDEN const char *fake_module_launch_lost_with_context(const fake_launch_e
 /* What cuGraphExecUpdate compares: the function's context, cooperative. */
 FAKE_HIDDEN CUcontext fake_module_launch_context(const fake_launch_exec *x);
 FAKE_HIDDEN bool fake_module_launch_cooperative(const fake_launch_exec *x);
+/* Whether x was launched with CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION
+ * (a capture makes its edges from kernel nodes programmatic). */
+FAKE_HIDDEN bool fake_module_launch_programmatic(const fake_launch_exec *x);
 /* A kernel node's launch (fake_graph_nodes.c): p checked as cuLaunchKernel
  * checks its arguments, *out a new payload; nothing queued. like: the
  * node's launch before (a change of its parameters), whose attributes the

@@ -625,6 +625,11 @@ bool fake_module_launch_cooperative(const fake_launch_exec *x)
     return x->cooperative;
 }
 
+bool fake_module_launch_programmatic(const fake_launch_exec *x)
+{
+    return x->attrs.programmatic_serialization;
+}
+
 /* One launch attribute into cfg, checked as the driver checks it. A kernel
  * node (node) takes the attributes cuda.h calls valid for graph nodes; the
  * programmatic ones and the launch completion event are launches' only
