@@ -543,7 +543,7 @@ CUS_API cus_status cus_module_copy_to_global(cus_module *mod, const char *name, 
     CUS_API_ENTER();
     CUS_CHECK_ARG(mod && name && (src || bytes == 0));
     CUS_CHECK_POISON(mod->ctx);
-    CUdeviceptr at;
+    CUdeviceptr at = 0; /* set by global_range on success; gcc -O3 cannot tell */
     CUS_TRY(global_range(mod, name, offset, bytes, &at, __func__));
     if (bytes == 0)
         return CUS_SUCCESS;
@@ -557,7 +557,7 @@ CUS_API cus_status cus_module_copy_from_global(void *dst, cus_module *mod, const
     CUS_API_ENTER();
     CUS_CHECK_ARG(mod && name && (dst || bytes == 0));
     CUS_CHECK_POISON(mod->ctx);
-    CUdeviceptr at;
+    CUdeviceptr at = 0; /* set by global_range on success; gcc -O3 cannot tell */
     CUS_TRY(global_range(mod, name, offset, bytes, &at, __func__));
     if (bytes == 0)
         return CUS_SUCCESS;

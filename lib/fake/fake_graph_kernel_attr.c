@@ -26,7 +26,6 @@
  * crashes in those); a graph being captured into is
  * CUDA_ERROR_ILLEGAL_STATE for a set or copy, as other edits; the node's
  * context poisoned is its error for a set or copy, not for a read. */
-#include <inttypes.h>
 #include <string.h>
 
 #include "fake_graph_records.h"
@@ -50,27 +49,7 @@ static CUresult kernel_node_locked(CUgraphNode hn, bool edit, struct CUgraphNode
     CUresult r = context_locked();
     if (r != CUDA_SUCCESS)
         return r;
-    struct CUgraphNode_st *n = NULL;
-    r = fake_graph_node_arg_locked(hn, &n);
-    if (r != CUDA_SUCCESS)
-        return r;
-    struct CUgraph_st *g = fake_graph_of_node_locked(n);
-    if (!g) {
-        fake_misuse_locked("graph node 0x%" PRIxPTR " is no graph's (an executable graph's copy?)",
-                           (uintptr_t)hn);
-        return CUDA_ERROR_INVALID_VALUE;
-    }
-    if (fake_graph_node_type(n) != CU_GRAPH_NODE_TYPE_KERNEL)
-        return CUDA_ERROR_INVALID_VALUE;
-    if (edit) {
-        if (g->capture)
-            return CUDA_ERROR_ILLEGAL_STATE;
-        r = fake_graph_detach_execs_locked(g);
-        if (r != CUDA_SUCCESS)
-            return r;
-    }
-    *out = n;
-    return CUDA_SUCCESS;
+    return fake_graph_node_of_type_locked(hn, CU_GRAPH_NODE_TYPE_KERNEL, edit, out);
 }
 
 static CUresult set_locked(CUgraphNode hn, CUlaunchAttributeID attr,

@@ -1138,9 +1138,8 @@ CUresult fake_graph_exec_node_locked(CUgraphExec he, CUgraphNode hn, CUgraphNode
  * context (cuGraphMemcpyNodeSetParams takes none; cuscope makes the graph's
  * current). */
 
-/* The graph node hn of type, its executable graphs detached. */
-static CUresult graph_node_set_locked(CUgraphNode hn, CUgraphNodeType type,
-                                      struct CUgraphNode_st **out)
+CUresult fake_graph_node_of_type_locked(CUgraphNode hn, CUgraphNodeType type, bool edit,
+                                        struct CUgraphNode_st **out)
 {
     struct CUgraphNode_st *n = NULL;
     CUresult r = node_arg_locked(hn, &n);
@@ -1154,13 +1153,22 @@ static CUresult graph_node_set_locked(CUgraphNode hn, CUgraphNodeType type,
     }
     if (fake_graph_node_type(n) != type)
         return CUDA_ERROR_INVALID_VALUE;
-    if (g->capture)
-        return CUDA_ERROR_ILLEGAL_STATE;
-    r = detach_execs_locked(g);
-    if (r != CUDA_SUCCESS)
-        return r;
+    if (edit) {
+        if (g->capture)
+            return CUDA_ERROR_ILLEGAL_STATE;
+        r = detach_execs_locked(g);
+        if (r != CUDA_SUCCESS)
+            return r;
+    }
     *out = n;
     return CUDA_SUCCESS;
+}
+
+/* The graph node hn of type, its executable graphs detached. */
+static CUresult graph_node_set_locked(CUgraphNode hn, CUgraphNodeType type,
+                                      struct CUgraphNode_st **out)
+{
+    return fake_graph_node_of_type_locked(hn, type, true, out);
 }
 
 /* The context a copy or memset node's setter checks and reads the operands

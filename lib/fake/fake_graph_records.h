@@ -181,6 +181,12 @@ FAKE_HIDDEN CUresult fake_graph_replay_body_locked(struct CUgraphExec_st *x, con
 FAKE_HIDDEN CUresult fake_graph_node_arg_locked(CUgraphNode hn, struct CUgraphNode_st **out);
 FAKE_HIDDEN CUresult fake_graph_node_of_locked(const struct CUgraph_st *g, CUgraphNode hn,
                                                struct CUgraphNode_st **out);
+/* hn, a node of type of a graph (not an executable graph's copy: a misuse,
+ * CUDA_ERROR_INVALID_VALUE; another type: CUDA_ERROR_INVALID_VALUE); for
+ * an edit, the graph not being captured into (CUDA_ERROR_ILLEGAL_STATE) and
+ * its executable graphs detached. */
+FAKE_HIDDEN CUresult fake_graph_node_of_type_locked(CUgraphNode hn, CUgraphNodeType type, bool edit,
+                                                    struct CUgraphNode_st **out);
 /* The live graph whose body holds n (NULL: a node of an executable graph's
  * copy, or of a graph being destroyed). */
 FAKE_HIDDEN struct CUgraph_st *fake_graph_of_node_locked(const struct CUgraphNode_st *n);
