@@ -724,6 +724,17 @@ static void test_older_driver(void **state)
     assert_status(cus_graph_node_dependencies(b, NULL, &n), CUS_ERROR_NOT_SUPPORTED);
     assert_status(cus_graph_node_dependents(a, NULL, &n), CUS_ERROR_NOT_SUPPORTED);
     assert_status(cus_graph_remove_dependencies(g, &a, &b, 1), CUS_ERROR_NOT_SUPPORTED);
+    /* The edges with a kind too, before any driver call. */
+    unsigned long calls = cus_fake_call_count();
+    assert_status(cus_graph_add_edges(g, &b, &a, NULL, 1), CUS_ERROR_NOT_SUPPORTED);
+    assert_contains(cus_last_error_message(), "cuGraphAddDependencies");
+    assert_status(cus_graph_remove_edges(g, &a, &b, NULL, 1), CUS_ERROR_NOT_SUPPORTED);
+    assert_status(cus_graph_edges_with_kinds(g, NULL, NULL, NULL, &n), CUS_ERROR_NOT_SUPPORTED);
+    assert_status(cus_graph_node_dependencies_with_kinds(b, NULL, NULL, &n),
+                  CUS_ERROR_NOT_SUPPORTED);
+    assert_status(cus_graph_node_dependents_with_kinds(a, NULL, NULL, &n),
+                  CUS_ERROR_NOT_SUPPORTED);
+    assert_int_equal(cus_fake_call_count(), calls);
     CUgraphNodeType t;
     assert_ok(cus_graph_node_type(b, &t));
     cus_autoptr(cus_graph) copy = NULL;
