@@ -32,6 +32,21 @@ static void graph_destroy(cus_graph *g)
 
 CUS_DEFINE_REF_UNREF(cus_graph, graph_destroy)
 
+static void *graph_keep_ref(void *p)
+{
+    return cus_graph_ref(p);
+}
+
+static void graph_keep_release(void *p)
+{
+    (void)cus_graph_unref(p);
+}
+
+cus_keep_item_ cus_graph_keep_item_(cus_graph *g)
+{
+    return (cus_keep_item_){g, &g->refs, graph_keep_ref, graph_keep_release};
+}
+
 CUS_API CUgraph cus_graph_handle(const cus_graph *graph)
 {
     return graph ? graph->handle : NULL;

@@ -245,11 +245,6 @@ CUS_API cus_status cus_graph_destroy_node(cus_graph_node node)
     return CUS_SUCCESS;
 }
 
-static void graph_keep_release(void *p)
-{
-    (void)cus_graph_unref(p);
-}
-
 CUS_API cus_status cus_graph_clone(cus_graph *graph, cus_graph **out)
 {
     CUS_API_ENTER();
@@ -277,7 +272,8 @@ CUS_API cus_status cus_graph_clone(cus_graph *graph, cus_graph **out)
     c->handle = h;
     c->ctx = cus_context_ref(graph->ctx);
     if (keeps) {
-        items[0] = (keep_entry){cus_graph_ref(graph), graph_keep_release};
+        cus_keep_item_ item = cus_graph_keep_item_(graph);
+        items[0] = (keep_entry){item.ref(graph), item.release};
         c->keep = (keep_list){cus_steal(&items), 1, 1};
     }
     *out = cus_steal(&c);
@@ -444,11 +440,6 @@ static CUresult set_child_call(CUgraphExec h, void *arg)
     return cus_drv_.cuGraphExecChildGraphNodeSetParams_(h, a->node, a->child);
 }
 
-static void *graph_keep_ref(void *p)
-{
-    return cus_graph_ref(p);
-}
-
 CUS_API cus_status cus_graph_exec_set_child(cus_graph_exec *exec, cus_graph_node node,
                                             cus_graph *child)
 {
@@ -460,7 +451,7 @@ CUS_API cus_status cus_graph_exec_set_child(cus_graph_exec *exec, cus_graph_node
         return CUS_FAIL(CUS_ERROR_CONTEXT_MISMATCH, NULL,
                         "the child graph belongs to context %p, the executable graph to %p",
                         (void *)child->ctx->handle, (void *)ctx);
-    cus_keep_item_ item = {child, &child->refs, graph_keep_ref, graph_keep_release};
+    cus_keep_item_ item = cus_graph_keep_item_(child);
     child_set a = {node.handle, child->handle};
     /* The driver reads child's nodes in the call: its lock, taken before
      * exec's (no path takes a graph's lock while holding an exec's). */
@@ -585,6 +576,103 @@ CUS_API cus_status cus_graph_set_event_wait(cus_graph_node node, cus_event *even
 {
     CUS_API_ENTER();
     return cus_graph_set_event_(node, event, false, __func__);
+}
+
+/* --- reading an event node ------------------------------------------------------------------ */
+
+/* The graphs g's keep list holds (a clone's original, child graphs), each
+ * with a new reference, into *out (malloc'd; NULL when none); and the
+ * cus_event of handle h among the events it holds, a new reference, into
+ * *ev. Under g's root lock. False when out of host memory. */
+static bool kept_scan_locked(const cus_graph *root, CUevent h, cus_event **ev, cus_graph ***out,
+                             size_t *n)
+{
+    static cus_event event_probe;
+    static cus_graph graph_probe;
+    const cus_release_fn_ event_release = cus_capture_item_event_(&event_probe).release;
+    const cus_release_fn_ graph_release = cus_graph_keep_item_(&graph_probe).release;
+    size_t graphs = 0;
+    for (size_t i = 0; i < root->keep.count; i++) {
+        const keep_entry *e = &root->keep.items[i];
+        if (!*ev && e->release == event_release && ((cus_event *)e->obj)->handle == h)
+            *ev = cus_event_ref(e->obj);
+        graphs += e->release == graph_release;
+    }
+    *out = NULL;
+    *n = 0;
+    if (*ev || !graphs)
+        return true;
+    cus_graph **list = cus_malloc_(graphs * sizeof *list);
+    if (!list)
+        return false;
+    for (size_t i = 0; i < root->keep.count; i++)
+        if (root->keep.items[i].release == graph_release)
+            list[(*n)++] = cus_graph_ref(root->keep.items[i].obj);
+    *out = list;
+    return true;
+}
+
+/* The cus_event of handle h that g keeps, directly or through the graphs it
+ * keeps, as a new reference; NULL when none. One graph's lock at a time
+ * (no order to keep between them); keep lists only grow while a graph
+ * lives, so what was seen stays. */
+static cus_status kept_event(cus_graph *g, CUevent h, unsigned int depth, cus_event **ev,
+                             const char *function)
+{
+    cus_graph **inner = NULL;
+    size_t n = 0;
+    bool ok;
+    {
+        cus_graph *root = cus_graph_root_(g);
+        CUS_LOCK_SCOPE(&root->lock);
+        ok = kept_scan_locked(root, h, ev, &inner, &n);
+    }
+    if (!ok)
+        return cus_fail_(CUS_ERROR_OUT_OF_HOST_MEMORY, function, NULL, "a list of kept graphs");
+    cus_status st = CUS_SUCCESS;
+    for (size_t i = 0; i < n; i++) {
+        if (!*ev && !st && depth < 64)
+            st = kept_event(inner[i], h, depth + 1, ev, function);
+        cus_graph_unref(inner[i]);
+    }
+    free(inner);
+    return st;
+}
+
+CUS_API cus_status cus_graph_event_node_event(cus_graph_node node, cus_event **out)
+{
+    CUS_API_ENTER();
+    CUS_CHECK_ARG(out);
+    CHECK_NODE(node);
+    cus_graph *g = graph_of(node);
+    CUS_CHECK_POISON(g->ctx);
+    CUgraphNodeType type = CU_GRAPH_NODE_TYPE_EMPTY;
+    CUevent h = NULL;
+    const char *call = "cuGraphNodeGetType";
+    CUresult r;
+    {
+        CUS_GRAPH_LOCK_IDLE_(g, __func__);
+        r = cus_drv_.cuGraphNodeGetType_(node.handle, &type);
+        /* Any other type: the record getter, which the driver refuses. */
+        if (r == CUDA_SUCCESS && type == CU_GRAPH_NODE_TYPE_WAIT_EVENT) {
+            call = "cuGraphEventWaitNodeGetEvent";
+            r = cus_drv_.cuGraphEventWaitNodeGetEvent_(node.handle, &h);
+        } else if (r == CUDA_SUCCESS) {
+            call = "cuGraphEventRecordNodeGetEvent";
+            r = cus_drv_.cuGraphEventRecordNodeGetEvent_(node.handle, &h);
+        }
+    }
+    if (r)
+        return cus_context_driver_fail_(g->ctx, r, __func__, call);
+    cus_event *ev = NULL;
+    CUS_TRY(kept_event(g, h, 0, &ev, __func__));
+    if (!ev)
+        return CUS_FAIL((cus_status)CUDA_ERROR_NOT_FOUND, call,
+                        "node %p's event %p is no cus_event its graph keeps (a node the raw "
+                        "driver made or changed?)",
+                        (void *)node.handle, (void *)h);
+    *out = ev;
+    return CUS_SUCCESS;
 }
 
 CUS_API cus_status cus_graph_set_host_fn(cus_graph_node node, cus_host_fn fn, void *user_data)

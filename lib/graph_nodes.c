@@ -952,16 +952,6 @@ CUS_API cus_status cus_graph_add_empty(cus_graph *graph, const cus_graph_node *d
                     __func__);
 }
 
-static void *graph_keep_ref(void *p)
-{
-    return cus_graph_ref(p);
-}
-
-static void graph_keep_release(void *p)
-{
-    (void)cus_graph_unref(p);
-}
-
 static CUresult add_child_call(CUgraphNode *node, CUgraph g, const CUgraphNode *deps,
                                size_t ndeps, const void *arg)
 {
@@ -975,7 +965,7 @@ CUS_API cus_status cus_graph_add_child(cus_graph *graph, const cus_graph_node *d
     ADD_PROLOGUE(graph);
     CUS_CHECK_ARG(child && child != graph);
     keep_items k = {.n = 1};
-    k.items[0] = (cus_keep_item_){child, &child->refs, graph_keep_ref, graph_keep_release};
+    k.items[0] = cus_graph_keep_item_(child);
     /* The child is read by the driver's copy: its lock too. */
     return add_node_also(graph, deps, ndeps, out, &k, "cuGraphAddChildGraphNode", add_child_call,
                          child->handle, &child->lock, NULL, __func__);

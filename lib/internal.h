@@ -851,6 +851,10 @@ struct cus_graph {
     unsigned int captures_into;
 };
 
+/* What keeps g alive in another graph's keep list (a child graph, the
+ * original of a clone): its release function tells such entries apart. */
+CUS_HIDDEN cus_keep_item_ cus_graph_keep_item_(struct cus_graph *g);
+
 /* CUS_ERROR_INVALID_ARGUMENT, recorded naming function, while a capture
  * writes into root (its lock held); else CUS_SUCCESS. */
 static inline cus_status cus_graph_idle_locked_(const struct cus_graph *root, const char *function)

@@ -19,6 +19,9 @@
 #include <unistd.h>
 
 #include <cuscope/graph_conditional.h>
+#include <cudaTypedefs.h>
+
+#include <cuscope/driver.h>
 #include <cuscope/graph_inspect.h>
 
 #include "graph_fixtures.h"
@@ -395,6 +398,76 @@ static void test_event_wait_update(void **state)
     assert_status(cus_graph_exec_set_event_wait(e, wait, elsewhere), CUS_ERROR_CONTEXT_MISMATCH);
 }
 
+/* cus_graph_event_node_event: the cus_event a record or wait node uses,
+ * a new reference, after a set, in a clone; a node of another type is the
+ * driver's refusal, an event set through the raw driver is not found. */
+static void test_event_node_event(void **state)
+{
+    (void)state;
+    cus_autoptr(cus_context) c = new_primary();
+    cus_autoptr(cus_stream) s = new_stream(c, CU_STREAM_NON_BLOCKING);
+    cus_autoptr(cus_graph) g = NULL;
+    assert_ok(cus_graph_create(c, &g));
+    cus_graph_node rec, wait, empty;
+    {
+        cus_autoptr(cus_event) ev1 = new_event(c, 0);
+        cus_autoptr(cus_event) ev2 = new_event(c, CU_EVENT_DISABLE_TIMING);
+        assert_ok(cus_graph_add_event_record(g, NULL, 0, &rec, ev1));
+        assert_ok(cus_graph_add_event_wait(g, &rec, 1, &wait, ev2));
+        cus_event *got = NULL;
+        assert_ok(cus_graph_event_node_event(rec, &got));
+        assert_ptr_equal(got, ev1);
+        got = cus_event_unref(got);
+        assert_ok(cus_graph_event_node_event(wait, &got));
+        assert_ptr_equal(got, ev2);
+        got = cus_event_unref(got);
+        /* After a set: the new event. */
+        assert_ok(cus_graph_set_event_record(rec, ev2));
+        assert_ok(cus_graph_event_node_event(rec, &got));
+        assert_ptr_equal(got, ev2);
+        got = cus_event_unref(got);
+    } /* the graph holds both events */
+    cus_event *held = NULL;
+    assert_ok(cus_graph_event_node_event(wait, &held));
+    assert_non_null(held);
+    held = cus_event_unref(held);
+    /* A clone's node finds the original's event, through the original the
+     * clone holds. */
+    cus_autoptr(cus_graph) copy = NULL;
+    assert_ok(cus_graph_clone(g, &copy));
+    cus_graph_node crec;
+    assert_ok(cus_graph_node_in_clone(copy, rec, &crec));
+    cus_event *from_clone = NULL, *original = NULL;
+    assert_ok(cus_graph_event_node_event(crec, &from_clone));
+    assert_ok(cus_graph_event_node_event(rec, &original));
+    assert_ptr_equal(from_clone, original);
+    from_clone = cus_event_unref(from_clone);
+    original = cus_event_unref(original);
+    /* Another type of node, and bad input. */
+    assert_ok(cus_graph_add_empty(g, NULL, 0, &empty));
+    cus_event *none = SENTINEL_PTR(none);
+    assert_status(cus_graph_event_node_event(empty, &none), CUDA_ERROR_INVALID_VALUE);
+    assert_string_equal(cus_last_error()->driver_call, "cuGraphEventRecordNodeGetEvent");
+    assert_ptr_equal(none, SENTINEL_PTR(none));
+    assert_status(cus_graph_event_node_event(rec, NULL), CUS_ERROR_INVALID_ARGUMENT);
+    assert_status(cus_graph_event_node_event((cus_graph_node){0}, &none),
+                  CUS_ERROR_INVALID_ARGUMENT);
+    /* The driver's failures. */
+    assert_ok(cus_fake_fail_entry("cuGraphEventWaitNodeGetEvent", 1, FAULT, false));
+    assert_status(cus_graph_event_node_event(wait, &none), CU(FAULT));
+    assert_ok(cus_fake_fail_entry("cuGraphNodeGetType", 1, FAULT, false));
+    assert_status(cus_graph_event_node_event(wait, &none), CU(FAULT));
+    assert_string_equal(cus_last_error()->driver_call, "cuGraphNodeGetType");
+    /* An event the graph does not keep: set through the raw driver. */
+    cus_autoptr(cus_event) raw = new_event(c, 0);
+    PFN_cuGraphEventRecordNodeSetEvent_v11010 set_raw = NULL;
+    assert_ok(CUS_DRIVER_PROC(set_raw, "cuGraphEventRecordNodeSetEvent", 11010));
+    assert_int_equal(set_raw(rec.handle, cus_event_handle(raw)), CUDA_SUCCESS);
+    assert_status(cus_graph_event_node_event(rec, &none), CUDA_ERROR_NOT_FOUND);
+    assert_contains(cus_last_error_message(), "is no cus_event its graph keeps");
+    assert_ptr_equal(none, SENTINEL_PTR(none));
+}
+
 static void test_host_fn_update(void **state)
 {
     (void)state;
@@ -753,6 +826,7 @@ int main(void)
         ENV_TEST(test_clone_refused),
         ENV_TEST(test_event_record_update),
         ENV_TEST(test_event_wait_update),
+        ENV_TEST(test_event_node_event),
         ENV_TEST(test_host_fn_update),
         ENV_TEST(test_child_update),
         ENV_TEST(test_enabled_and_flags),

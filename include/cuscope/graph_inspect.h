@@ -241,6 +241,18 @@ CUS_API cus_status cus_graph_set_library_kernel_node(cus_graph_node node, cus_ke
                                                      unsigned int nargs, void **args,
                                                      const size_t *sizes);
 
+/* The event an event record or event wait node records or waits for
+ * (cuGraphEventRecordNodeGetEvent, cuGraphEventWaitNodeGetEvent): *out
+ * receives a new reference to the cus_event the node's graph keeps for it
+ * (the one the node was added or last set with; a clone's node finds its
+ * original's). A node of another type is
+ * the driver's CUDA_ERROR_INVALID_VALUE; an event no graph keeps (a node the
+ * raw driver made or changed) is CUDA_ERROR_NOT_FOUND. No context is made
+ * current. Errors also: CUS_ERROR_INVALID_ARGUMENT (no node, out NULL, the
+ * graph being captured into), the context's poison, and
+ * CUS_ERROR_OUT_OF_HOST_MEMORY when it looks through kept graphs. */
+CUS_API cus_status cus_graph_event_node_event(cus_graph_node node, cus_event **out);
+
 /* The event an event record node records (cuGraphEventRecordNodeSetEvent);
  * event is kept alive. */
 CUS_API cus_status cus_graph_set_event_record(cus_graph_node node, cus_event *event);

@@ -271,4 +271,6 @@
     X(cuGraphKernelNodeSetAttribute, cuGraphKernelNodeSetAttribute, 11000, REQUIRED) \
     X(cuGraphKernelNodeGetAttribute, cuGraphKernelNodeGetAttribute, 11000, REQUIRED) \
     X(cuGraphKernelNodeCopyAttributes, cuGraphKernelNodeCopyAttributes, 11000, REQUIRED) \
+    X(cuGraphEventRecordNodeGetEvent, cuGraphEventRecordNodeGetEvent, 11010, REQUIRED) \
+    X(cuGraphEventWaitNodeGetEvent, cuGraphEventWaitNodeGetEvent, 11010, REQUIRED) \
     X(cuGraphInstantiateWithParams, cuGraphInstantiateWithParams, 12000, REQUIRED)

@@ -1306,3 +1306,30 @@ CUresult CUDAAPI fake_cuGraphEventWaitNodeSetEvent(CUgraphNode hNode, CUevent ev
     FAKE_ENTER(cuGraphEventWaitNodeSetEvent);
     return fake_leave(set_node_event_locked(hNode, event, CU_GRAPH_NODE_TYPE_WAIT_EVENT));
 }
+
+/* The getters: a node of a graph of that type (documented: another type is
+ * CUDA_ERROR_INVALID_VALUE); no context needed, as for the setters (the
+ * H200's cells for those). */
+static CUresult get_node_event_locked(CUgraphNode hn, CUevent *out, CUgraphNodeType type)
+{
+    struct CUgraphNode_st *n = NULL;
+    CUresult r = fake_graph_node_of_type_locked(hn, type, false, &n);
+    if (r != CUDA_SUCCESS)
+        return r;
+    if (!out)
+        return CUDA_ERROR_INVALID_VALUE;
+    *out = n->u.record.event;
+    return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI fake_cuGraphEventRecordNodeGetEvent(CUgraphNode hNode, CUevent *event_out)
+{
+    FAKE_ENTER(cuGraphEventRecordNodeGetEvent);
+    return fake_leave(get_node_event_locked(hNode, event_out, CU_GRAPH_NODE_TYPE_EVENT_RECORD));
+}
+
+CUresult CUDAAPI fake_cuGraphEventWaitNodeGetEvent(CUgraphNode hNode, CUevent *event_out)
+{
+    FAKE_ENTER(cuGraphEventWaitNodeGetEvent);
+    return fake_leave(get_node_event_locked(hNode, event_out, CU_GRAPH_NODE_TYPE_WAIT_EVENT));
+}

@@ -148,6 +148,16 @@ static cus_status c_graph_edges_with_kinds(world *w)
                       kinds[0] == CUS_EDGE_PROGRAMMATIC);
 }
 
+static cus_status c_graph_event_node_event(world *w)
+{
+    WITH_GRAPH(w, x, false);
+    cus_event *ev = NULL;
+    cus_status st = cus_graph_event_node_event(x.wait, &ev);
+    bool same = ev == w->event;
+    cus_event_unref(ev);
+    EC_RETURN_OUT(st, same);
+}
+
 static cus_status c_graph_node_enabled(world *w)
 {
     cus_autoptr(cus_graph) g = NULL;
@@ -276,6 +286,8 @@ const every_call every_calls_graph_inspect[] = {
      "cuGraphDebugDotPrint needs no context: no switch", NULL},
     {"cus_graph_remove_dependencies", c_graph_remove_dependencies, 0, NULL, NULL},
     {"cus_graph_add_edges", c_graph_add_edges, 0, NULL, NULL},
+    {"cus_graph_event_node_event", c_graph_event_node_event, EC_NO_OWN_SWITCH,
+     "cuGraphEventWaitNodeGetEvent needs no context: no switch", NULL},
     {"cus_graph_remove_edges", c_graph_remove_edges, 0, NULL, NULL},
     {"cus_graph_node_dependencies_with_kinds", c_graph_node_dependencies_with_kinds,
      EC_NO_OWN_SWITCH, "cuGraphNodeGetDependencies needs no context: no switch", NULL},

@@ -1912,7 +1912,9 @@ CALL(cuGraphKernelNodeCopyAttributes, 11000)
     return drv.cuGraphKernelNodeCopyAttributes_11000(a->node, a->node);
 }
 
-typedef enum set_node { SET_COPY, SET_MEMSET, SET_HOST, SET_RECORD, SET_WAIT } set_node;
+typedef enum set_node {
+    SET_COPY, SET_MEMSET, SET_HOST, SET_RECORD, SET_WAIT, GET_RECORD, GET_WAIT
+} set_node;
 
 /* A graph of one node of kind in the current context, the node changed,
  * the graph freed. */
@@ -1930,9 +1932,12 @@ static CUresult graph_node_set(const rules_args *a, set_node kind)
     case SET_COPY: r = drv.cuGraphAddMemcpyNode_10000(&node, g, NULL, 0, &cp, a->ctx); break;
     case SET_MEMSET: r = drv.cuGraphAddMemsetNode_10000(&node, g, NULL, 0, &ms, a->ctx); break;
     case SET_HOST: r = drv.cuGraphAddHostNode_10000(&node, g, NULL, 0, &hp); break;
-    case SET_RECORD: r = drv.cuGraphAddEventRecordNode_11010(&node, g, NULL, 0, a->event); break;
-    case SET_WAIT: r = drv.cuGraphAddEventWaitNode_11010(&node, g, NULL, 0, a->event); break;
+    case SET_RECORD:
+    case GET_RECORD: r = drv.cuGraphAddEventRecordNode_11010(&node, g, NULL, 0, a->event); break;
+    case SET_WAIT:
+    case GET_WAIT: r = drv.cuGraphAddEventWaitNode_11010(&node, g, NULL, 0, a->event); break;
     }
+    CUevent got = NULL;
     if (r == CUDA_SUCCESS) {
         cp = copy_1d(a->buf2, a->buf);
         ms.value = 7;
@@ -1942,6 +1947,8 @@ static CUresult graph_node_set(const rules_args *a, set_node kind)
         case SET_HOST: r = drv.cuGraphHostNodeSetParams_10000(node, &hp); break;
         case SET_RECORD: r = drv.cuGraphEventRecordNodeSetEvent_11010(node, a->event2); break;
         case SET_WAIT: r = drv.cuGraphEventWaitNodeSetEvent_11010(node, a->event2); break;
+        case GET_RECORD: r = drv.cuGraphEventRecordNodeGetEvent_11010(node, &got); break;
+        case GET_WAIT: r = drv.cuGraphEventWaitNodeGetEvent_11010(node, &got); break;
         }
     }
     drv.cuGraphDestroy_10000(g);
@@ -1961,6 +1968,16 @@ CALL(cuGraphMemsetNodeSetParams, 10000)
 CALL(cuGraphHostNodeSetParams, 10000)
 {
     return graph_node_set(a, SET_HOST);
+}
+
+CALL(cuGraphEventRecordNodeGetEvent, 11010)
+{
+    return graph_node_set(a, GET_RECORD);
+}
+
+CALL(cuGraphEventWaitNodeGetEvent, 11010)
+{
+    return graph_node_set(a, GET_WAIT);
 }
 
 CALL(cuGraphEventRecordNodeSetEvent, 11010)
