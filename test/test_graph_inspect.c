@@ -405,7 +405,6 @@ static void test_event_node_event(void **state)
 {
     (void)state;
     cus_autoptr(cus_context) c = new_primary();
-    cus_autoptr(cus_stream) s = new_stream(c, CU_STREAM_NON_BLOCKING);
     cus_autoptr(cus_graph) g = NULL;
     assert_ok(cus_graph_create(c, &g));
     cus_graph_node rec, wait, empty;
