@@ -8,9 +8,6 @@
 
 #include "internal.h"
 
-#define graph_of cus_graph_of_node_
-#define CHECK_NODE CUS_CHECK_NODE_
-
 static CUgraphEdgeData edge_data(cus_edge_kind kind)
 {
     CUgraphEdgeData e;
@@ -206,7 +203,7 @@ static cus_status node_list(cus_graph_node node, cus_graph_node *out, cus_edge_k
                             size_t *count, list_fn list, bool present, const char *call,
                             const char *function)
 {
-    cus_graph *g = graph_of(node);
+    cus_graph *g = cus_graph_of_node_(node);
     CUS_CHECK_POISON_AS(g->ctx, function);
     if (!present)
         return cus_graph_edges_unsupported_(call, function);
@@ -235,7 +232,7 @@ CUS_API cus_status cus_graph_node_dependencies_with_kinds(cus_graph_node node,
 {
     CUS_API_ENTER();
     CUS_CHECK_ARG(count && !deps == !kinds);
-    CHECK_NODE(node);
+    CUS_CHECK_NODE_(node);
     return node_list(node, deps, kinds, count, get_dependencies,
                      cus_drv_.cuGraphNodeGetDependencies_ != NULL, "cuGraphNodeGetDependencies",
                      __func__);
@@ -247,7 +244,7 @@ CUS_API cus_status cus_graph_node_dependents_with_kinds(cus_graph_node node,
 {
     CUS_API_ENTER();
     CUS_CHECK_ARG(count && !dependents == !kinds);
-    CHECK_NODE(node);
+    CUS_CHECK_NODE_(node);
     return node_list(node, dependents, kinds, count, get_dependents,
                      cus_drv_.cuGraphNodeGetDependentNodes_ != NULL,
                      "cuGraphNodeGetDependentNodes", __func__);

@@ -21,17 +21,14 @@ cus_status cus_graph_edges_unsupported_(const char *entry, const char *function)
                      cus_driver_version_ / 1000, cus_driver_version_ % 1000 / 10, entry);
 }
 
-#define graph_of cus_graph_of_node_
-#define CHECK_NODE CUS_CHECK_NODE_
-
 /* --- inspection ------------------------------------------------------------------------------- */
 
 CUS_API cus_status cus_graph_node_type(cus_graph_node node, CUgraphNodeType *type)
 {
     CUS_API_ENTER();
     CUS_CHECK_ARG(type);
-    CHECK_NODE(node);
-    cus_graph *g = graph_of(node);
+    CUS_CHECK_NODE_(node);
+    cus_graph *g = cus_graph_of_node_(node);
     CUS_CHECK_POISON(g->ctx);
     CUgraphNodeType t;
     CUresult r;
@@ -64,7 +61,7 @@ static cus_status node_list(cus_graph_node node, cus_graph_node *out, size_t *co
                             node_list_fn list, bool present, const char *call,
                             const char *function)
 {
-    cus_graph *g = graph_of(node);
+    cus_graph *g = cus_graph_of_node_(node);
     if (atomic_load_explicit(&g->ctx->poison, memory_order_relaxed))
         return cus_context_poisoned_fail_(g->ctx, function);
     if (!present)
@@ -88,7 +85,7 @@ CUS_API cus_status cus_graph_node_dependencies(cus_graph_node node, cus_graph_no
 {
     CUS_API_ENTER();
     CUS_CHECK_ARG(count);
-    CHECK_NODE(node);
+    CUS_CHECK_NODE_(node);
     return node_list(node, deps, count, get_dependencies,
                      cus_drv_.cuGraphNodeGetDependencies_ != NULL, "cuGraphNodeGetDependencies",
                      __func__);
@@ -99,7 +96,7 @@ CUS_API cus_status cus_graph_node_dependents(cus_graph_node node, cus_graph_node
 {
     CUS_API_ENTER();
     CUS_CHECK_ARG(count);
-    CHECK_NODE(node);
+    CUS_CHECK_NODE_(node);
     return node_list(node, dependents, count, get_dependents,
                      cus_drv_.cuGraphNodeGetDependentNodes_ != NULL,
                      "cuGraphNodeGetDependentNodes", __func__);
@@ -149,7 +146,7 @@ CUS_API cus_status cus_graph_node_enabled(cus_graph_exec *exec, cus_graph_node n
 {
     CUS_API_ENTER();
     CUS_CHECK_ARG(exec && enabled);
-    CHECK_NODE(node);
+    CUS_CHECK_NODE_(node);
     enabled_get a = {node.handle, 0};
     CUS_TRY(cus_graph_exec_query_(exec, node.graph, "cuGraphNodeGetEnabled", get_enabled_call,
                                   &a, __func__));
@@ -223,8 +220,8 @@ CUS_API cus_status cus_graph_remove_dependencies(cus_graph *graph, const cus_gra
 CUS_API cus_status cus_graph_destroy_node(cus_graph_node node)
 {
     CUS_API_ENTER();
-    CHECK_NODE(node);
-    cus_graph *g = graph_of(node);
+    CUS_CHECK_NODE_(node);
+    cus_graph *g = cus_graph_of_node_(node);
     CUS_CHECK_POISON(g->ctx);
     CUS_GRAPH_LOCK_IDLE_(g, __func__);
 #if CUDA_VERSION >= 12030
@@ -285,14 +282,14 @@ CUS_API cus_status cus_graph_node_in_clone(cus_graph *clone, cus_graph_node orig
 {
     CUS_API_ENTER();
     CUS_CHECK_ARG(clone && out);
-    CHECK_NODE(original);
+    CUS_CHECK_NODE_(original);
     CUS_CHECK_POISON(clone->ctx);
     CUgraphNode h = NULL;
     CUresult r;
     {
         /* The driver reads both graphs: both locks, in address order. */
         pthread_mutex_t *a = &cus_graph_root_(clone)->lock;
-        pthread_mutex_t *b = &cus_graph_root_(graph_of(original))->lock;
+        pthread_mutex_t *b = &cus_graph_root_(cus_graph_of_node_(original))->lock;
         if ((uintptr_t)b < (uintptr_t)a) {
             pthread_mutex_t *t = a;
             a = b, b = t;
@@ -643,8 +640,8 @@ CUS_API cus_status cus_graph_event_node_event(cus_graph_node node, cus_event **o
 {
     CUS_API_ENTER();
     CUS_CHECK_ARG(out);
-    CHECK_NODE(node);
-    cus_graph *g = graph_of(node);
+    CUS_CHECK_NODE_(node);
+    cus_graph *g = cus_graph_of_node_(node);
     CUS_CHECK_POISON(g->ctx);
     CUgraphNodeType type = CU_GRAPH_NODE_TYPE_EMPTY;
     CUevent h = NULL;

@@ -61,16 +61,13 @@ const char *cus_launch_attribute_name_(CUlaunchAttributeID id)
     }
 }
 
-#define graph_of cus_graph_of_node_
-#define CHECK_NODE CUS_CHECK_NODE_
-
 CUS_API cus_status cus_graph_kernel_node_attribute(cus_graph_node node, CUlaunchAttributeID id,
                                                    CUlaunchAttributeValue *value)
 {
     CUS_API_ENTER();
     CUS_CHECK_ARG(value);
-    CHECK_NODE(node);
-    cus_graph *g = graph_of(node);
+    CUS_CHECK_NODE_(node);
+    cus_graph *g = cus_graph_of_node_(node);
     CUS_CHECK_POISON(g->ctx);
     CUlaunchAttributeValue v;
     memset(&v, 0, sizeof v);
@@ -92,12 +89,12 @@ CUS_API cus_status cus_graph_kernel_node_attribute(cus_graph_node node, CUlaunch
 CUS_API cus_status cus_graph_copy_kernel_attributes(cus_graph_node dst, cus_graph_node src)
 {
     CUS_API_ENTER();
-    CHECK_NODE(dst);
-    CHECK_NODE(src);
-    cus_graph *g = graph_of(dst);
+    CUS_CHECK_NODE_(dst);
+    CUS_CHECK_NODE_(src);
+    cus_graph *g = cus_graph_of_node_(dst);
     /* What src's attributes name (its window's buffer) is kept by its graph
      * only: copied into another graph's node, it would not be kept. */
-    if (cus_graph_root_(g) != cus_graph_root_(graph_of(src)))
+    if (cus_graph_root_(g) != cus_graph_root_(cus_graph_of_node_(src)))
         return CUS_FAIL(CUS_ERROR_INVALID_ARGUMENT, NULL,
                         "the nodes belong to two graphs: the destination's graph would not keep "
                         "what the source's attributes name; set them with "
