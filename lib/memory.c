@@ -102,11 +102,13 @@ static CUresult alloc_managed(CUdeviceptr *p, size_t bytes, void *arg)
     return cus_drv_.cuMemAllocManaged_(p, bytes, *(const unsigned int *)arg);
 }
 
-/* Allocates through `alloc` with ctx current; fills the new buffer. */
-cus_status cus_buffer_new_(cus_context *ctx, cus_stream *stream, size_t bytes,
-                           cus_buffer_kind kind, const char *driver_call,
-                           cus_buffer_alloc_fn_ alloc, void *arg, cus_buffer_parent_ parent,
-                           cus_buffer **out, const char *function)
+/* Allocates through `alloc` with ctx current; fills the new buffer, ops
+ * included, before anyone else can see it. */
+static cus_status buffer_new_with(cus_context *ctx, cus_stream *stream, size_t bytes,
+                                  cus_buffer_kind kind, const char *driver_call,
+                                  cus_buffer_alloc_fn_ alloc, void *arg,
+                                  const cus_buffer_ops_ *ops, cus_buffer_parent_ parent,
+                                  cus_buffer **out, const char *function)
 {
     if (!ctx || !out || bytes == 0)
         return cus_fail_(CUS_ERROR_INVALID_ARGUMENT, function, NULL,
@@ -126,8 +128,18 @@ cus_status cus_buffer_new_(cus_context *ctx, cus_stream *stream, size_t bytes,
     b->ctx = cus_context_ref(ctx);
     b->stream = cus_stream_ref(stream);
     b->held.parent = parent;
+    b->ops = ops;
     *out = cus_steal(&b);
     return CUS_SUCCESS;
+}
+
+cus_status cus_buffer_new_(cus_context *ctx, cus_stream *stream, size_t bytes,
+                           cus_buffer_kind kind, const char *driver_call,
+                           cus_buffer_alloc_fn_ alloc, void *arg, cus_buffer_parent_ parent,
+                           cus_buffer **out, const char *function)
+{
+    return buffer_new_with(ctx, stream, bytes, kind, driver_call, alloc, arg, NULL, parent, out,
+                           function);
 }
 
 static cus_status buffer_new(cus_context *ctx, cus_stream *stream, size_t bytes,
@@ -170,12 +182,8 @@ cus_status cus_buffer_new_with_ops_(cus_context *ctx, size_t bytes, const cus_bu
                                     const void *arg, cus_buffer **out, const char *function)
 {
     ops_acquire a = {ops, arg};
-    cus_buffer *b = NULL;
-    CUS_TRY(cus_buffer_new_(ctx, NULL, bytes, ops->kind, ops->acquire_call, alloc_with_ops, &a,
-                            (cus_buffer_parent_){0}, &b, function));
-    b->ops = ops; /* before anyone else sees it */
-    *out = b;
-    return CUS_SUCCESS;
+    return buffer_new_with(ctx, NULL, bytes, ops->kind, ops->acquire_call, alloc_with_ops, &a, ops,
+                           (cus_buffer_parent_){0}, out, function);
 }
 
 cus_status cus_buffer_new_owned_(cus_context *ctx, CUdeviceptr ptr, size_t bytes,
