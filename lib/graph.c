@@ -13,7 +13,8 @@
  * destroyed even when the context is poisoned: skipping it would leak it. */
 static void graph_destroy(cus_graph *g)
 {
-    /* A body graph's driver graph is its conditional node's (graph_conditional.c). */
+    /* A body graph's driver graph is its node's (graph_conditional.c,
+     * graph_inspect.c). */
     if (g->handle && !g->parent && !cus_is_forked_()) {
         CUresult r = cus_drv_.cuGraphDestroy_(g->handle);
         if (r)
@@ -23,6 +24,7 @@ static void graph_destroy(cus_graph *g)
     cus_keep_list_release_(&g->keep);
     free(g->kept_set);
     free(g->cond_handles);
+    free(g->lent);
     if (g->parent)
         cus_graph_unref(g->parent);
     cus_context_unref(g->ctx);
@@ -31,6 +33,15 @@ static void graph_destroy(cus_graph *g)
 }
 
 CUS_DEFINE_REF_UNREF(cus_graph, graph_destroy)
+
+void cus_graph_body_init_(cus_graph *b, cus_graph *parent, CUgraph h)
+{
+    cus_refcount_init_(&b->refs);
+    pthread_mutex_init(&b->lock, NULL);
+    b->handle = h;
+    b->ctx = cus_context_ref(parent->ctx);
+    b->parent = cus_graph_ref(parent);
+}
 
 static void *graph_keep_ref(void *p)
 {

@@ -148,13 +148,8 @@ CUS_API cus_status cus_graph_add_conditional(cus_graph *graph, const cus_graph_n
         return st;
     }
     for (unsigned int i = 0; i < size; i++) {
-        cus_graph *b = made[i];
-        cus_refcount_init_(&b->refs);
-        pthread_mutex_init(&b->lock, NULL);
-        b->handle = p.conditional.phGraph_out[i];
-        b->ctx = cus_context_ref(graph->ctx);
-        b->parent = cus_graph_ref(graph);
-        bodies[i] = b;
+        cus_graph_body_init_(made[i], graph, p.conditional.phGraph_out[i]);
+        bodies[i] = made[i];
     }
     return CUS_SUCCESS;
 }

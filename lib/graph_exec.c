@@ -343,8 +343,9 @@ cus_status cus_graph_exec_instantiate_(cus_graph *graph, const char *driver_call
         return cus_context_poisoned_fail_(graph->ctx, function);
     if (graph->parent) /* the driver's body graphs run only inside their node */
         return cus_fail_(CUS_ERROR_INVALID_ARGUMENT, function, NULL,
-                         "invalid argument: graph is the body of a conditional node; "
-                         "instantiate the graph that holds the node");
+                         "invalid argument: graph belongs to a node (the body of a "
+                         "conditional node, or a child graph node's own graph); instantiate "
+                         "the graph that holds the node");
     cus_release_deferred_if_any_();
     cus_autofree cus_graph_exec *e = cus_calloc_(1, sizeof *e);
     if (!e)

@@ -214,6 +214,28 @@ CUS_API cus_status cus_graph_remove_dependencies(cus_graph *graph, const cus_gra
     return CUS_SUCCESS;
 }
 
+/* Whether root handed out the own graph of child graph node h. */
+static bool lent_find_locked(const cus_graph *root, CUgraphNode h)
+{
+    for (size_t i = 0; i < root->lent_count; i++)
+        if (root->lent[i] == h)
+            return true;
+    return false;
+}
+
+static bool lent_reserve_locked(cus_graph *root)
+{
+    if (root->lent_count < root->lent_capacity)
+        return true;
+    size_t want = root->lent_capacity ? root->lent_capacity * 2 : 4;
+    CUgraphNode *grown = cus_realloc_(root->lent, want * sizeof *grown);
+    if (!grown)
+        return false;
+    root->lent = grown;
+    root->lent_capacity = want;
+    return true;
+}
+
 /* What the node kept stays in its graph's keep list: another node may use
  * the same objects (each is kept once), and the executable graphs made
  * before still replay the node. */
@@ -224,20 +246,26 @@ CUS_API cus_status cus_graph_destroy_node(cus_graph_node node)
     cus_graph *g = cus_graph_of_node_(node);
     CUS_CHECK_POISON(g->ctx);
     CUS_GRAPH_LOCK_IDLE_(g, __func__);
-#if CUDA_VERSION >= 12030
     /* A conditional node's bodies are "valid for the lifetime of the
-     * conditional node" (cuda.h): their cus_graph objects would outlive the
-     * driver's graphs. */
+     * conditional node" (cuda.h), and a child graph node owns its graph:
+     * cus_graph objects of those would outlive the driver's graphs. */
     CUgraphNodeType type;
     CUresult r = cus_drv_.cuGraphNodeGetType_(node.handle, &type);
     if (r)
         return cus_context_driver_fail_(g->ctx, r, __func__, "cuGraphNodeGetType");
+#if CUDA_VERSION >= 12030
     if (type == CU_GRAPH_NODE_TYPE_CONDITIONAL)
         return CUS_FAIL(CUS_ERROR_NOT_SUPPORTED, NULL,
                         "node %p is a conditional node: its body graphs die with it, and "
                         "cuscope's handles to them would dangle; build the graph again without it",
                         (void *)node.handle);
 #endif
+    if (type == CU_GRAPH_NODE_TYPE_GRAPH && lent_find_locked(cus_graph_root_(g), node.handle))
+        return CUS_FAIL(CUS_ERROR_NOT_SUPPORTED, NULL,
+                        "node %p is a child graph node whose own graph cus_graph_child_graph "
+                        "handed out: that graph dies with the node, and cuscope's handles to it "
+                        "would dangle; build the graph again without it",
+                        (void *)node.handle);
     CUS_IN_CONTEXT(g->ctx, "cuGraphDestroyNode", cus_drv_.cuGraphDestroyNode_(node.handle));
     return CUS_SUCCESS;
 }
@@ -669,6 +697,36 @@ CUS_API cus_status cus_graph_event_node_event(cus_graph_node node, cus_event **o
                         "driver made or changed?)",
                         (void *)node.handle, (void *)h);
     *out = ev;
+    return CUS_SUCCESS;
+}
+
+/* The body is made before the driver call and the node's slot in the root's
+ * lent list reserved, so that nothing fails after it. */
+CUS_API cus_status cus_graph_child_graph(cus_graph_node node, cus_graph **out)
+{
+    CUS_API_ENTER();
+    CUS_CHECK_ARG(out);
+    CUS_CHECK_NODE_(node);
+    cus_graph *g = cus_graph_of_node_(node);
+    CUS_CHECK_POISON(g->ctx);
+    cus_autofree cus_graph *b = cus_calloc_(1, sizeof *b);
+    if (!b)
+        return CUS_FAIL(CUS_ERROR_OUT_OF_HOST_MEMORY, NULL, "allocating a graph");
+    cus_graph *root = cus_graph_root_(g);
+    CUgraph h = NULL;
+    {
+        CUS_GRAPH_LOCK_IDLE_(g, __func__);
+        bool lent = lent_find_locked(root, node.handle);
+        if (!lent && !lent_reserve_locked(root))
+            return CUS_FAIL(CUS_ERROR_OUT_OF_HOST_MEMORY, NULL, "the list of lent child graphs");
+        CUresult r = cus_drv_.cuGraphChildGraphNodeGetGraph_(node.handle, &h);
+        if (r)
+            return cus_context_driver_fail_(g->ctx, r, __func__, "cuGraphChildGraphNodeGetGraph");
+        if (!lent)
+            root->lent[root->lent_count++] = node.handle;
+    }
+    cus_graph_body_init_(b, g, h);
+    *out = cus_steal(&b);
     return CUS_SUCCESS;
 }
 

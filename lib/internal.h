@@ -849,7 +849,18 @@ struct cus_graph {
      * graph from the capturing stream without it, so cuscope's own calls on
      * the graph are refused meanwhile (cus_graph_idle_locked_). */
     unsigned int captures_into;
+    /* Child graph nodes whose own graphs were handed out as body graphs
+     * (cus_graph_child_graph, graph_inspect.c), on the root: such a node is
+     * never destroyed, or the bodies' handles would dangle. */
+    CUgraphNode *lent;
+    size_t lent_count, lent_capacity;
 };
+
+/* Fills b (zeroed memory) as a body graph of parent whose driver graph h
+ * belongs to a node of parent (a conditional node's body, a child graph
+ * node's own graph): one reference, parent's context, and a reference to
+ * parent, which keeps what the body's nodes use. Cannot fail. */
+CUS_HIDDEN void cus_graph_body_init_(struct cus_graph *b, struct cus_graph *parent, CUgraph h);
 
 /* What keeps g alive in another graph's keep list (a child graph, the
  * original of a clone): its release function tells such entries apart. */

@@ -177,7 +177,8 @@ CUS_API cus_status cus_graph_remove_dependencies(cus_graph *graph, const cus_gra
  * before still replays the node. The driver refuses a node of a graph with
  * memory allocation or free nodes (CUDA_ERROR_INVALID_VALUE). A conditional
  * node is refused (CUS_ERROR_NOT_SUPPORTED, after cuGraphNodeGetType): its
- * body graphs die with it, and the cus_graph of each body would dangle. */
+ * body graphs die with it, and the cus_graph of each body would dangle; so
+ * is a child graph node whose own graph cus_graph_child_graph handed out. */
 CUS_API cus_status cus_graph_destroy_node(cus_graph_node node);
 
 /* A copy of graph (cuGraphClone): its nodes and edges, child graphs copied
@@ -252,6 +253,22 @@ CUS_API cus_status cus_graph_set_library_kernel_node(cus_graph_node node, cus_ke
  * graph being captured into), the context's poison, and
  * CUS_ERROR_OUT_OF_HOST_MEMORY when it looks through kept graphs. */
 CUS_API cus_status cus_graph_event_node_event(cus_graph_node node, cus_event **out);
+
+/* A child graph node's own graph (cuGraphChildGraphNodeGetGraph): not a
+ * copy but the graph the node runs, so nodes added to it or changed in it
+ * change the node (executable graphs made before keep what they had). *out
+ * receives a new reference to a body graph, as a conditional node's bodies
+ * are (cuscope/graph_conditional.h): the driver's graph belongs to the
+ * node; the cus_graph holds a reference to node's graph; what its nodes
+ * use is kept alive by the outermost graph; it is not instantiated on its
+ * own (CUS_ERROR_INVALID_ARGUMENT); the driver takes no memory allocation
+ * or free node in it. Each call returns a new cus_graph for the same driver
+ * graph. From then on the node is not destroyed (cus_graph_destroy_node:
+ * CUS_ERROR_NOT_SUPPORTED). A node of another type is the driver's
+ * CUDA_ERROR_INVALID_VALUE. No context is made current. Errors also:
+ * CUS_ERROR_INVALID_ARGUMENT (no node, out NULL, the graph being captured
+ * into), the context's poison, CUS_ERROR_OUT_OF_HOST_MEMORY. */
+CUS_API cus_status cus_graph_child_graph(cus_graph_node node, cus_graph **out);
 
 /* The event an event record node records (cuGraphEventRecordNodeSetEvent);
  * event is kept alive. */

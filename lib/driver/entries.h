@@ -273,4 +273,5 @@
     X(cuGraphKernelNodeCopyAttributes, cuGraphKernelNodeCopyAttributes, 11000, REQUIRED) \
     X(cuGraphEventRecordNodeGetEvent, cuGraphEventRecordNodeGetEvent, 11010, REQUIRED) \
     X(cuGraphEventWaitNodeGetEvent, cuGraphEventWaitNodeGetEvent, 11010, REQUIRED) \
+    X(cuGraphChildGraphNodeGetGraph, cuGraphChildGraphNodeGetGraph, 10000, REQUIRED) \
     X(cuGraphInstantiateWithParams, cuGraphInstantiateWithParams, 12000, REQUIRED)

@@ -160,6 +160,9 @@ static void node_release(struct CUgraphNode_st *n, bool touch_memory)
         fake_module_launch_free(n->u.launch.exec);
     else if (n->kind == FAKE_OP_ALLOC && touch_memory)
         fake_memory_graph_drop_locked(n->u.mem.mem);
+    if (n->child_graph && touch_memory) /* its handle dies with the node */
+        fake_graph_graph_release_locked(n->child_graph);
+    n->child_graph = NULL;
     if (n->child && touch_memory)
         fake_graph_body_unref_locked(n->child); /* at a reset, the bodies all go anyway */
     n->child = NULL;
@@ -197,6 +200,21 @@ void fake_graph_body_unref_locked(fake_graph_body *b)
     bodies[b->slot] = bodies[--body_count];
     bodies[b->slot]->slot = b->slot;
     body_free(b, true);
+}
+
+void fake_graph_body_share_out_locked(fake_graph_body *b, const struct CUgraphNode_st *keeper,
+                                      fake_graph_body *copy)
+{
+    for (size_t i = 0; i < body_count; i++) {
+        fake_graph_body *a = bodies[i];
+        for (size_t j = 0; j < a->nnodes; j++) {
+            struct CUgraphNode_st *n = a->nodes[j];
+            if (n != keeper && n->child == b && !n->released) {
+                n->child = fake_graph_body_ref(copy);
+                fake_graph_body_unref_locked(b); /* never its last: keeper holds it */
+            }
+        }
+    }
 }
 
 static CUgraphNodeType node_type(fake_op_kind kind)
@@ -246,6 +264,20 @@ bool fake_graph_body_allocates(const fake_graph_body *b, const fake_mem *m)
 }
 
 /* --- graphs and executable graphs: records and arguments ----------------------------------- */
+
+struct CUgraph_st *fake_graph_record_new_locked(struct CUctx_st *ctx, fake_graph_body *b)
+{
+    if (!RESERVE(fake_graph_graphs, fake_graph_graph_count, fake_graph_graph_capacity))
+        return NULL;
+    struct CUgraph_st *g = fake_handle_new_locked(CUS_FAKE_HANDLE_GRAPH, sizeof *g, 0);
+    if (!g)
+        return NULL;
+    g->ctx = ctx;
+    g->body = b;
+    b->graph = g;
+    fake_graph_graphs[fake_graph_graph_count++] = g;
+    return g;
+}
 
 /* Destroys a graph record: its handle dies, its body loses a reference. */
 void fake_graph_graph_release_locked(struct CUgraph_st *g)
@@ -338,10 +370,10 @@ CUresult CUDAAPI fake_cuGraphDestroy(CUgraph hGraph)
         return fake_leave(r);
     if (g->capture) /* the graph of a capture in progress: cuStreamEndCapture owns it */
         return fake_leave(CUDA_ERROR_ILLEGAL_STATE);
-    if (g->cond_parent) {
-        fake_misuse_locked("cuGraphDestroy of graph 0x%" PRIxPTR ", the body of a conditional "
-                           "node: its node's graph owns it",
-                           (uintptr_t)hGraph);
+    if (g->parent) {
+        fake_misuse_locked("cuGraphDestroy of graph 0x%" PRIxPTR ", %s: its node's graph owns it",
+                           (uintptr_t)hGraph,
+                           g->owner ? "a child graph node's own graph" : "the body of a conditional node");
         return fake_leave(CUDA_ERROR_INVALID_VALUE);
     }
     /* Its executable graphs are independent of it: they keep the body. */

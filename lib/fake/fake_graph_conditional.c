@@ -78,8 +78,8 @@ static cond_handle *handle_of(CUgraphConditionalHandle h)
 
 static struct CUgraph_st *root_of(struct CUgraph_st *g)
 {
-    while (g->cond_parent)
-        g = g->cond_parent;
+    while (g->parent)
+        g = g->parent;
     return g;
 }
 
@@ -132,19 +132,13 @@ static bool zeros(const void *p, size_t n)
 /* A body graph of g: a graph record like cuGraphCreate's. */
 static struct CUgraph_st *body_graph_new_locked(struct CUgraph_st *g)
 {
-    if (!RESERVE(fake_graph_graphs, fake_graph_graph_count, fake_graph_graph_capacity))
-        return NULL;
     fake_graph_body *b = fake_graph_body_new_locked();
-    struct CUgraph_st *bg = b ? fake_handle_new_locked(CUS_FAKE_HANDLE_GRAPH, sizeof *bg, 0) : NULL;
+    struct CUgraph_st *bg = b ? fake_graph_record_new_locked(g->ctx, b) : NULL;
     if (!bg) {
         fake_graph_body_unref_locked(b);
         return NULL;
     }
-    bg->ctx = g->ctx;
-    bg->body = b;
-    b->graph = bg;
-    bg->cond_parent = g;
-    fake_graph_graphs[fake_graph_graph_count++] = bg;
+    bg->parent = g;
     return bg;
 }
 
@@ -168,7 +162,7 @@ static CUresult add_conditional_locked(CUgraphNode *out, CUgraph hg, const CUgra
      * g as a conditional body. */
     cond_handle *h = handle_of(cp->handle);
     bool encloses = false;
-    for (const struct CUgraph_st *a = g; h && a && !encloses; a = a->cond_parent)
+    for (const struct CUgraph_st *a = g; h && a && !encloses; a = a->parent)
         encloses = a == h->graph;
     if (!encloses || cp->ctx != (CUcontext)h->ctx)
         return CUDA_ERROR_INVALID_VALUE;

@@ -73,7 +73,7 @@ static CUresult instantiate_locked(CUgraphExec *phGraphExec, CUgraph hGraph,
         return CUDA_ERROR_INVALID_VALUE;
     if (g->capture)
         return CUDA_ERROR_ILLEGAL_STATE; /* not instantiable before its end */
-    if (g->cond_parent)
+    if (g->parent)
         return CUDA_ERROR_INVALID_VALUE; /* a body runs inside its node only */
     const fake_graph_body *b = g->body;
     if (flags & FLAG_DEVICE_LAUNCH) {

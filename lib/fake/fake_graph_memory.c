@@ -147,7 +147,7 @@ static CUresult add_alloc_locked(CUgraphNode *out, CUgraph hg, const CUgraphNode
         return CUDA_ERROR_INVALID_VALUE;
     if (!fake_dev.devices[dev].attributes[CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED])
         return CUDA_ERROR_NOT_SUPPORTED;
-    if (g->cond_parent)
+    if (g->parent)
         return CUDA_ERROR_INVALID_VALUE; /* a body takes no memory node */
     struct CUctx_st *owner = owner_locked(g, dev);
     if (!owner)
@@ -187,7 +187,7 @@ static CUresult add_free_locked(CUgraphNode *out, CUgraph hg, const CUgraphNode 
     fake_mem *m = fake_memory_graph_at_locked((uintptr_t)dptr);
     if (!m)
         return CUDA_ERROR_INVALID_VALUE; /* documented: no allocation node's address */
-    if (g->cond_parent)
+    if (g->parent)
         return CUDA_ERROR_INVALID_VALUE;
     const fake_graph_body *b = g->body;
     if (fake_graph_body_frees(b, m))

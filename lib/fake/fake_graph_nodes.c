@@ -70,6 +70,7 @@ fake_graph_body *fake_graph_body_clone_locked(const fake_graph_body *b)
         k->edges = NULL;
         k->ndeps = 0;
         k->child = NULL;
+        k->child_graph = NULL; /* the original's handle stays the original's */
         if (n->kind == FAKE_OP_LAUNCH)
             k->u.launch.exec = NULL; /* until copied below */
         c->nodes[c->nnodes++] = k; /* from here on, the body's to free */
@@ -103,10 +104,23 @@ fake_graph_body *fake_graph_body_clone_locked(const fake_graph_body *b)
 }
 
 /* Before g's nodes change: the executable graphs that share its body get a
- * copy of it. */
+ * copy of it. A child graph node's own graph changes its node: the graph
+ * that holds the node is detached first, then the other holders of the
+ * child body (executable graphs' copies, clones) get a copy of it. */
 static CUresult detach_execs_locked(struct CUgraph_st *g)
 {
     fake_graph_body *b = g->body;
+    if (g->owner) {
+        CUresult r = detach_execs_locked(g->parent);
+        if (r != CUDA_SUCCESS || b->refs <= 2) /* the node's and g's */
+            return r;
+        fake_graph_body *copy = fake_graph_body_clone_locked(b);
+        if (!copy)
+            return CUDA_ERROR_OUT_OF_MEMORY;
+        fake_graph_body_share_out_locked(b, g->owner, copy);
+        fake_graph_body_unref_locked(copy);
+        return CUDA_SUCCESS;
+    }
     if (b->refs == 1)
         return CUDA_SUCCESS;
     fake_graph_body *copy = fake_graph_body_clone_locked(b);
@@ -216,18 +230,12 @@ CUresult CUDAAPI fake_cuGraphCreate(CUgraph *phGraph, unsigned int flags)
     struct CUctx_st *c = NULL;
     if (fake_current_context_any_locked(&c) != CUDA_SUCCESS)
         c = NULL;
-    if (!RESERVE(fake_graph_graphs, fake_graph_graph_count, fake_graph_graph_capacity))
-        return fake_leave(CUDA_ERROR_OUT_OF_MEMORY);
     fake_graph_body *b = fake_graph_body_new_locked();
-    struct CUgraph_st *g = b ? fake_handle_new_locked(CUS_FAKE_HANDLE_GRAPH, sizeof *g, 0) : NULL;
+    struct CUgraph_st *g = b ? fake_graph_record_new_locked(c, b) : NULL;
     if (!g) {
         fake_graph_body_unref_locked(b);
         return fake_leave(CUDA_ERROR_OUT_OF_MEMORY);
     }
-    g->ctx = c;
-    g->body = b;
-    b->graph = g;
-    fake_graph_graphs[fake_graph_graph_count++] = g;
     *phGraph = g;
     return fake_leave(CUDA_SUCCESS);
 }
@@ -1332,4 +1340,53 @@ CUresult CUDAAPI fake_cuGraphEventWaitNodeGetEvent(CUgraphNode hNode, CUevent *e
 {
     FAKE_ENTER(cuGraphEventWaitNodeGetEvent);
     return fake_leave(get_node_event_locked(hNode, event_out, CU_GRAPH_NODE_TYPE_WAIT_EVENT));
+}
+
+/* --- a child graph node's own graph ------------------------------------------------------------ */
+
+/* Documented: "does not clone the graph. Changes to the graph will be
+ * reflected in the node, and the node retains ownership of the graph." The
+ * node's child body becomes the graph's; a body that another node shares
+ * (a clone's, an executable graph's copy) is shared out at the first change
+ * (detach_execs_locked), or here when another node's graph has it already.
+ * The same handle each time; it dies with the node. */
+static CUresult child_graph_locked(CUgraphNode hn, CUgraph *out)
+{
+    struct CUgraphNode_st *n = NULL;
+    CUresult r = fake_graph_node_of_type_locked(hn, CU_GRAPH_NODE_TYPE_GRAPH, false, &n);
+    if (r != CUDA_SUCCESS)
+        return r;
+    if (!out)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (!n->child_graph) {
+        fake_graph_body *b = n->child;
+        if (b->graph) { /* another node's graph has it: this node gets a copy */
+            b = fake_graph_body_clone_locked(n->child);
+            if (!b)
+                return CUDA_ERROR_OUT_OF_MEMORY;
+        } else {
+            fake_graph_body_ref(b);
+        }
+        struct CUgraph_st *g = fake_graph_of_node_locked(n); /* not NULL: checked above */
+        struct CUgraph_st *cg = g ? fake_graph_record_new_locked(g->ctx, b) : NULL;
+        if (!cg) {
+            fake_graph_body_unref_locked(b);
+            return CUDA_ERROR_OUT_OF_MEMORY;
+        }
+        if (b != n->child) {
+            fake_graph_body_unref_locked(n->child);
+            n->child = fake_graph_body_ref(b);
+        }
+        cg->parent = g;
+        cg->owner = n;
+        n->child_graph = cg;
+    }
+    *out = n->child_graph;
+    return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI fake_cuGraphChildGraphNodeGetGraph(CUgraphNode hNode, CUgraph *phGraph)
+{
+    FAKE_ENTER(cuGraphChildGraphNodeGetGraph);
+    return fake_leave(child_graph_locked(hNode, phGraph));
 }

@@ -39,6 +39,9 @@ struct CUgraphNode_st {
     bool typed;                    /* type below says what it is (else its kind does) */
     CUgraphNodeType type;
     fake_graph_body *child;        /* CHILD_GRAPH: a copy of the child's nodes (a reference) */
+    /* CHILD_GRAPH, once cuGraphChildGraphNodeGetGraph asked: the graph
+     * record of child (it holds a reference too), released with the node. */
+    struct CUgraph_st *child_graph;
     struct CUgraphNode_st *origin; /* in an executable graph's copy: the graph's node */
     bool disabled;                 /* cuGraphNodeSetEnabled in an executable graph */
     struct fake_cond_node *cond;   /* CONDITIONAL: fake_graph_conditional.c's (shared by copies) */
@@ -64,7 +67,13 @@ struct CUgraph_st {
     struct fake_capture *capture; /* being captured: neither instantiable nor destroyable */
     unsigned long execs_live;     /* executable graphs made from it, still alive */
     bool ctx_destroyed;           /* its capture was discarded with its context */
-    struct CUgraph_st *cond_parent; /* a conditional node's body: the graph of the node */
+    /* A graph that belongs to a node of parent, which alone destroys it: a
+     * conditional node's body, or a child graph node's own graph
+     * (cuGraphChildGraphNodeGetGraph; owner: that node, whose child body is
+     * this graph's). Neither is instantiated or destroyed on its own, nor
+     * takes memory nodes. */
+    struct CUgraph_st *parent;
+    struct CUgraphNode_st *owner;
     /* fake_graph_conditional.c's lists, so that a launch and a release cost
      * nothing for graphs without conditionals: on a root graph, the handles
      * of it and its bodies that assign a default at each launch; on any, its
@@ -152,6 +161,16 @@ FAKE_HIDDEN void fake_graph_body_unref_locked(fake_graph_body *b);
 /* Whether the body has a free node of m; an allocation node of m. */
 FAKE_HIDDEN bool fake_graph_body_frees(const fake_graph_body *b, const fake_mem *m);
 FAKE_HIDDEN bool fake_graph_body_allocates(const fake_graph_body *b, const fake_mem *m);
+/* Each node but keeper whose child body is b gets copy instead (a
+ * reference), so that b, keeper's, can change alone and its node handles
+ * stay valid. */
+FAKE_HIDDEN void fake_graph_body_share_out_locked(fake_graph_body *b,
+                                                  const struct CUgraphNode_st *keeper,
+                                                  fake_graph_body *copy);
+/* A new graph record of b (whose reference it takes) in ctx, registered
+ * for teardown; NULL when out of memory, b untouched. */
+FAKE_HIDDEN struct CUgraph_st *fake_graph_record_new_locked(struct CUctx_st *ctx,
+                                                           fake_graph_body *b);
 /* Destroys a graph record: its handle dies, its body loses a reference. */
 FAKE_HIDDEN void fake_graph_graph_release_locked(struct CUgraph_st *g);
 FAKE_HIDDEN void fake_graph_exec_release_locked(struct CUgraphExec_st *x);

@@ -1913,7 +1913,7 @@ CALL(cuGraphKernelNodeCopyAttributes, 11000)
 }
 
 typedef enum set_node {
-    SET_COPY, SET_MEMSET, SET_HOST, SET_RECORD, SET_WAIT, GET_RECORD, GET_WAIT
+    SET_COPY, SET_MEMSET, SET_HOST, SET_RECORD, SET_WAIT, GET_RECORD, GET_WAIT, GET_CHILD
 } set_node;
 
 /* A graph of one node of kind in the current context, the node changed,
@@ -1928,6 +1928,7 @@ static CUresult graph_node_set(const rules_args *a, set_node kind)
     CUDA_MEMCPY3D cp = copy_1d(a->buf, a->buf2);
     CUDA_MEMSET_NODE_PARAMS ms = memset_1d(a->buf);
     CUDA_HOST_NODE_PARAMS hp = {host_noop, NULL};
+    CUgraph child = NULL;
     switch (kind) {
     case SET_COPY: r = drv.cuGraphAddMemcpyNode_10000(&node, g, NULL, 0, &cp, a->ctx); break;
     case SET_MEMSET: r = drv.cuGraphAddMemsetNode_10000(&node, g, NULL, 0, &ms, a->ctx); break;
@@ -1936,8 +1937,14 @@ static CUresult graph_node_set(const rules_args *a, set_node kind)
     case GET_RECORD: r = drv.cuGraphAddEventRecordNode_11010(&node, g, NULL, 0, a->event); break;
     case SET_WAIT:
     case GET_WAIT: r = drv.cuGraphAddEventWaitNode_11010(&node, g, NULL, 0, a->event); break;
+    case GET_CHILD:
+        r = drv.cuGraphCreate_10000(&child, 0);
+        if (r == CUDA_SUCCESS)
+            r = drv.cuGraphAddChildGraphNode_10000(&node, g, NULL, 0, child);
+        break;
     }
     CUevent got = NULL;
+    CUgraph own = NULL;
     if (r == CUDA_SUCCESS) {
         cp = copy_1d(a->buf2, a->buf);
         ms.value = 7;
@@ -1949,8 +1956,11 @@ static CUresult graph_node_set(const rules_args *a, set_node kind)
         case SET_WAIT: r = drv.cuGraphEventWaitNodeSetEvent_11010(node, a->event2); break;
         case GET_RECORD: r = drv.cuGraphEventRecordNodeGetEvent_11010(node, &got); break;
         case GET_WAIT: r = drv.cuGraphEventWaitNodeGetEvent_11010(node, &got); break;
+        case GET_CHILD: r = drv.cuGraphChildGraphNodeGetGraph_10000(node, &own); break;
         }
     }
+    if (child)
+        drv.cuGraphDestroy_10000(child);
     drv.cuGraphDestroy_10000(g);
     return r;
 }
@@ -1978,6 +1988,11 @@ CALL(cuGraphEventRecordNodeGetEvent, 11010)
 CALL(cuGraphEventWaitNodeGetEvent, 11010)
 {
     return graph_node_set(a, GET_WAIT);
+}
+
+CALL(cuGraphChildGraphNodeGetGraph, 10000)
+{
+    return graph_node_set(a, GET_CHILD);
 }
 
 CALL(cuGraphEventRecordNodeSetEvent, 11010)
