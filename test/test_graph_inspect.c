@@ -10,6 +10,9 @@
  *   - per-node updates: an event record node switched to other events (the
  *     one an update replaced released, at once or after the replays), a host
  *     function node, a child graph node (and one of another topology);
+ *   - a child graph node's own graph (cus_graph_child_graph): changed, in
+ *     the executable graphs made after it only, not in clones made before;
+ *     nested; the lent node not destroyed; outliving its graph;
  *   - enabled state, instantiation flags, instantiation with parameters
  *     (upload stream, the driver's result and offending node reported);
  *   - the DOT file written (a line per node and per edge);
@@ -554,6 +557,153 @@ static void test_child_update(void **state)
     assert_status(cus_graph_exec_set_child(e, sub, elsewhere), CUS_ERROR_CONTEXT_MISMATCH);
 }
 
+/* The value every element of buf holds (a test failure when they differ). */
+static uint32_t uniform_value(cus_context *c, cus_buffer *buf)
+{
+    cus_autoptr(cus_host_buffer) out = new_pinned(c, G_N * 4);
+    assert_ok(cus_copy_to_host(u32s(out), buf, 0, G_N * 4));
+    for (int i = 1; i < G_N; i++)
+        if (u32s(out)[i] != u32s(out)[0])
+            fail_msg("element %d is %u, element 0 %u", i, u32s(out)[i], u32s(out)[0]);
+    return u32s(out)[0];
+}
+
+static void assert_buffer_is(cus_context *c, cus_buffer *buf, uint32_t want)
+{
+    assert_int_equal(uniform_value(c, buf), want);
+}
+
+static void launch_and_wait(cus_graph *g, cus_stream *s)
+{
+    cus_autoptr(cus_graph_exec) e = instantiate(g);
+    assert_ok(cus_graph_exec_launch(e, s));
+    assert_ok(cus_stream_synchronize(s));
+}
+
+/* A child graph node's own graph: nodes added to it run in the node, in the
+ * executable graphs made after only; clones and executable graphs made
+ * before keep what they had; the graph and the node's buffers outlive the
+ * caller's references; the node is not destroyed once its graph is lent. */
+static void test_child_graph(void **state)
+{
+    (void)state;
+    cus_autoptr(cus_context) c = new_primary();
+    cus_autoptr(cus_stream) s = new_stream(c, CU_STREAM_NON_BLOCKING);
+    cus_autoptr(cus_buffer) a = new_buffer(c, G_N * 4);
+    cus_autoptr(cus_buffer) b = new_buffer(c, G_N * 4);
+    cus_autoptr(cus_graph) g = NULL;
+    assert_ok(cus_graph_create(c, &g));
+    cus_graph_node sub, spare, empty;
+    cus_autoptr(cus_graph) child = NULL;
+    assert_ok(cus_graph_create(c, &child));
+    assert_ok(cus_graph_add_fill_u32(child, NULL, 0, NULL, a, 0, 1, G_N));
+    assert_ok(cus_graph_add_child(g, NULL, 0, &sub, child));
+    assert_ok(cus_graph_add_child(g, NULL, 0, &spare, child));
+    assert_ok(cus_graph_add_empty(g, NULL, 0, &empty));
+    cus_autoptr(cus_graph_exec) before = instantiate(g);
+    cus_autoptr(cus_graph) copy_before = NULL;
+    assert_ok(cus_graph_clone(g, &copy_before));
+
+    cus_autoptr(cus_graph) own = NULL;
+    assert_ok(cus_graph_child_graph(sub, &own));
+    assert_non_null(own);
+    assert_ptr_not_equal(own, child);
+    assert_ptr_equal(cus_graph_context(own), c);
+    assert_int_equal(node_count(own), 1);
+    cus_graph_node first;
+    size_t n = 1;
+    assert_ok(cus_graph_root_nodes(own, &first, &n));
+    assert_int_equal(n, 1);
+    /* A node added to it: the node's, not the child's the node was made of. */
+    {
+        cus_autoptr(cus_buffer) d = new_buffer(c, G_N * 4);
+        assert_ok(cus_graph_add_fill_u32(own, &first, 1, NULL, b, 0, 5, G_N));
+        assert_ok(cus_graph_add_fill_u32(own, NULL, 0, NULL, d, 0, 6, G_N));
+    } /* d: kept by g, the outermost graph */
+    assert_int_equal(node_count(own), 3);
+    assert_int_equal(node_count(child), 1);
+    assert_int_equal(node_count(g), 3);
+    /* Made before: a, not b. */
+    assert_ok(cus_buffer_fill_u32(b, 0, 0, G_N));
+    assert_ok(cus_graph_exec_launch(before, s));
+    assert_ok(cus_stream_synchronize(s));
+    assert_buffer_is(c, a, 1);
+    assert_buffer_is(c, b, 0);
+    launch_and_wait(copy_before, s);
+    assert_buffer_is(c, b, 0);
+    /* Made after: b too. */
+    launch_and_wait(g, s);
+    assert_buffer_is(c, b, 5);
+    /* A clone made now has the node as it is, and keeps it after a change. */
+    cus_autoptr(cus_graph) copy_after = NULL;
+    assert_ok(cus_graph_clone(g, &copy_after));
+    assert_ok(cus_graph_add_fill_u32(own, NULL, 0, NULL, a, 0, 9, G_N));
+    assert_int_equal(node_count(own), 4);
+    assert_ok(cus_buffer_fill_u32(a, 0, 0, G_N));
+    launch_and_wait(copy_after, s);
+    assert_buffer_is(c, a, 1); /* not 9: the clone's node kept its nodes */
+    cus_autoptr(cus_graph_exec) after = instantiate(g);
+    assert_ok(cus_graph_exec_launch(after, s));
+    assert_ok(cus_stream_synchronize(s));
+    /* The fill of 1 and the fill of 9 are unordered: either value, whole. */
+    uint32_t v = uniform_value(c, a);
+    assert_true(v == 1 || v == 9);
+
+    /* Another call: another cus_graph, the same driver graph. */
+    cus_autoptr(cus_graph) again = NULL;
+    assert_ok(cus_graph_child_graph(sub, &again));
+    assert_ptr_not_equal(again, own);
+    assert_ptr_equal(cus_graph_handle(again), cus_graph_handle(own));
+    /* Not instantiated alone; the driver takes no memory node in it. */
+    cus_graph_exec *e = SENTINEL_PTR(e);
+    assert_status(cus_graph_instantiate(own, 0, &e), CUS_ERROR_INVALID_ARGUMENT);
+    assert_contains(cus_last_error_message(), "child graph node's own graph");
+    assert_ptr_equal(e, SENTINEL_PTR(e));
+    cus_buffer *mem = NULL;
+    assert_status(cus_graph_add_alloc(own, NULL, 0, NULL, 256, &mem), CUDA_ERROR_INVALID_VALUE);
+    assert_null(mem);
+    /* The lent node stays; the other child node goes. */
+    assert_status(cus_graph_destroy_node(sub), CUS_ERROR_NOT_SUPPORTED);
+    assert_contains(cus_last_error_message(), "cus_graph_child_graph handed out");
+    assert_ok(cus_graph_destroy_node(spare));
+    assert_int_equal(node_count(g), 2);
+    /* A child node in the lent graph lends its own too (the outermost
+     * graph's list). */
+    cus_graph_node inner;
+    assert_ok(cus_graph_add_child(own, NULL, 0, &inner, child));
+    cus_autoptr(cus_graph) inner_own = NULL;
+    assert_ok(cus_graph_child_graph(inner, &inner_own));
+    assert_ok(cus_graph_add_fill_u32(inner_own, NULL, 0, NULL, b, 0, 11, G_N));
+    assert_status(cus_graph_destroy_node(inner), CUS_ERROR_NOT_SUPPORTED);
+    assert_ok(cus_buffer_fill_u32(b, 0, 0, G_N));
+    launch_and_wait(g, s);
+    v = uniform_value(c, b); /* the fill of 5 and the inner one of 11, unordered */
+    assert_true(v == 5 || v == 11);
+    /* Another type of node, bad input, the driver's failure: nothing lent. */
+    cus_graph *none = SENTINEL_PTR(none);
+    assert_status(cus_graph_child_graph(empty, &none), CUDA_ERROR_INVALID_VALUE);
+    assert_string_equal(cus_last_error()->driver_call, "cuGraphChildGraphNodeGetGraph");
+    assert_ptr_equal(none, SENTINEL_PTR(none));
+    assert_status(cus_graph_child_graph(sub, NULL), CUS_ERROR_INVALID_ARGUMENT);
+    assert_status(cus_graph_child_graph((cus_graph_node){0}, &none), CUS_ERROR_INVALID_ARGUMENT);
+    cus_graph_node third;
+    assert_ok(cus_graph_add_child(g, NULL, 0, &third, child));
+    assert_ok(cus_fake_fail_entry("cuGraphChildGraphNodeGetGraph", 1, FAULT, false));
+    assert_status(cus_graph_child_graph(third, &none), CU(FAULT));
+    assert_ptr_equal(none, SENTINEL_PTR(none));
+    assert_ok(cus_graph_destroy_node(third));
+    /* The lent graph outlives every other reference to the graph it is in. */
+    before = cus_graph_exec_unref(before);
+    after = cus_graph_exec_unref(after);
+    copy_before = cus_graph_unref(copy_before);
+    copy_after = cus_graph_unref(copy_after);
+    again = cus_graph_unref(again);
+    g = cus_graph_unref(g);
+    assert_int_equal(node_count(own), 5);
+    assert_ok(cus_graph_add_empty(own, NULL, 0, NULL));
+    assert_int_equal(node_count(own), 6);
+}
+
 /* --- enabled, flags, instantiation with parameters ------------------------------------------- */
 
 static void test_enabled_and_flags(void **state)
@@ -828,6 +978,7 @@ int main(void)
         ENV_TEST(test_event_node_event),
         ENV_TEST(test_host_fn_update),
         ENV_TEST(test_child_update),
+        ENV_TEST(test_child_graph),
         ENV_TEST(test_enabled_and_flags),
         ENV_TEST(test_debug_dot),
         ENV_TEST(test_driver_failures),
