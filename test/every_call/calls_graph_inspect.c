@@ -158,6 +158,18 @@ static cus_status c_graph_event_node_event(world *w)
     EC_RETURN_OUT(st, same);
 }
 
+static cus_status c_graph_child_graph(world *w)
+{
+    WITH_GRAPH(w, x, false);
+    cus_graph *own = NULL;
+    cus_status st = cus_graph_child_graph(x.sub, &own);
+    size_t n = 0;
+    if (!st)
+        st = cus_graph_node_count(own, &n);
+    cus_graph_unref(own);
+    EC_RETURN_OUT(st, n == 1);
+}
+
 static cus_status c_graph_node_enabled(world *w)
 {
     cus_autoptr(cus_graph) g = NULL;
@@ -288,6 +300,10 @@ const every_call every_calls_graph_inspect[] = {
     {"cus_graph_add_edges", c_graph_add_edges, 0, NULL, NULL},
     {"cus_graph_event_node_event", c_graph_event_node_event, EC_NO_OWN_SWITCH,
      "cuGraphEventWaitNodeGetEvent needs no context: no switch", NULL},
+    {"cus_graph_child_graph", c_graph_child_graph, EC_NO_OWN_SWITCH | EC_RELEASE_LEAVES_2,
+     "cuGraphChildGraphNodeGetGraph needs no context: no switch; a graph whose cuGraphDestroy "
+     "fails keeps its child node's own graph (two fake handles)",
+     NULL},
     {"cus_graph_remove_edges", c_graph_remove_edges, 0, NULL, NULL},
     {"cus_graph_node_dependencies_with_kinds", c_graph_node_dependencies_with_kinds,
      EC_NO_OWN_SWITCH, "cuGraphNodeGetDependencies needs no context: no switch", NULL},

@@ -78,7 +78,7 @@ enum {
     EC_NO_OWN_SWITCH = 1u << 8,
     /* A release that fails leaves two fake handles, not one: a green
      * context and the retain of its device's primary context, which the
-     * driver holds for it. */
+     * driver holds for it; a graph and a body graph of its node. */
     EC_RELEASE_LEAVES_2 = 1u << 9,
 };
 
