@@ -1002,6 +1002,84 @@ static cus_status scn_graph_inspect_edit(void *arg)
     return CUS_SUCCESS;
 }
 
+/* A child graph node changed through its own graph (cus_graph_child_graph):
+ * the graph is upload -> child -> download, the child a fill of b with 0;
+ * the kernel (or the copy) is added inside the child node afterwards, with
+ * every object released before the instantiations. The executable graph made
+ * before downloads zeros, the one made after scale * in, a clone made before
+ * zeros too; the node is not destroyed while its graph is lent. */
+static cus_status scn_graph_child_graph_edit(void *arg)
+{
+    (void)arg;
+    cus_autoptr(cus_context) ctx = NULL;
+    CUS_TRY(primary0(&ctx));
+    cus_autoptr(cus_host_buffer) hin = NULL;
+    cus_autoptr(cus_host_buffer) hout = NULL;
+    CUS_TRY(cus_host_buffer_alloc(ctx, N * sizeof(float), 0, &hin));
+    CUS_TRY(cus_host_buffer_alloc(ctx, N * sizeof(float), 0, &hout));
+    float *in = cus_host_buffer_data(hin), *out = cus_host_buffer_data(hout);
+    fill_floats(in, 1.0f, 0.25f);
+    cus_autoptr(cus_stream) s = NULL;
+    CUS_TRY(cus_stream_create(ctx, CU_STREAM_NON_BLOCKING, 0, &s));
+    cus_autoptr(cus_graph) g = NULL;
+    cus_autoptr(cus_graph) copy = NULL;
+    cus_autoptr(cus_graph_exec) before = NULL;
+    cus_autoptr(cus_graph_exec) after = NULL;
+    cus_graph_node sub = {0};
+    {
+        cus_autoptr(cus_buffer) a = NULL;
+        cus_autoptr(cus_buffer) b = NULL;
+        CUS_TRY(cus_buffer_alloc(ctx, N * sizeof(float), &a));
+        CUS_TRY(cus_buffer_alloc(ctx, N * sizeof(float), &b));
+        cus_work_scope w = {NULL, NULL};
+        CUS_TRY(work_load(ctx, &w));
+        CUS_TRY(cus_graph_create(ctx, &g));
+        cus_graph_node up, down;
+        CUS_TRY(cus_graph_add_copy_to_device(g, NULL, 0, &up, a, 0, in, N * sizeof(float)));
+        {
+            cus_autoptr(cus_graph) child = NULL;
+            CUS_TRY(cus_graph_create(ctx, &child));
+            CUS_TRY(cus_graph_add_fill_u32(child, NULL, 0, NULL, b, 0, 0, N));
+            CUS_TRY(cus_graph_add_child(g, &up, 1, &sub, child));
+        }
+        CUS_TRY(cus_graph_add_copy_to_host(g, &sub, 1, &down, out, b, 0, N * sizeof(float)));
+        CUS_TRY(cus_graph_instantiate(g, 0, &before));
+        CUS_TRY(cus_graph_clone(g, &copy));
+        cus_autoptr(cus_graph) own = NULL;
+        CUS_TRY(cus_graph_child_graph(sub, &own));
+        cus_graph_node fill;
+        size_t n = 1;
+        CUS_TRY(cus_graph_root_nodes(own, &fill, &n));
+        EXPECT(n == 1);
+#ifdef CUS_TEST_HAVE_KERNELS
+        CUS_TRY(cus_graph_add_kernel(own, &fill, 1, NULL, w.saxpy, cus_grid_for(N, 128), 128, 0,
+                                     3.0f, a, b, (unsigned long long)N));
+#else
+        CUS_TRY(cus_graph_add_copy_device(own, &fill, 1, NULL, b, 0, a, 0, N * sizeof(float)));
+#endif
+        CUS_TRY(cus_graph_node_count(own, &n));
+        EXPECT(n == 2);
+        CUS_TRY(cus_graph_node_count(g, &n));
+        EXPECT(n == 3);
+        EXPECT_FAILS_WITH(cus_graph_destroy_node(sub), CUS_ERROR_NOT_SUPPORTED);
+    } /* the buffers, the module and the lent graph go: g keeps what they name */
+    CUS_TRY(cus_graph_instantiate(g, 0, &after));
+    cus_autoptr(cus_graph_exec) cloned = NULL;
+    CUS_TRY(cus_graph_instantiate(copy, 0, &cloned));
+    CUS_TRY(cus_graph_exec_launch(after, s));
+    CUS_TRY(cus_stream_synchronize(s));
+    EXPECT(result_is(in, out, 3.0f));
+    cus_graph_exec *olds[] = {before, cloned};
+    for (int k = 0; k < 2; k++) {
+        memset(out, 0xff, N * sizeof(float));
+        CUS_TRY(cus_graph_exec_launch(olds[k], s));
+        CUS_TRY(cus_stream_synchronize(s));
+        for (int i = 0; i < N; i++)
+            EXPECT(out[i] == 0.0f);
+    }
+    return CUS_SUCCESS;
+}
+
 const scenario graph_scenarios[] = {
     {"graph_capture_replay", scn_graph_capture_replay},
     {"graph_capture_per_thread", scn_graph_capture_per_thread},
@@ -1015,5 +1093,6 @@ const scenario graph_scenarios[] = {
     {"graph_capture_into_graph", scn_graph_capture_into_graph},
     {"graph_alloc_nodes", scn_graph_alloc_nodes},
     {"graph_inspect_edit", scn_graph_inspect_edit},
+    {"graph_child_graph_edit", scn_graph_child_graph_edit},
     {NULL, NULL},
 };
