@@ -7,8 +7,9 @@
  * the clone's nodes from the original's, lists their types and edges,
  * writes the clone as a DOT file (render it with: dot -Tsvg FILE), removes
  * an edge, and replays the clone with its fill value and host function
- * switched in the executable graph. Without a GPU it runs on the fake
- * driver.
+ * switched in the executable graph; then puts the clone in another graph
+ * as a child node and adds a host function inside that node through its
+ * own graph. Without a GPU it runs on the fake driver.
  */
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -145,6 +146,27 @@ static cus_status run(void)
     printf("replays: first host function %d, second %d; out[0] = %u\n", atomic_load(&first),
            atomic_load(&second), out[0]);
     if (atomic_load(&first) != 1 || atomic_load(&second) != 1 || out[0] != 7 || out[N - 1] != 7)
+        return CUS_ERROR_INVALID_ARGUMENT;
+
+    /* The clone as a child node of another graph (the node gets a copy),
+     * then a host function added inside the node through its own graph. */
+    atomic_int inside = 0;
+    cus_autoptr(cus_graph) outer = NULL;
+    CUS_TRY(cus_graph_create(ctx, &outer));
+    cus_graph_node sub;
+    CUS_TRY(cus_graph_add_child(outer, NULL, 0, &sub, copy));
+    {
+        cus_autoptr(cus_graph) own = NULL;
+        CUS_TRY(cus_graph_child_graph(sub, &own));
+        CUS_TRY(cus_graph_add_host_fn(own, NULL, 0, NULL, count_up, &inside));
+    }
+    cus_autoptr(cus_graph_exec) outer_exec = NULL;
+    CUS_TRY(cus_graph_instantiate(outer, 0, &outer_exec));
+    CUS_TRY(cus_graph_exec_launch(outer_exec, stream));
+    CUS_TRY(cus_stream_synchronize(stream));
+    printf("the child node ran its own graph: first host function %d, the added one %d\n",
+           atomic_load(&first), atomic_load(&inside));
+    if (atomic_load(&first) != 2 || atomic_load(&inside) != 1)
         return CUS_ERROR_INVALID_ARGUMENT;
     return CUS_SUCCESS;
 }
