@@ -307,7 +307,12 @@ CUS_API const char *cus_fake_last_misuse(void);
  *     GPU: gpu-pdl prints what the driver made), default ones from others;
  *     conditional and cuGraphAddNode_v2 dependencies take default edges
  *     only (CUDA_ERROR_NOT_SUPPORTED otherwise);
- *   - cuGraphExecUpdate does not compare the nodes inside child graphs. */
+ *   - cuGraphExecUpdate does not compare the nodes inside child graphs;
+ *   - cuGraphChildGraphNodeGetGraph answers one handle per node, the node's
+ *     own copy of the child, changed in place (executable graphs and clones
+ *     that shared it get their own copy at the first change); the graph
+ *     refuses instantiation, destruction (a misuse) and memory nodes, as a
+ *     conditional node's body does, and dies with its node. */
 
 /* The primary context's retain count on a device, and its handle (stable for
  * the fake's lifetime, as with the real driver). */
