@@ -14,7 +14,11 @@
  *     cus_graph_remove_edges (the kinds converted, a lock and a switch each);
  *     and the last node's list with each edge's kind, with the edge there:
  *     cuGraphNodeGetDependencies_v2 with edgeData against
- *     cus_graph_node_dependencies_with_kinds (scratch arrays).
+ *     cus_graph_node_dependencies_with_kinds (scratch arrays);
+ *   - a child graph node's own graph (the chain as a child of another
+ *     graph): cuGraphChildGraphNodeGetGraph against cus_graph_child_graph +
+ *     cus_graph_unref (a body graph record made and freed, a lock, the lent
+ *     list looked up).
  * The kernel is PTX generated here, so no nvcc is needed. --quick: a few
  * blocks (CI checks that it runs). Never asserts timings. */
 #include <stdio.h>
@@ -37,6 +41,7 @@ typedef struct raw_api {
     PFN_cuGraphNodeGetDependencies_v12030 deps;
     PFN_cuGraphAddDependencies_v12030 add_deps;
     PFN_cuGraphRemoveDependencies_v12030 remove_deps;
+    PFN_cuGraphChildGraphNodeGetGraph_v10000 child_graph;
 } raw_api;
 
 typedef struct edit_arg {
@@ -44,6 +49,7 @@ typedef struct edit_arg {
     cus_graph *graph;
     cus_graph_node node;  /* the chain's last node */
     cus_graph_node first; /* and its first */
+    cus_graph_node sub;   /* a child node of another graph, whose child is graph */
 } edit_arg;
 
 static BENCH_NOINLINE int loop_raw_clone(void *p, int iters, uint64_t *ticks)
@@ -91,6 +97,29 @@ static BENCH_NOINLINE int loop_cus_deps(void *p, int iters, uint64_t *ticks)
         cus_graph_node d[2];
         size_t n = 2;
         bad |= cus_graph_node_dependencies(a->node, d, &n) != CUS_SUCCESS;
+    });
+    return bad;
+}
+
+static BENCH_NOINLINE int loop_raw_child(void *p, int iters, uint64_t *ticks)
+{
+    const edit_arg *a = p;
+    int bad = 0;
+    BENCH_LOOP(iters, ticks, {
+        CUgraph own = NULL;
+        bad |= a->raw->child_graph(a->sub.handle, &own) != CUDA_SUCCESS;
+    });
+    return bad;
+}
+
+static BENCH_NOINLINE int loop_cus_child(void *p, int iters, uint64_t *ticks)
+{
+    const edit_arg *a = p;
+    int bad = 0;
+    BENCH_LOOP(iters, ticks, {
+        cus_graph *own = NULL;
+        bad |= cus_graph_child_graph(a->sub, &own) != CUS_SUCCESS;
+        own = cus_graph_unref(own);
     });
     return bad;
 }
@@ -220,6 +249,7 @@ int main(int argc, char **argv)
         {"cuGraphNodeGetDependencies", 12030, &raw.deps},
         {"cuGraphAddDependencies", 12030, &raw.add_deps},
         {"cuGraphRemoveDependencies", 12030, &raw.remove_deps},
+        {"cuGraphChildGraphNodeGetGraph", 10000, &raw.child_graph},
     };
     if (bench_resolve(&env, syms, sizeof syms / sizeof syms[0]))
         return 1;
@@ -246,6 +276,9 @@ int main(int argc, char **argv)
     if (build_chain(ctx, fn, buf, &g, &a.first, &a.node))
         return bench_fail(&env, "building the graph");
     a.graph = g;
+    cus_autoptr(cus_graph) outer = NULL;
+    if (cus_graph_create(ctx, &outer) || cus_graph_add_child(outer, NULL, 0, &a.sub, g))
+        return bench_fail(&env, "building the graph with a child node");
 
     const int blocks = opt.blocks ? opt.blocks : opt.quick ? 3 : 31;
     const int clone_iters = opt.iters ? opt.iters : opt.quick ? 4 : env.fake ? 200 : 100;
@@ -330,6 +363,23 @@ int main(int argc, char **argv)
                      "programmatic (%d blocks of %d)", blocks, deps_iters);
             static const char *const keys[] = {"raw_kinds", "cus_kinds"};
             report(rep, title, "ns per query", v, keys, blocks);
+        }
+        bench_run_free(&run, v, 2);
+    }
+    if (!bad) {
+        bench_variant v[] = {
+            {.label = "raw cuGraphChildGraphNodeGetGraph", .body = loop_raw_child, .arg = &a},
+            {.label = "cus_graph_child_graph + cus_graph_unref", .body = loop_cus_child,
+             .arg = &a},
+        };
+        bench_run run = {.blocks = blocks, .iters = deps_iters};
+        bad = bench_run_variants(&run, v, 2);
+        if (!bad) {
+            char title[160];
+            snprintf(title, sizeof title, "a child graph node's own graph (%d blocks of %d)",
+                     blocks, deps_iters);
+            static const char *const keys[] = {"raw_child", "cus_child"};
+            report(rep, title, "ns per call", v, keys, blocks);
         }
         bench_run_free(&run, v, 2);
     }
