@@ -394,25 +394,7 @@ CUS_API cus_status cus_graph_exec_set_event_wait(cus_graph_exec *exec, cus_graph
     return set_event(exec, node, event, false, __func__);
 }
 
-/* A host function node's record, as graph_nodes.c makes it: freed with
- * free() (graph_exec.c orphans such records, keyed on free, when a replay
- * could not be waited for). taken points at the caller's flag, set when the
- * update took the record: from then on it is the update's to free. */
-typedef struct host_record {
-    cus_host_fn fn;
-    void *user_data;
-    bool *taken;
-} host_record;
-
-/* Runs on the driver's thread, marked as stream.c's trampoline marks it. */
-static void CUDA_CB host_trampoline(void *arg)
-{
-    const host_record *rec = arg;
-    bool outer = cus_in_host_fn_;
-    cus_in_host_fn_ = true;
-    rec->fn(rec->user_data);
-    cus_in_host_fn_ = outer;
-}
+typedef cus_graph_host_record_ host_record;
 
 static void *host_record_take(void *p)
 {
@@ -444,7 +426,7 @@ CUS_API cus_status cus_graph_exec_set_host_fn(cus_graph_exec *exec, cus_graph_no
         return CUS_FAIL(CUS_ERROR_OUT_OF_HOST_MEMORY, NULL, "allocating a host function record");
     *rec = (host_record){fn, user_data, &taken};
     cus_keep_item_ item = {rec, NULL, host_record_take, free};
-    host_set a = {node.handle, {host_trampoline, rec}};
+    host_set a = {node.handle, {cus_graph_host_trampoline_, rec}};
     cus_status st = cus_graph_exec_node_update_(exec, node, &item, 1,
                                                 "cuGraphExecHostNodeSetParams", set_host_call,
                                                 &a, __func__);

@@ -846,15 +846,11 @@ DEFINE_FILL_NODE(32, uint32_t)
 
 /* --- host functions, events, empty and child nodes ------------------------------------------ */
 
-typedef struct host_record {
-    cus_host_fn fn;
-    void *user_data;
-} host_record;
+typedef cus_graph_host_record_ host_record;
 
-/* Runs on the driver's thread, marked as stream.c's trampoline marks it. */
-static void CUDA_CB host_trampoline(void *arg)
+void CUDA_CB cus_graph_host_trampoline_(void *record)
 {
-    const host_record *rec = arg;
+    const host_record *rec = record;
     bool outer = cus_in_host_fn_;
     cus_in_host_fn_ = true;
     rec->fn(rec->user_data);
@@ -869,7 +865,7 @@ static void *ref_identity(void *p)
 static CUresult add_host_call(CUgraphNode *node, CUgraph g, const CUgraphNode *deps, size_t ndeps,
                               const void *arg)
 {
-    CUDA_HOST_NODE_PARAMS p = {host_trampoline, (void *)arg};
+    CUDA_HOST_NODE_PARAMS p = {cus_graph_host_trampoline_, (void *)arg};
     return cus_drv_.cuGraphAddHostNode_(node, g, deps, ndeps, &p);
 }
 
@@ -885,6 +881,7 @@ CUS_API cus_status cus_graph_add_host_fn(cus_graph *graph, const cus_graph_node 
         return CUS_FAIL(CUS_ERROR_OUT_OF_HOST_MEMORY, NULL, "allocating a host function record");
     rec->fn = fn;
     rec->user_data = user_data;
+    rec->taken = NULL;
     /* The graph frees the record (free: graph_exec.c orphans such records
      * when a replay could not be waited for). */
     keep_items k = {.n = 1};
@@ -1260,7 +1257,7 @@ cus_status cus_graph_set_fill_(cus_graph_node node, cus_buffer *buf, size_t offs
 
 static CUresult node_host_call(CUgraphNode node, const void *arg)
 {
-    CUDA_HOST_NODE_PARAMS p = {host_trampoline, (void *)arg};
+    CUDA_HOST_NODE_PARAMS p = {cus_graph_host_trampoline_, (void *)arg};
     return cus_drv_.cuGraphHostNodeSetParams_(node, &p);
 }
 
@@ -1276,6 +1273,7 @@ cus_status cus_graph_set_host_fn_(cus_graph_node node, cus_host_fn fn, void *use
                          "allocating a host function record");
     rec->fn = fn;
     rec->user_data = user_data;
+    rec->taken = NULL;
     keep_items k = {.n = 1};
     k.items[0] = (cus_keep_item_){rec, NULL, ref_identity, free};
     CUS_TRY(node_set(node, &k, "cuGraphHostNodeSetParams", node_host_call, rec, function));

@@ -27,6 +27,21 @@ CUS_HIDDEN cus_status cus_graph_set_copy_(cus_graph_node node, cus_buffer *dst, 
 CUS_HIDDEN cus_status cus_graph_set_fill_(cus_graph_node node, cus_buffer *buf, size_t offset,
                                           unsigned int value, unsigned int width, size_t count,
                                           const char *function);
+/* A host function node's record: the driver calls cus_graph_host_trampoline_
+ * with it. Freed with free() (graph_exec.c orphans such records, keyed on
+ * free, when a replay could not be waited for). taken: NULL, or for an
+ * executable graph's update (graph_inspect.c), the caller's flag, set when
+ * the update took the record (from then on the update's to free). */
+typedef struct cus_graph_host_record_ {
+    cus_host_fn fn;
+    void *user_data;
+    bool *taken;
+} cus_graph_host_record_;
+
+/* Runs a record's function on the driver's thread, marked as stream.c's
+ * trampoline marks it (cus_in_host_fn_). */
+CUS_HIDDEN void CUDA_CB cus_graph_host_trampoline_(void *record);
+
 /* A host function node (a new record, kept by the graph). */
 CUS_HIDDEN cus_status cus_graph_set_host_fn_(cus_graph_node node, cus_host_fn fn, void *user_data,
                                              const char *function);
