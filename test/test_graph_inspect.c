@@ -704,6 +704,65 @@ static void test_child_graph(void **state)
     assert_int_equal(node_count(own), 6);
 }
 
+/* The misuse test's teardown: a fresh fake, then the usual checks. */
+static int teardown_after_misuse(void **state)
+{
+    cus_release_deferred();
+    if (cus_debug_live_objects())
+        fail_msg("%zu objects alive after the misuse test", cus_debug_live_objects());
+    assert_ok(cus_fake_install(NULL));
+    return env_teardown(state);
+}
+
+/* The fake's cuGraphChildGraphNodeGetGraph, raw: one handle per node, which
+ * is not destroyed nor instantiated on its own, and dies with its node. */
+static void test_fake_child_graph_raw(void **state)
+{
+    (void)state;
+    PFN_cuGraphChildGraphNodeGetGraph_v10000 get = NULL;
+    PFN_cuGraphDestroy_v10000 destroy = NULL;
+    PFN_cuGraphDestroyNode_v10000 destroy_node = NULL;
+    PFN_cuGraphGetNodes_v10000 get_nodes = NULL;
+    PFN_cuGraphInstantiateWithFlags_v11040 instantiate_raw = NULL;
+    assert_ok(CUS_DRIVER_PROC(get, "cuGraphChildGraphNodeGetGraph", 10000));
+    assert_ok(CUS_DRIVER_PROC(destroy, "cuGraphDestroy", 10000));
+    assert_ok(CUS_DRIVER_PROC(destroy_node, "cuGraphDestroyNode", 10000));
+    assert_ok(CUS_DRIVER_PROC(get_nodes, "cuGraphGetNodes", 10000));
+    assert_ok(CUS_DRIVER_PROC(instantiate_raw, "cuGraphInstantiateWithFlags", 11040));
+    cus_autoptr(cus_context) c = new_primary();
+    cus_context_scope(guard, c);
+    assert_ok(guard.status);
+    cus_autoptr(cus_graph) g = NULL;
+    cus_autoptr(cus_graph) child = NULL;
+    assert_ok(cus_graph_create(c, &g));
+    assert_ok(cus_graph_create(c, &child));
+    assert_ok(cus_graph_add_empty(child, NULL, 0, NULL));
+    cus_graph_node sub, empty;
+    assert_ok(cus_graph_add_child(g, NULL, 0, &sub, child));
+    assert_ok(cus_graph_add_empty(g, NULL, 0, &empty));
+    CUgraph own = NULL, again = NULL;
+    assert_int_equal(get(sub.handle, NULL), CUDA_ERROR_INVALID_VALUE);
+    assert_int_equal(get(empty.handle, &own), CUDA_ERROR_INVALID_VALUE);
+    assert_int_equal(get(sub.handle, &own), CUDA_SUCCESS);
+    assert_int_equal(get(sub.handle, &again), CUDA_SUCCESS);
+    assert_ptr_equal(own, again);
+    assert_ptr_not_equal(own, cus_graph_handle(child));
+    size_t n = 0;
+    assert_int_equal(get_nodes(own, NULL, &n), CUDA_SUCCESS);
+    assert_int_equal(n, 1);
+    CUgraphExec x = NULL;
+    assert_int_equal(instantiate_raw(&x, own, 0), CUDA_ERROR_INVALID_VALUE);
+    assert_int_equal(cus_fake_misuse_count(), 0);
+    assert_int_equal(destroy(own), CUDA_ERROR_INVALID_VALUE);
+    assert_int_equal(cus_fake_misuse_count(), 1);
+    assert_contains(cus_fake_last_misuse(), "a child graph node's own graph");
+    /* The node destroyed behind cuscope's back: its graph's handle dies. */
+    assert_int_equal(destroy_node(sub.handle), CUDA_SUCCESS);
+    assert_int_equal(get_nodes(own, NULL, &n), CUDA_ERROR_INVALID_VALUE);
+    assert_int_equal(cus_fake_misuse_count(), 2);
+    assert_contains(cus_fake_last_misuse(), "used after cuGraphDestroy");
+}
+
 /* --- enabled, flags, instantiation with parameters ------------------------------------------- */
 
 static void test_enabled_and_flags(void **state)
@@ -979,6 +1038,8 @@ int main(void)
         ENV_TEST(test_host_fn_update),
         ENV_TEST(test_child_update),
         ENV_TEST(test_child_graph),
+        cmocka_unit_test_setup_teardown(test_fake_child_graph_raw, env_setup,
+                                        teardown_after_misuse),
         ENV_TEST(test_enabled_and_flags),
         ENV_TEST(test_debug_dot),
         ENV_TEST(test_driver_failures),
