@@ -712,6 +712,34 @@ CUS_API cus_status cus_graph_child_graph(cus_graph_node node, cus_graph **out)
     return CUS_SUCCESS;
 }
 
+/* A record is alive while the node is in a graph: the graph keeps what its
+ * nodes were added or set with (a capture's graph its host records, a clone
+ * its original). */
+CUS_API cus_status cus_graph_host_node_fn(cus_graph_node node, cus_host_fn *fn, void **user_data)
+{
+    CUS_API_ENTER();
+    CUS_CHECK_ARG(fn);
+    CUS_CHECK_NODE_(node);
+    cus_graph *g = cus_graph_of_node_(node);
+    CUS_CHECK_POISON(g->ctx);
+    CUDA_HOST_NODE_PARAMS p = {NULL, NULL};
+    CUresult r;
+    {
+        CUS_GRAPH_LOCK_IDLE_(g, __func__);
+        r = cus_drv_.cuGraphHostNodeGetParams_(node.handle, &p);
+    }
+    if (r)
+        return cus_context_driver_fail_(g->ctx, r, __func__, "cuGraphHostNodeGetParams");
+    cus_host_record_head_ raw = {(cus_host_fn)p.fn, p.userData};
+    const cus_host_record_head_ *rec = &raw;
+    if (p.fn == cus_graph_host_trampoline_ || p.fn == cus_stream_host_trampoline_)
+        rec = p.userData;
+    *fn = rec->fn;
+    if (user_data)
+        *user_data = rec->user_data;
+    return CUS_SUCCESS;
+}
+
 CUS_API cus_status cus_graph_set_host_fn(cus_graph_node node, cus_host_fn fn, void *user_data)
 {
     CUS_API_ENTER();

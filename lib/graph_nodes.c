@@ -847,6 +847,9 @@ DEFINE_FILL_NODE(32, uint32_t)
 /* --- host functions, events, empty and child nodes ------------------------------------------ */
 
 typedef cus_graph_host_record_ host_record;
+_Static_assert(offsetof(host_record, fn) == offsetof(cus_host_record_head_, fn) &&
+                   offsetof(host_record, user_data) == offsetof(cus_host_record_head_, user_data),
+               "a host node's record is read back as a cus_host_record_head_");
 
 void CUDA_CB cus_graph_host_trampoline_(void *record)
 {

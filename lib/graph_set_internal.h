@@ -33,7 +33,7 @@ CUS_HIDDEN cus_status cus_graph_set_fill_(cus_graph_node node, cus_buffer *buf, 
  * executable graph's update (graph_inspect.c), the caller's flag, set when
  * the update took the record (from then on the update's to free). */
 typedef struct cus_graph_host_record_ {
-    cus_host_fn fn;
+    cus_host_fn fn; /* first: a cus_host_record_head_ */
     void *user_data;
     bool *taken;
 } cus_graph_host_record_;

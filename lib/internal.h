@@ -856,6 +856,18 @@ struct cus_graph {
     size_t lent_count, lent_capacity;
 };
 
+/* The head of each host function record cuscope hands the driver as a host
+ * node's or a host launch's userData, with its own trampoline as fn
+ * (stream.c's launches and captures, graph_nodes.c's nodes):
+ * cus_graph_host_node_fn reads the caller's function back through it. */
+typedef struct cus_host_record_head_ {
+    cus_host_fn fn;
+    void *user_data;
+} cus_host_record_head_;
+
+/* stream.c's trampoline, whose records start with a cus_host_record_head_. */
+CUS_HIDDEN void CUDA_CB cus_stream_host_trampoline_(void *record);
+
 /* Fills b (zeroed memory) as a body graph of parent whose driver graph h
  * belongs to a node of parent (a conditional node's body, a child graph
  * node's own graph): one reference, parent's context, and a reference to

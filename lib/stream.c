@@ -170,9 +170,13 @@ typedef struct host_call {
     struct host_call *foreign_next; /* captured outside cuscope: kept forever */
 } host_call;
 
+_Static_assert(offsetof(host_call, fn) == offsetof(cus_host_record_head_, fn) &&
+                   offsetof(host_call, user_data) == offsetof(cus_host_record_head_, user_data),
+               "a captured host node's record is read back as a cus_host_record_head_");
+
 /* Runs on the driver's thread: marks it so that cuscope refuses calls and
  * defers destructions made from inside fn. */
-static void CUDA_CB host_trampoline(void *arg)
+void CUDA_CB cus_stream_host_trampoline_(void *arg)
 {
     host_call call = *(host_call *)arg;
     if (!call.in_graph)
@@ -230,7 +234,7 @@ CUS_API cus_status cus_stream_launch_host_fn(cus_stream *stream, cus_host_fn fn,
     if (!kept)
         CUS_TRY(check_foreign_capture(stream, call, &kept));
     call->in_graph = kept;
-    CUresult r = cus_drv_.cuLaunchHostFunc_(stream->handle, host_trampoline, call);
+    CUresult r = cus_drv_.cuLaunchHostFunc_(stream->handle, cus_stream_host_trampoline_, call);
     if (!r || kept)
         call = NULL; /* queued (the trampoline frees it), or kept as above */
     return cus_switch_check_(&sw, r, "cuLaunchHostFunc");

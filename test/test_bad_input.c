@@ -1307,6 +1307,10 @@ static int nc_cus_graph_child_graph(void)
 {
     return cus_graph_child_graph((cus_graph_node){0}, NULL);
 }
+static int nc_cus_graph_host_node_fn(void)
+{
+    return cus_graph_host_node_fn((cus_graph_node){0}, NULL, NULL);
+}
 static int nc_cus_graph_add_edges(void)
 {
     return cus_graph_add_edges(NULL, NULL, NULL, NULL, 1);
@@ -2104,6 +2108,7 @@ static const null_entry null_entries[] = {
     {"graph_nodes.h", "cus_graph_copy_kernel_attributes", nc_cus_graph_copy_kernel_attributes, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
     {"graph_inspect.h", "cus_graph_event_node_event", nc_cus_graph_event_node_event, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
     {"graph_inspect.h", "cus_graph_child_graph", nc_cus_graph_child_graph, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
+    {"graph_inspect.h", "cus_graph_host_node_fn", nc_cus_graph_host_node_fn, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
     {"graph_inspect.h", "cus_graph_add_edges", nc_cus_graph_add_edges, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
     {"graph_inspect.h", "cus_graph_remove_edges", nc_cus_graph_remove_edges, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},
     {"graph_inspect.h", "cus_graph_node_dependencies_with_kinds", nc_cus_graph_node_dependencies_with_kinds, CUS_ERROR_INVALID_ARGUMENT, E_STATUS, ""},

@@ -10,6 +10,7 @@
  *   - per-node updates: an event record node switched to other events (the
  *     one an update replaced released, at once or after the replays), a host
  *     function node, a child graph node (and one of another topology);
+ *   - a host node's function read back (added, set, cloned, captured, raw);
  *   - a child graph node's own graph (cus_graph_child_graph): changed, in
  *     the executable graphs made after it only, not in clones made before;
  *     nested; the lent node not destroyed; outliving its graph;
@@ -510,6 +511,98 @@ static void test_host_fn_update(void **state)
     assert_ok(cus_graph_exec_launch(e, s));
     assert_ok(cus_stream_synchronize(s));
     assert_int_equal(atomic_load(&d), 2);
+    assert_int_equal(atomic_load(&a), 1);
+}
+
+static void CUDA_CB raw_host_fn(void *p)
+{
+    (void)p;
+}
+
+static void count_down(void *p)
+{
+    atomic_fetch_sub((atomic_int *)p, 1);
+}
+
+/* A value no call writes: what an out parameter holds when nothing was. */
+static void untouched(void *p)
+{
+    (void)p;
+}
+
+/* A host node's function and data read back: added, set, captured, and set
+ * through the raw driver; an executable graph's update leaves the graph's
+ * node alone. */
+static void test_host_node_fn(void **state)
+{
+    (void)state;
+    cus_autoptr(cus_context) c = new_primary();
+    cus_autoptr(cus_stream) s = new_stream(c, CU_STREAM_NON_BLOCKING);
+    atomic_int a = 0, b = 0;
+    cus_autoptr(cus_graph) g = NULL;
+    assert_ok(cus_graph_create(c, &g));
+    cus_graph_node host, empty;
+    assert_ok(cus_graph_add_host_fn(g, NULL, 0, &host, count_up, &a));
+    assert_ok(cus_graph_add_empty(g, NULL, 0, &empty));
+    cus_host_fn fn = NULL;
+    void *data = NULL;
+    assert_ok(cus_graph_host_node_fn(host, &fn, &data));
+    assert_ptr_equal(fn, count_up);
+    assert_ptr_equal(data, &a);
+    assert_ok(cus_graph_set_host_fn(host, count_down, &b));
+    fn = NULL;
+    assert_ok(cus_graph_host_node_fn(host, &fn, NULL));
+    assert_ptr_equal(fn, count_down);
+    cus_autoptr(cus_graph_exec) e = instantiate(g);
+    assert_ok(cus_graph_exec_set_host_fn(e, host, count_up, &a));
+    assert_ok(cus_graph_host_node_fn(host, &fn, &data));
+    assert_ptr_equal(fn, count_down);
+    assert_ptr_equal(data, &b);
+    /* A clone's node: the record the original keeps. */
+    cus_autoptr(cus_graph) copy = NULL;
+    assert_ok(cus_graph_clone(g, &copy));
+    cus_graph_node chost;
+    assert_ok(cus_graph_node_in_clone(copy, host, &chost));
+    assert_ok(cus_graph_host_node_fn(chost, &fn, &data));
+    assert_ptr_equal(fn, count_down);
+    assert_ptr_equal(data, &b);
+    /* Captured: stream.c's record. */
+    cus_autoptr(cus_graph) captured = NULL;
+    {
+        cus_capture_scope(cap, s, CU_STREAM_CAPTURE_MODE_GLOBAL);
+        assert_ok(cap.status);
+        assert_ok(cus_stream_launch_host_fn(s, count_up, &b));
+        assert_ok(cus_capture_end(&cap, &captured));
+    }
+    cus_graph_node roots[1];
+    size_t n = 1;
+    assert_ok(cus_graph_root_nodes(captured, roots, &n));
+    assert_int_equal(n, 1);
+    assert_ok(cus_graph_host_node_fn(roots[0], &fn, &data));
+    assert_ptr_equal(fn, count_up);
+    assert_ptr_equal(data, &b);
+    /* Set through the raw driver: the raw function and data. */
+    PFN_cuGraphHostNodeSetParams_v10000 set_raw = NULL;
+    assert_ok(CUS_DRIVER_PROC(set_raw, "cuGraphHostNodeSetParams", 10000));
+    CUDA_HOST_NODE_PARAMS raw = {raw_host_fn, &n};
+    assert_int_equal(set_raw(host.handle, &raw), CUDA_SUCCESS);
+    assert_ok(cus_graph_host_node_fn(host, &fn, &data));
+    assert_ptr_equal(fn, raw_host_fn);
+    assert_ptr_equal(data, &n);
+    /* Another type, bad input, the driver's failure: nothing written. */
+    cus_host_fn none = untouched;
+    assert_status(cus_graph_host_node_fn(empty, &none, NULL), CUDA_ERROR_INVALID_VALUE);
+    assert_string_equal(cus_last_error()->driver_call, "cuGraphHostNodeGetParams");
+    assert_true(none == untouched);
+    assert_status(cus_graph_host_node_fn(host, NULL, &data), CUS_ERROR_INVALID_ARGUMENT);
+    assert_status(cus_graph_host_node_fn((cus_graph_node){0}, &none, NULL),
+                  CUS_ERROR_INVALID_ARGUMENT);
+    assert_ok(cus_fake_fail_entry("cuGraphHostNodeGetParams", 1, FAULT, false));
+    assert_status(cus_graph_host_node_fn(host, &none, NULL), CU(FAULT));
+    assert_true(none == untouched);
+    /* The graph still runs the raw function (the exec its own update). */
+    assert_ok(cus_graph_exec_launch(e, s));
+    assert_ok(cus_stream_synchronize(s));
     assert_int_equal(atomic_load(&a), 1);
 }
 
@@ -1036,6 +1129,7 @@ int main(void)
         ENV_TEST(test_event_wait_update),
         ENV_TEST(test_event_node_event),
         ENV_TEST(test_host_fn_update),
+        ENV_TEST(test_host_node_fn),
         ENV_TEST(test_child_update),
         ENV_TEST(test_child_graph),
         cmocka_unit_test_setup_teardown(test_fake_child_graph_raw, env_setup,

@@ -270,6 +270,18 @@ CUS_API cus_status cus_graph_event_node_event(cus_graph_node node, cus_event **o
  * into), the context's poison, CUS_ERROR_OUT_OF_HOST_MEMORY. */
 CUS_API cus_status cus_graph_child_graph(cus_graph_node node, cus_graph **out);
 
+/* The function a host function node calls, and its user data
+ * (cuGraphHostNodeGetParams): *fn and, when user_data is not NULL,
+ * *user_data receive what the node was added or last set with
+ * (cus_graph_add_host_fn, cus_graph_set_host_fn, or a captured
+ * cus_stream_launch_host_fn; for a node the raw driver made or changed, its
+ * raw function and user data). An executable graph's update
+ * (cus_graph_exec_set_host_fn) does not change the graph's node. A node of
+ * another type is the driver's CUDA_ERROR_INVALID_VALUE. No context is made
+ * current. Errors also: CUS_ERROR_INVALID_ARGUMENT (no node, fn NULL, the
+ * graph being captured into), the context's poison. */
+CUS_API cus_status cus_graph_host_node_fn(cus_graph_node node, cus_host_fn *fn, void **user_data);
+
 /* The event an event record node records (cuGraphEventRecordNodeSetEvent);
  * event is kept alive. */
 CUS_API cus_status cus_graph_set_event_record(cus_graph_node node, cus_event *event);

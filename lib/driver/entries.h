@@ -274,4 +274,5 @@
     X(cuGraphEventRecordNodeGetEvent, cuGraphEventRecordNodeGetEvent, 11010, REQUIRED) \
     X(cuGraphEventWaitNodeGetEvent, cuGraphEventWaitNodeGetEvent, 11010, REQUIRED) \
     X(cuGraphChildGraphNodeGetGraph, cuGraphChildGraphNodeGetGraph, 10000, REQUIRED) \
+    X(cuGraphHostNodeGetParams, cuGraphHostNodeGetParams, 10000, REQUIRED)     \
     X(cuGraphInstantiateWithParams, cuGraphInstantiateWithParams, 12000, REQUIRED)

@@ -262,7 +262,8 @@ enum { FAKE_UNCOUNTED = 1, FAKE_BEFORE_INIT = 2, FAKE_CAPTURE_UNSAFE = 4 };
     X(cuGraphKernelNodeCopyAttributes, 11000, cuGraphKernelNodeCopyAttributes, 0) \
     X(cuGraphEventRecordNodeGetEvent, 11010, cuGraphEventRecordNodeGetEvent, 0) \
     X(cuGraphEventWaitNodeGetEvent, 11010, cuGraphEventWaitNodeGetEvent, 0)   \
-    X(cuGraphChildGraphNodeGetGraph, 10000, cuGraphChildGraphNodeGetGraph, 0)
+    X(cuGraphChildGraphNodeGetGraph, 10000, cuGraphChildGraphNodeGetGraph, 0) \
+    X(cuGraphHostNodeGetParams, 10000, cuGraphHostNodeGetParams, 0)
 #if CUDA_VERSION >= 12030
 #define FAKE_ENTRIES_GRAPH_NODES_12030_(X)                                     \
     X(cuGraphAddDependencies, 12030, cuGraphAddDependencies_v2, 0)

@@ -1289,6 +1289,22 @@ CUresult CUDAAPI fake_cuGraphHostNodeSetParams(CUgraphNode hNode,
     return fake_leave(CUDA_SUCCESS);
 }
 
+/* Documented: another type of node is CUDA_ERROR_INVALID_VALUE. A captured
+ * host function is a host node too (its type says so). */
+CUresult CUDAAPI fake_cuGraphHostNodeGetParams(CUgraphNode hNode, CUDA_HOST_NODE_PARAMS *nodeParams)
+{
+    FAKE_ENTER(cuGraphHostNodeGetParams);
+    struct CUgraphNode_st *n = NULL;
+    CUresult r = fake_graph_node_of_type_locked(hNode, CU_GRAPH_NODE_TYPE_HOST, false, &n);
+    if (r == CUDA_SUCCESS && !nodeParams)
+        r = CUDA_ERROR_INVALID_VALUE;
+    if (r == CUDA_SUCCESS) {
+        nodeParams->fn = n->u.host.fn;
+        nodeParams->userData = n->u.host.user_data;
+    }
+    return fake_leave(r);
+}
+
 static CUresult set_node_event_locked(CUgraphNode hn, CUevent hev, CUgraphNodeType type)
 {
     struct CUevent_st *e = NULL;

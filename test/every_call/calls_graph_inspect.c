@@ -170,6 +170,14 @@ static cus_status c_graph_child_graph(world *w)
     EC_RETURN_OUT(st, n == 1);
 }
 
+static cus_status c_graph_host_node_fn(world *w)
+{
+    WITH_GRAPH(w, x, false);
+    cus_host_fn fn = NULL;
+    void *data = w;
+    EC_RETURN_OUT(cus_graph_host_node_fn(x.host, &fn, &data), fn == host_noop && !data);
+}
+
 static cus_status c_graph_node_enabled(world *w)
 {
     cus_autoptr(cus_graph) g = NULL;
@@ -304,6 +312,8 @@ const every_call every_calls_graph_inspect[] = {
      "cuGraphChildGraphNodeGetGraph needs no context: no switch; a graph whose cuGraphDestroy "
      "fails keeps its child node's own graph (two fake handles)",
      NULL},
+    {"cus_graph_host_node_fn", c_graph_host_node_fn, EC_NO_OWN_SWITCH,
+     "cuGraphHostNodeGetParams needs no context: no switch", NULL},
     {"cus_graph_remove_edges", c_graph_remove_edges, 0, NULL, NULL},
     {"cus_graph_node_dependencies_with_kinds", c_graph_node_dependencies_with_kinds,
      EC_NO_OWN_SWITCH, "cuGraphNodeGetDependencies needs no context: no switch", NULL},

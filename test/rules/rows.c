@@ -1913,7 +1913,8 @@ CALL(cuGraphKernelNodeCopyAttributes, 11000)
 }
 
 typedef enum set_node {
-    SET_COPY, SET_MEMSET, SET_HOST, SET_RECORD, SET_WAIT, GET_RECORD, GET_WAIT, GET_CHILD
+    SET_COPY, SET_MEMSET, SET_HOST, SET_RECORD, SET_WAIT, GET_RECORD, GET_WAIT, GET_CHILD,
+    GET_HOST
 } set_node;
 
 /* A graph of one node of kind in the current context, the node changed,
@@ -1932,7 +1933,8 @@ static CUresult graph_node_set(const rules_args *a, set_node kind)
     switch (kind) {
     case SET_COPY: r = drv.cuGraphAddMemcpyNode_10000(&node, g, NULL, 0, &cp, a->ctx); break;
     case SET_MEMSET: r = drv.cuGraphAddMemsetNode_10000(&node, g, NULL, 0, &ms, a->ctx); break;
-    case SET_HOST: r = drv.cuGraphAddHostNode_10000(&node, g, NULL, 0, &hp); break;
+    case SET_HOST:
+    case GET_HOST: r = drv.cuGraphAddHostNode_10000(&node, g, NULL, 0, &hp); break;
     case SET_RECORD:
     case GET_RECORD: r = drv.cuGraphAddEventRecordNode_11010(&node, g, NULL, 0, a->event); break;
     case SET_WAIT:
@@ -1957,6 +1959,7 @@ static CUresult graph_node_set(const rules_args *a, set_node kind)
         case GET_RECORD: r = drv.cuGraphEventRecordNodeGetEvent_11010(node, &got); break;
         case GET_WAIT: r = drv.cuGraphEventWaitNodeGetEvent_11010(node, &got); break;
         case GET_CHILD: r = drv.cuGraphChildGraphNodeGetGraph_10000(node, &own); break;
+        case GET_HOST: r = drv.cuGraphHostNodeGetParams_10000(node, &hp); break;
         }
     }
     if (child)
@@ -1993,6 +1996,11 @@ CALL(cuGraphEventWaitNodeGetEvent, 11010)
 CALL(cuGraphChildGraphNodeGetGraph, 10000)
 {
     return graph_node_set(a, GET_CHILD);
+}
+
+CALL(cuGraphHostNodeGetParams, 10000)
+{
+    return graph_node_set(a, GET_HOST);
 }
 
 CALL(cuGraphEventRecordNodeSetEvent, 11010)

@@ -357,7 +357,8 @@ typedef CUresult (*rules_call_fn)(const rules_args *a, rules_out *o);
     R(cuGraphKernelNodeCopyAttributes, 11000, H_NODE, 0, NULL)                             \
     R(cuGraphEventRecordNodeGetEvent, 11010, H_CURRENT, 0, NULL)                           \
     R(cuGraphEventWaitNodeGetEvent, 11010, H_CURRENT, 0, NULL)                             \
-    R(cuGraphChildGraphNodeGetGraph, 10000, H_CURRENT, 0, NULL)
+    R(cuGraphChildGraphNodeGetGraph, 10000, H_CURRENT, 0, NULL)                            \
+    R(cuGraphHostNodeGetParams, 10000, H_CURRENT, 0, NULL)
 #if CUDA_VERSION >= 12030
 #define RULES_ROWS_GRAPH_INSPECT_12030_(R)                                                 \
     R(cuGraphNodeGetDependencies, 12030, H_NODE, 0, NULL)                                  \
