@@ -108,6 +108,16 @@ static cus_status run(void)
         printf("  %s, after %zu node%s\n", type_name(t), deps, deps == 1 ? "" : "s");
     }
 
+    /* What the host function node calls: the function and data given to
+     * cus_graph_add_host_fn, read through the clone's node. */
+    cus_host_fn fn = NULL;
+    void *data = NULL;
+    CUS_TRY(cus_graph_host_node_fn(hostfn, &fn, &data));
+    printf("the host function node calls %s with the first counter: %s\n",
+           fn == count_up ? "count_up" : "something else", data == &first ? "yes" : "no");
+    if (fn != count_up || data != &first)
+        return CUS_ERROR_INVALID_ARGUMENT;
+
     /* The DOT file: the topology, the node types; VERBOSE adds parameters. */
     char path[64];
     snprintf(path, sizeof path, "/tmp/tutorial-graph-inspect-%d.dot", (int)getpid());
