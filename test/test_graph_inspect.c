@@ -853,7 +853,7 @@ static void test_fake_child_graph_raw(void **state)
     assert_int_equal(destroy_node(sub.handle), CUDA_SUCCESS);
     assert_int_equal(get_nodes(own, NULL, &n), CUDA_ERROR_INVALID_VALUE);
     assert_int_equal(cus_fake_misuse_count(), 2);
-    assert_contains(cus_fake_last_misuse(), "used after cuGraphDestroy");
+    assert_contains(cus_fake_last_misuse(), "used after its child graph node");
 }
 
 /* --- enabled, flags, instantiation with parameters ------------------------------------------- */

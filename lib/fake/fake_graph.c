@@ -313,7 +313,11 @@ CUresult fake_graph_graph_arg_locked(CUgraph hg, struct CUgraph_st **out)
     }
     struct CUgraph_st *g = (struct CUgraph_st *)h;
     if (h->state != FAKE_LIVE) {
-        if (!g->ctx_destroyed)
+        if (g->owner)
+            fake_misuse_locked("graph 0x%" PRIxPTR " used after its child graph node (whose "
+                               "own graph it was) was destroyed",
+                               (uintptr_t)hg);
+        else if (!g->ctx_destroyed)
             fake_misuse_locked("graph 0x%" PRIxPTR " used after cuGraphDestroy (or the end of "
                                "its failed capture)",
                                (uintptr_t)hg);
