@@ -18,7 +18,10 @@
  *   - a child graph node's own graph (the chain as a child of another
  *     graph): cuGraphChildGraphNodeGetGraph against cus_graph_child_graph +
  *     cus_graph_unref (a body graph record made and freed, a lock, the lent
- *     list looked up).
+ *     list looked up);
+ *   - a host function node's function read back: cuGraphHostNodeGetParams
+ *     against cus_graph_host_node_fn (a lock, cuscope's record read
+ *     through).
  * The kernel is PTX generated here, so no nvcc is needed. --quick: a few
  * blocks (CI checks that it runs). Never asserts timings. */
 #include <stdio.h>
@@ -42,6 +45,7 @@ typedef struct raw_api {
     PFN_cuGraphAddDependencies_v12030 add_deps;
     PFN_cuGraphRemoveDependencies_v12030 remove_deps;
     PFN_cuGraphChildGraphNodeGetGraph_v10000 child_graph;
+    PFN_cuGraphHostNodeGetParams_v10000 host_params;
 } raw_api;
 
 typedef struct edit_arg {
@@ -50,6 +54,7 @@ typedef struct edit_arg {
     cus_graph_node node;  /* the chain's last node */
     cus_graph_node first; /* and its first */
     cus_graph_node sub;   /* a child node of another graph, whose child is graph */
+    cus_graph_node host;  /* a host function node of that graph */
 } edit_arg;
 
 static BENCH_NOINLINE int loop_raw_clone(void *p, int iters, uint64_t *ticks)
@@ -122,6 +127,34 @@ static BENCH_NOINLINE int loop_cus_child(void *p, int iters, uint64_t *ticks)
         own = cus_graph_unref(own);
     });
     return bad;
+}
+
+static BENCH_NOINLINE int loop_raw_host(void *p, int iters, uint64_t *ticks)
+{
+    const edit_arg *a = p;
+    int bad = 0;
+    BENCH_LOOP(iters, ticks, {
+        CUDA_HOST_NODE_PARAMS hp;
+        bad |= a->raw->host_params(a->host.handle, &hp) != CUDA_SUCCESS;
+    });
+    return bad;
+}
+
+static BENCH_NOINLINE int loop_cus_host(void *p, int iters, uint64_t *ticks)
+{
+    const edit_arg *a = p;
+    int bad = 0;
+    BENCH_LOOP(iters, ticks, {
+        cus_host_fn fn;
+        void *data;
+        bad |= cus_graph_host_node_fn(a->host, &fn, &data) != CUS_SUCCESS;
+    });
+    return bad;
+}
+
+static void host_noop(void *p)
+{
+    (void)p;
 }
 
 static CUgraphEdgeData programmatic(void)
@@ -250,6 +283,7 @@ int main(int argc, char **argv)
         {"cuGraphAddDependencies", 12030, &raw.add_deps},
         {"cuGraphRemoveDependencies", 12030, &raw.remove_deps},
         {"cuGraphChildGraphNodeGetGraph", 10000, &raw.child_graph},
+        {"cuGraphHostNodeGetParams", 10000, &raw.host_params},
     };
     if (bench_resolve(&env, syms, sizeof syms / sizeof syms[0]))
         return 1;
@@ -277,8 +311,9 @@ int main(int argc, char **argv)
         return bench_fail(&env, "building the graph");
     a.graph = g;
     cus_autoptr(cus_graph) outer = NULL;
-    if (cus_graph_create(ctx, &outer) || cus_graph_add_child(outer, NULL, 0, &a.sub, g))
-        return bench_fail(&env, "building the graph with a child node");
+    if (cus_graph_create(ctx, &outer) || cus_graph_add_child(outer, NULL, 0, &a.sub, g) ||
+        cus_graph_add_host_fn(outer, NULL, 0, &a.host, host_noop, NULL))
+        return bench_fail(&env, "building the graph with a child node and a host node");
 
     const int blocks = opt.blocks ? opt.blocks : opt.quick ? 3 : 31;
     const int clone_iters = opt.iters ? opt.iters : opt.quick ? 4 : env.fake ? 200 : 100;
@@ -379,6 +414,22 @@ int main(int argc, char **argv)
             snprintf(title, sizeof title, "a child graph node's own graph (%d blocks of %d)",
                      blocks, deps_iters);
             static const char *const keys[] = {"raw_child", "cus_child"};
+            report(rep, title, "ns per call", v, keys, blocks);
+        }
+        bench_run_free(&run, v, 2);
+    }
+    if (!bad) {
+        bench_variant v[] = {
+            {.label = "raw cuGraphHostNodeGetParams", .body = loop_raw_host, .arg = &a},
+            {.label = "cus_graph_host_node_fn", .body = loop_cus_host, .arg = &a},
+        };
+        bench_run run = {.blocks = blocks, .iters = deps_iters};
+        bad = bench_run_variants(&run, v, 2);
+        if (!bad) {
+            char title[160];
+            snprintf(title, sizeof title, "a host function node's function (%d blocks of %d)",
+                     blocks, deps_iters);
+            static const char *const keys[] = {"raw_host", "cus_host"};
             report(rep, title, "ns per call", v, keys, blocks);
         }
         bench_run_free(&run, v, 2);
