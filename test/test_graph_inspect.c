@@ -742,6 +742,43 @@ static void test_child_graph(void **state)
     uint32_t v = uniform_value(c, a);
     assert_true(v == 1 || v == 9);
 
+    /* The clone made before has its own node and graph: what is added to
+     * the one is not in the other (the fake shared the node's copy until
+     * now). */
+    cus_graph_node csub;
+    assert_ok(cus_graph_node_in_clone(copy_before, sub, &csub));
+    {
+        cus_autoptr(cus_graph) cown = NULL;
+        assert_ok(cus_graph_child_graph(csub, &cown));
+        assert_ptr_not_equal(cus_graph_handle(cown), cus_graph_handle(own));
+        assert_int_equal(node_count(cown), 1);
+        assert_ok(cus_graph_add_empty(cown, NULL, 0, NULL));
+        assert_int_equal(node_count(cown), 2);
+        assert_int_equal(node_count(own), 4);
+    }
+    /* Two nodes sharing one copy (a clone's, before any change) ask for
+     * their graphs: each gets its own. */
+    {
+        cus_autoptr(cus_graph) g2 = NULL;
+        cus_autoptr(cus_graph) c2 = NULL;
+        cus_graph_node s2, cs2;
+        assert_ok(cus_graph_create(c, &g2));
+        assert_ok(cus_graph_add_child(g2, NULL, 0, &s2, child));
+        assert_ok(cus_graph_clone(g2, &c2));
+        assert_ok(cus_graph_node_in_clone(c2, s2, &cs2));
+        cus_autoptr(cus_graph) own2 = NULL;
+        cus_autoptr(cus_graph) cown2 = NULL;
+        assert_ok(cus_graph_child_graph(s2, &own2));
+        assert_ok(cus_graph_child_graph(cs2, &cown2));
+        assert_ptr_not_equal(cus_graph_handle(own2), cus_graph_handle(cown2));
+        assert_ok(cus_graph_add_empty(cown2, NULL, 0, NULL));
+        assert_int_equal(node_count(cown2), 2);
+        assert_int_equal(node_count(own2), 1);
+        assert_ok(cus_graph_add_empty(own2, NULL, 0, NULL));
+        assert_ok(cus_graph_add_empty(own2, NULL, 0, NULL));
+        assert_int_equal(node_count(own2), 3);
+        assert_int_equal(node_count(cown2), 2);
+    }
     /* Another call: another cus_graph, the same driver graph. */
     cus_autoptr(cus_graph) again = NULL;
     assert_ok(cus_graph_child_graph(sub, &again));

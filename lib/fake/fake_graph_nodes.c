@@ -1380,6 +1380,8 @@ static CUresult child_graph_locked(CUgraphNode hn, CUgraph *out)
             b = fake_graph_body_clone_locked(n->child);
             if (!b)
                 return CUDA_ERROR_OUT_OF_MEMORY;
+            for (size_t i = 0; i < b->nnodes; i++)
+                b->nodes[i]->origin = NULL; /* a graph's own nodes, as a clone's */
         } else {
             fake_graph_body_ref(b);
         }
