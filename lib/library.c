@@ -295,9 +295,16 @@ CUS_API cus_status cus_library_get_kernel(cus_library *lib, const char *name, cu
     if (r)
         return CUS_FAIL((cus_status)r, "cuLibraryGetKernel", "kernel %s", name);
     /* With no context current the layout waits for the first use that has
-     * one (a launch, a kernel node, cus_kernel_param_info). */
-    bool pending;
-    CUS_TRY(kernel_read_layout(nk, __func__, &pending));
+     * one (a launch, a kernel node, cus_kernel_param_info). Asked first, so
+     * as not to provoke the driver's refusal, which compute-sanitizer
+     * reports as an error. */
+    bool pending = true;
+    CUcontext current = NULL;
+    r = cus_drv_.cuCtxGetCurrent_(&current);
+    if (r)
+        return CUS_FAIL((cus_status)r, "cuCtxGetCurrent", "kernel %s", name);
+    if (current)
+        CUS_TRY(kernel_read_layout(nk, __func__, &pending));
     if (!cus_name_table_reserve_(&lib->kernels, lib->nkernels, KEY_OFFSET))
         return CUS_FAIL(CUS_ERROR_OUT_OF_HOST_MEMORY, NULL, "caching kernel %s", name);
     /* Published last (release): a lookup without the lock sees every field. */

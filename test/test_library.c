@@ -82,7 +82,7 @@ static void test_kernel_cache_and_layout(void **state)
     assert_ok(cus_context_push(c));
     unsigned long calls = cus_fake_call_count();
     cus_kernel *k = get_kernel(lib, "add");
-    assert_calls_since(calls, "cuLibraryGetKernel", "cuKernelGetParamInfo",
+    assert_calls_since(calls, "cuLibraryGetKernel", "cuCtxGetCurrent", "cuKernelGetParamInfo",
                        "cuKernelGetParamInfo");
     cus_context *popped = NULL;
     assert_ok(cus_context_pop(&popped));
@@ -128,8 +128,9 @@ static void test_layout_waits_for_a_context(void **state)
     cus_autoptr(cus_library) lib = load_lib(ptx_src);
     unsigned long calls = cus_fake_call_count();
     cus_autoptr(cus_kernel) k = get_kernel(lib, "add");
-    /* asked once, refused: not read, not an error */
-    assert_calls_since(calls, "cuLibraryGetKernel", "cuKernelGetParamInfo");
+    /* none current: not asked (the driver would refuse, and
+     * compute-sanitizer report that), not read, not an error */
+    assert_calls_since(calls, "cuLibraryGetKernel", "cuCtxGetCurrent");
     assert_false(cus_kernel_layout_known(k));
     assert_int_equal(cus_kernel_param_count(k), 0);
     /* the layout asked for with none current: the driver's error, said */
@@ -384,8 +385,9 @@ static void test_kernel_node_reads_a_pending_layout(void **state)
     assert_stack_unchanged(before);
     assert_true(cus_kernel_layout_known(k));
     assert_ok(cus_graph_add_kernel(g, NULL, 0, &n, k, 1, 1, 0, (CUdeviceptr)0, 5u));
-    /* the lookup's refused one, then the read, once, by the first node */
-    assert_int_equal(cus_fake_calls_of("cuKernelGetParamInfo"), 1 + 2);
+    /* none at the lookup (no context current), then the read, once, by
+     * the first node */
+    assert_int_equal(cus_fake_calls_of("cuKernelGetParamInfo"), 2);
     cus_autoptr(cus_graph_exec) x = NULL;
     assert_ok(cus_graph_instantiate(g, 0, &x));
     assert_ok(cus_graph_exec_launch(x, s));
@@ -549,7 +551,14 @@ static void test_every_driver_call_can_fail(void **state)
     cus_autoptr(cus_library) lib = load_lib(ptx_src);
     cus_kernel *k = NULL;
     assert_fault_named("cuLibraryGetKernel", cus_library_get_kernel(lib, "add", &k));
-    assert_fault_named("cuKernelGetParamInfo", cus_library_get_kernel(lib, "add", &k));
+    {
+        /* The layout is read at the lookup with a context current. */
+        cus_context_scope(guard, c);
+        assert_ok(guard.status);
+        assert_fault_named("cuKernelGetParamInfo", cus_library_get_kernel(lib, "add", &k));
+    }
+    assert_null(k);
+    assert_fault_named("cuCtxGetCurrent", cus_library_get_kernel(lib, "add", &k));
     assert_null(k);
     k = get_kernel(lib, "add");
     int v;

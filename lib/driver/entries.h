@@ -30,6 +30,7 @@
     X(cuCtxPushCurrent, cuCtxPushCurrent, 4000, REQUIRED)                      \
     X(cuCtxPopCurrent, cuCtxPopCurrent, 4000, REQUIRED)                        \
     X(cuCtxSetCurrent, cuCtxSetCurrent, 4000, REQUIRED)                        \
+    X(cuCtxGetCurrent, cuCtxGetCurrent, 4000, REQUIRED)                        \
     X(cuCtxGetDevice, cuCtxGetDevice, 2000, REQUIRED)                          \
     X(cuCtxGetFlags, cuCtxGetFlags, 7000, REQUIRED)                            \
     X(cuCtxSynchronize, cuCtxSynchronize, 2000, REQUIRED)                      \
