@@ -41,5 +41,9 @@ FAKE_HIDDEN CUresult fake_module_node_attribute_get(const fake_launch_exec *x,
                                                     CUlaunchAttributeValue *out);
 FAKE_HIDDEN CUresult fake_module_node_attributes_copy_locked(fake_launch_exec *dst,
                                                              const fake_launch_exec *src);
+/* Whether a kernel node's function lives: CUDA_SUCCESS; its module or
+ * context gone: a misuse, CUDA_ERROR_INVALID_HANDLE; with healthy, its
+ * context's sticky error too. */
+FAKE_HIDDEN CUresult fake_module_node_function_locked(const fake_launch_exec *x, bool healthy);
 
 #endif

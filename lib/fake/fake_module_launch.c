@@ -1140,6 +1140,13 @@ CUresult fake_module_node_attribute_get(const fake_launch_exec *x, CUlaunchAttri
     return CUDA_SUCCESS;
 }
 
+CUresult fake_module_node_function_locked(const fake_launch_exec *x, bool healthy)
+{
+    struct CUfunc_st *f = NULL;
+    CUresult r = fake_module_function_arg_locked((CUfunction)x->fn, CUDA_ERROR_INVALID_VALUE, &f);
+    return r == CUDA_ERROR_INVALID_HANDLE || healthy ? r : CUDA_SUCCESS;
+}
+
 CUresult fake_module_node_attributes_copy_locked(fake_launch_exec *dst, const fake_launch_exec *src)
 {
     struct CUfunc_st *f = NULL;
