@@ -25,7 +25,6 @@ static void graph_destroy(cus_graph *g)
     free(g->kept_set);
     free(g->cond_handles);
     free(g->lent);
-    free(g->configured);
     if (g->parent)
         cus_graph_unref(g->parent);
     cus_context_unref(g->ctx);

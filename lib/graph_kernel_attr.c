@@ -86,46 +86,6 @@ CUS_API cus_status cus_graph_kernel_node_attribute(cus_graph_node node, CUlaunch
     return CUS_SUCCESS;
 }
 
-static bool configured_find_locked(const cus_graph *root, CUgraphNode h)
-{
-    size_t n = atomic_load_explicit(&root->configured_count, memory_order_relaxed);
-    for (size_t i = 0; i < n; i++)
-        if (root->configured[i] == h)
-            return true;
-    return false;
-}
-
-bool cus_graph_configured_reserve_locked_(cus_graph *root)
-{
-    size_t n = atomic_load_explicit(&root->configured_count, memory_order_relaxed);
-    if (n < root->configured_capacity)
-        return true;
-    size_t want = root->configured_capacity ? root->configured_capacity * 2 : 4;
-    CUgraphNode *grown = cus_realloc_(root->configured, want * sizeof *grown);
-    if (!grown)
-        return false;
-    root->configured = grown;
-    root->configured_capacity = want;
-    return true;
-}
-
-void cus_graph_configured_add_locked_(cus_graph *root, CUgraphNode h)
-{
-    if (configured_find_locked(root, h))
-        return;
-    size_t n = atomic_load_explicit(&root->configured_count, memory_order_relaxed);
-    root->configured[n] = h;
-    atomic_store_explicit(&root->configured_count, n + 1, memory_order_relaxed);
-}
-
-bool cus_graph_configured_has_(cus_graph *root, CUgraphNode h)
-{
-    if (!atomic_load_explicit(&root->configured_count, memory_order_relaxed))
-        return false;
-    CUS_LOCK_SCOPE(&root->lock);
-    return configured_find_locked(root, h);
-}
-
 CUS_API cus_status cus_graph_copy_kernel_attributes(cus_graph_node dst, cus_graph_node src)
 {
     CUS_API_ENTER();
@@ -141,11 +101,7 @@ CUS_API cus_status cus_graph_copy_kernel_attributes(cus_graph_node dst, cus_grap
                         "cus_graph_add_kernel_ex instead");
     CUS_CHECK_POISON(g->ctx);
     CUS_GRAPH_LOCK_IDLE_(g, __func__);
-    cus_graph *root = cus_graph_root_(g);
-    if (!cus_graph_configured_reserve_locked_(root))
-        return CUS_FAIL(CUS_ERROR_OUT_OF_HOST_MEMORY, NULL, "the list of configured nodes");
     CUS_IN_CONTEXT(g->ctx, "cuGraphKernelNodeCopyAttributes",
                    cus_drv_.cuGraphKernelNodeCopyAttributes_(dst.handle, src.handle));
-    cus_graph_configured_add_locked_(root, dst.handle);
     return CUS_SUCCESS;
 }

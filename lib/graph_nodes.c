@@ -233,7 +233,7 @@ typedef CUresult (*add_fn)(CUgraphNode *node, CUgraph g, const CUgraphNode *deps
 static cus_status add_node_also(cus_graph *g, const cus_graph_node *deps, size_t ndeps,
                                 cus_graph_node *out, const keep_items *k, const char *call,
                                 add_fn add, const void *arg, pthread_mutex_t *also,
-                                const bool *left, bool configured, const char *function)
+                                const bool *left, const char *function)
 {
     CUgraphNode inline_deps[INLINE_DEPS], *hdeps, *heap;
     CUS_TRY(deps_of(g, deps, ndeps, inline_deps, &hdeps, &heap, function));
@@ -249,16 +249,11 @@ static cus_status add_node_also(cus_graph *g, const cus_graph_node *deps, size_t
     __attribute__((cleanup(unlock_if), unused)) pthread_mutex_t *second_scope = second_held;
     CUS_TRY(cus_graph_idle_locked_(root, function));
     CUS_TRY(keep_reserve_locked(root, k ? k->n : 0, function));
-    if (configured && !cus_graph_configured_reserve_locked_(root))
-        return cus_fail_(CUS_ERROR_OUT_OF_HOST_MEMORY, function, NULL,
-                         "the list of configured nodes");
     CUgraphNode node = NULL;
     cus_status st = CUS_CALL_IN_AS(function, g->ctx, call, add(&node, g->handle, hdeps, ndeps, arg));
     /* A failure that left a node in the graph (*left) keeps what it uses. */
     if (k && (!st || (left && *left)))
         keep_commit_locked(root, k);
-    if (configured && (!st || (left && *left)))
-        cus_graph_configured_add_locked_(root, node);
     if (st)
         return st;
     if (out)
@@ -270,7 +265,7 @@ cus_status cus_graph_add_raw_(cus_graph *g, const cus_graph_node *deps, size_t n
                               cus_graph_node *out, const char *call, cus_graph_add_fn_ add,
                               const void *arg, const char *function)
 {
-    return add_node_also(g, deps, ndeps, out, NULL, call, add, arg, NULL, NULL, false, function);
+    return add_node_also(g, deps, ndeps, out, NULL, call, add, arg, NULL, NULL, function);
 }
 
 cus_status cus_graph_add_keeping_(cus_graph *g, const cus_graph_node *deps, size_t ndeps,
@@ -281,14 +276,14 @@ cus_status cus_graph_add_keeping_(cus_graph *g, const cus_graph_node *deps, size
     keep_items k = {.n = 0};
     for (unsigned int i = 0; i < n && k.n < NOTES_MAX + 1; i++)
         items_add(&k, items[i]);
-    return add_node_also(g, deps, ndeps, out, &k, call, add, arg, NULL, NULL, false, function);
+    return add_node_also(g, deps, ndeps, out, &k, call, add, arg, NULL, NULL, function);
 }
 
 static cus_status add_node(cus_graph *g, const cus_graph_node *deps, size_t ndeps,
                            cus_graph_node *out, const keep_items *k, const char *call, add_fn add,
                            const void *arg, const char *function)
 {
-    return add_node_also(g, deps, ndeps, out, k, call, add, arg, NULL, NULL, false, function);
+    return add_node_also(g, deps, ndeps, out, k, call, add, arg, NULL, NULL, function);
 }
 
 /* The checks every public add starts with. */
@@ -502,7 +497,7 @@ static cus_status add_kernel_ex(cus_graph *g, const cus_graph_node *deps, size_t
     if (config->access_policy.buffer)
         items_add(k, cus_capture_item_buffer_(config->access_policy.buffer));
     cus_status st = add_node_also(g, deps, ndeps, out, k, "cuGraphAddKernelNode",
-                                  add_kernel_ex_call, &c, NULL, &c.left, c.nattrs > 0, function);
+                                  add_kernel_ex_call, &c, NULL, &c.left, function);
     if (st && c.refused >= 0)
         return cus_fail_(st, function, "cuGraphKernelNodeSetAttribute",
                          "%s: the driver refused the node's %s (attribute %d of %u); the node %s",
@@ -973,7 +968,7 @@ CUS_API cus_status cus_graph_add_child(cus_graph *graph, const cus_graph_node *d
     k.items[0] = cus_graph_keep_item_(child);
     /* The child is read by the driver's copy: its lock too. */
     return add_node_also(graph, deps, ndeps, out, &k, "cuGraphAddChildGraphNode", add_child_call,
-                         child->handle, &child->lock, NULL, false, __func__);
+                         child->handle, &child->lock, NULL, __func__);
 }
 
 /* --- per-node updates ------------------------------------------------------------------------- */
@@ -1020,20 +1015,6 @@ static cus_status set_kernel(cus_graph_exec *exec, cus_graph_node node, kernel_r
     if (st) {
         nnotes = 0;
         return st;
-    }
-    /* The driver would run the node without the attributes cuscope gave it
-     * (the H200 drops its cluster): refused, with the ways that keep them. */
-    if (node.graph && cus_graph_configured_has_(cus_graph_root_(cus_graph_of_node_(node)),
-                                                node.handle)) {
-        nnotes = 0;
-        return cus_fail_(CUS_ERROR_NOT_SUPPORTED, function, NULL,
-                         "node %p has launch attributes (cus_graph_add_kernel_ex or "
-                         "cus_graph_copy_kernel_attributes), which the driver drops at a "
-                         "per-node update of an executable graph (a cluster runs as single "
-                         "blocks); change the graph's node (cus_graph_set_kernel) and update "
-                         "the executable graph whole (cus_graph_exec_update), or instantiate "
-                         "again",
-                         (void *)node.handle);
     }
     keep_items k;
     kernel_set a = {node.handle, {0}};

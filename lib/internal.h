@@ -854,23 +854,7 @@ struct cus_graph {
      * never destroyed, or the bodies' handles would dangle. */
     CUgraphNode *lent;
     size_t lent_count, lent_capacity;
-    /* Kernel nodes that cuscope gave launch attributes (cus_graph_add_kernel_ex,
-     * cus_graph_copy_kernel_attributes), on the root: an executable graph's
-     * per-node update would run them without (the H200 drops the node's
-     * cluster at cuGraphExecKernelNodeSetParams), so graph_nodes.c refuses
-     * it. The count is read without the lock first (0: nothing to look up). */
-    CUgraphNode *configured;
-    _Atomic size_t configured_count;
-    size_t configured_capacity;
 };
-
-/* graph_kernel_attr.c's list of configured nodes on root (under its lock):
- * room for one more (false: out of memory); h added (room made before; a
- * node listed already is not added twice); whether h is listed (takes the
- * lock, after a count read without it). */
-CUS_HIDDEN bool cus_graph_configured_reserve_locked_(struct cus_graph *root);
-CUS_HIDDEN void cus_graph_configured_add_locked_(struct cus_graph *root, CUgraphNode h);
-CUS_HIDDEN bool cus_graph_configured_has_(struct cus_graph *root, CUgraphNode h);
 
 /* The head of each host function record cuscope hands the driver as a host
  * node's or a host launch's userData, with its own trampoline as fn

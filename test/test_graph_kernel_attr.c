@@ -186,10 +186,8 @@ static void test_window_buffer_kept_and_cooperative(void **state)
     saxpy_graph_close(&s);
 }
 
-/* cus_graph_set_kernel changes the parameters and the attributes stay (the
- * driver keeps them apart); cus_graph_exec_set_kernel refuses such a node,
- * whose attributes the driver's per-node update drops (the H200: its
- * cluster), and cus_graph_exec_update carries them over. */
+/* cus_graph_set_kernel and cus_graph_exec_set_kernel change the parameters;
+ * the attributes stay (the driver keeps them apart from the parameters). */
 static void test_parameter_changes_keep_attributes(void **state)
 {
     (void)state;
@@ -217,44 +215,14 @@ static void test_parameter_changes_keep_attributes(void **state)
                   CUDA_ERROR_INVALID_CLUSTER_SIZE);
     cus_autoptr(cus_graph_exec) e = instantiate(s.g);
     replay_and_check(e, st, &s);
-    /* The executable graph's node, updated alone: refused, nothing changed. */
-    assert_status(cus_graph_exec_set_kernel(e, k, fn, 2, 32, 0, 3.0f, s.x, s.y,
-                                            (unsigned long long)G_N),
-                  CUS_ERROR_NOT_SUPPORTED);
-    assert_contains(cus_last_error_message(), "cus_graph_exec_update");
+    /* The executable graph's node: a new argument list, the cluster kept. */
+    assert_ok(cus_graph_exec_set_kernel(e, k, fn, 2, 32, 0, 2.0f, s.x, s.y,
+                                        (unsigned long long)G_N));
     replay_and_check(e, st, &s);
     cus_fake_launch l;
     assert_ok(cus_fake_last_launch(&l));
     assert_int_equal(l.cluster[0], 2);
     assert_true(l.attributes.has_mem_sync_domain);
-    /* The whole-graph update carries the attributes over. */
-    assert_ok(cus_graph_set_kernel(k, fn, 2, 32, 0, 2.0f, s.x, s.y, (unsigned long long)G_N));
-    assert_ok(cus_graph_exec_update(e, s.g, NULL));
-    replay_and_check(e, st, &s);
-    assert_ok(cus_fake_last_launch(&l));
-    assert_int_equal(l.cluster[0], 2);
-    assert_true(l.attributes.has_mem_sync_domain);
-    /* What the refusal spares: the raw per-node update runs the node
-     * without its attributes (the fake follows the H200). */
-    PFN_cuGraphExecKernelNodeSetParams_v12000 raw_set = NULL;
-    assert_ok(CUS_DRIVER_PROC(raw_set, "cuGraphExecKernelNodeSetParams", 12000));
-    void *args[] = {&(float){2.0f}, &(CUdeviceptr){cus_buffer_ptr(s.x)},
-                    &(CUdeviceptr){cus_buffer_ptr(s.y)}, &(unsigned long long){G_N}};
-    CUDA_KERNEL_NODE_PARAMS p;
-    memset(&p, 0, sizeof p);
-    p.func = cus_function_handle(fn);
-    p.gridDimX = 2, p.gridDimY = p.gridDimZ = 1;
-    p.blockDimX = 32, p.blockDimY = p.blockDimZ = 1;
-    p.kernelParams = args;
-    {
-        cus_context_scope(guard, c);
-        assert_ok(guard.status);
-        assert_int_equal(raw_set(cus_graph_exec_handle(e), k.handle, &p), CUDA_SUCCESS);
-    }
-    replay_and_check(e, st, &s);
-    assert_ok(cus_fake_last_launch(&l));
-    assert_int_equal(l.cluster[0], 0);
-    assert_false(l.attributes.has_mem_sync_domain);
     saxpy_graph_close(&s);
 }
 

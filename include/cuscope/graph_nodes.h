@@ -300,12 +300,7 @@ CUS_API cus_status cus_graph_add_child(cus_graph *graph, const cus_graph_node *d
  * node is a node of the graph exec was instantiated from (or updated to);
  * fn must be of the same context (the driver's rule), the arguments are
  * checked as cus_graph_add_kernel_node checks them, and fn's module is kept.
- * Affects the launches after it, not those queued. The driver's update runs
- * the node without launch attributes (the H200 drops a cluster), so a node
- * cuscope gave attributes (cus_graph_add_kernel_ex,
- * cus_graph_copy_kernel_attributes) is refused, CUS_ERROR_NOT_SUPPORTED:
- * change the graph's node (cus_graph_set_kernel) and update exec whole
- * (cus_graph_exec_update), or instantiate again. */
+ * Affects the launches after it, not those queued. */
 CUS_API cus_status cus_graph_exec_set_kernel_node(cus_graph_exec *exec, cus_graph_node node,
                                                   cus_function *fn, cus_dim3 grid,
                                                   cus_dim3 block, unsigned int shared_bytes,

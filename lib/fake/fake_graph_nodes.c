@@ -887,11 +887,8 @@ static CUresult exec_kernel_locked(CUgraphExec he, CUgraphNode hn,
     r = exec_node_locked(he, hn, CU_GRAPH_NODE_TYPE_KERNEL, &x, &n);
     if (r != CUDA_SUCCESS)
         return r;
-    /* The H200 (driver 580) runs the updated node without the launch
-     * attributes it was instantiated with: a cluster dimension set on the
-     * graph's node is gone (gpu-kernel-node-attr). The fake drops them all. */
     fake_launch_exec *l = NULL;
-    r = fake_module_node_launch_locked(p, NULL, &l);
+    r = fake_module_node_launch_locked(p, n->u.launch.exec, &l);
     if (r != CUDA_SUCCESS)
         return r;
     /* The function may change, its context may not (documented). */
