@@ -8,8 +8,11 @@
  *     shape; the attributes read back as set;
  *   - the attributes copied onto the plain node (cus_graph_copy_kernel_attributes)
  *     and a new instantiation: its blocks now run in clusters of 2;
- *   - a per-node update of the executable graph (new output buffer): the
- *     node's cluster stays;
+ *   - a per-node update of the executable graph (an output buffer of its
+ *     own: no other node writes it): the node's cluster stays; the graph's
+ *     node changed and the executable graph updated whole: it stays too;
+ *     the cluster changed on the graph's node and the executable graph
+ *     updated whole: what the replay runs is printed, for the fake;
  *   - a cluster that does not divide the node's grid: where the driver
  *     refuses it (the add, or the instantiation) is printed, for the fake's
  *     rules (the fake refuses it at the add).
@@ -109,13 +112,46 @@ static void test_cluster_nodes(void **state)
     assert_ok(cus_stream_synchronize(s));
     check_shape(out1, 2, "the plain node after the copy of the attributes");
 
-    /* A per-node update of the first executable graph: n2 writes out1 now,
-     * still in clusters of 2. */
-    assert_ok(cus_graph_exec_set_kernel(e, n2, fn, GRID, 32, 0, out1));
-    assert_ok(cus_buffer_fill_u8_async(out1, 0, 0xff, 8 * GRID, s));
+    /* A per-node update of the first executable graph: n2 writes out3 now
+     * (a buffer no other node writes: n1 writes out1), still in clusters of
+     * 2. */
+    cus_autoptr(cus_buffer) out3 = NULL;
+    assert_ok(cus_buffer_alloc_n(ctx, unsigned int, 2 * GRID, &out3));
+    assert_ok(cus_graph_exec_set_kernel(e, n2, fn, GRID, 32, 0, out3));
+    assert_ok(cus_buffer_fill_u8_async(out3, 0, 0xff, 8 * GRID, s));
     assert_ok(cus_graph_exec_launch(e, s));
     assert_ok(cus_stream_synchronize(s));
-    check_shape(out1, 2, "n2 updated in the executable graph");
+    check_shape(out3, 2, "n2 updated in the executable graph");
+    /* The graph's node changed, the executable graph updated whole. */
+    assert_ok(cus_graph_set_kernel(n2, fn, GRID, 32, 0, out3));
+    assert_ok(cus_graph_exec_update(e2, g, NULL));
+    assert_ok(cus_buffer_fill_u8_async(out3, 0, 0xff, 8 * GRID, s));
+    assert_ok(cus_graph_exec_launch(e2, s));
+    assert_ok(cus_stream_synchronize(s));
+    check_shape(out3, 2, "n2 changed in the graph, an executable graph updated whole");
+    /* The cluster changed on the graph's node (4 divides the grid), the
+     * executable graph updated whole: does the update carry it? */
+    const cus_launch_config four = {.grid = {GRID, 1, 1}, .block = {32, 1, 1},
+                                    .cluster = {4, 1, 1}};
+    cus_graph_node n2b;
+    assert_ok(cus_graph_add_kernel_ex(g, NULL, 0, &n2b, fn, &four, out3));
+    assert_ok(cus_graph_copy_kernel_attributes(n2, n2b));
+    assert_ok(cus_graph_destroy_node(n2b));
+    cus_status up = cus_graph_exec_update(e2, g, NULL);
+    if (up == CUS_SUCCESS) {
+        assert_ok(cus_buffer_fill_u8_async(out3, 0, 0xff, 8 * GRID, s));
+        assert_ok(cus_graph_exec_launch(e2, s));
+        assert_ok(cus_stream_synchronize(s));
+        unsigned int got[2] = {0, 0};
+        assert_ok(cus_copy_to_host(got, out3, 0, sizeof got));
+        printf("gpu-kernel-node-attr: n2's cluster set to 4 in the graph, an executable graph "
+               "updated whole: block 0 runs in a cluster of %u\n",
+               got[0]);
+    } else {
+        printf("gpu-kernel-node-attr: n2's cluster set to 4 in the graph: the whole update "
+               "refused it, %s\n",
+               cus_status_name(up));
+    }
 
     /* A cluster of 3 does not divide a grid of 8: where does the driver
      * refuse it? */
