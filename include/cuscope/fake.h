@@ -290,8 +290,10 @@ CUS_API const char *cus_fake_last_misuse(void);
  *     checks them and with the node's shape at once (a cluster that does not
  *     divide the grid: CUDA_ERROR_INVALID_CLUSTER_SIZE at the set); the
  *     launch-only ones CUDA_ERROR_INVALID_VALUE, device-updatable nodes
- *     CUDA_ERROR_NOT_SUPPORTED; kept when the node's parameters change, and
- *     in each replay's launch record (cus_fake_launch.attributes);
+ *     CUDA_ERROR_NOT_SUPPORTED; kept when the node's parameters change (an
+ *     H100 kept a node's cluster through cuGraphExecKernelNodeSetParams,
+ *     driver 580), and in each replay's launch record
+ *     (cus_fake_launch.attributes);
  *   - edge data (cuGraphAddDependencies_v2, 12.3) by cuda.h's rules for
  *     CUgraphEdgeData: a programmatic edge joins two kernel nodes from the
  *     programmatic or launch-order port, a non-default port leaves a kernel
