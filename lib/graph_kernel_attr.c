@@ -72,11 +72,11 @@ CUS_API cus_status cus_graph_kernel_node_attribute(cus_graph_node node, CUlaunch
     CUlaunchAttributeValue v;
     memset(&v, 0, sizeof v);
     {
+        /* No context needed (the H200's rule): no switch. */
         CUS_GRAPH_LOCK_IDLE_(g, __func__);
-        cus_status st = CUS_CALL_IN(g->ctx, "cuGraphKernelNodeGetAttribute",
-                                    cus_drv_.cuGraphKernelNodeGetAttribute_(node.handle, id, &v));
-        if (st)
-            return cus_fail_(st, __func__, "cuGraphKernelNodeGetAttribute",
+        CUresult r = cus_drv_.cuGraphKernelNodeGetAttribute_(node.handle, id, &v);
+        if (r)
+            return cus_fail_((cus_status)r, __func__, "cuGraphKernelNodeGetAttribute",
                              "reading %s (%d) of node %p (the driver's "
                              "CUDA_ERROR_INVALID_VALUE: not a kernel node, or not an attribute "
                              "of kernel nodes)",
@@ -101,7 +101,9 @@ CUS_API cus_status cus_graph_copy_kernel_attributes(cus_graph_node dst, cus_grap
                         "cus_graph_add_kernel_ex instead");
     CUS_CHECK_POISON(g->ctx);
     CUS_GRAPH_LOCK_IDLE_(g, __func__);
-    CUS_IN_CONTEXT(g->ctx, "cuGraphKernelNodeCopyAttributes",
-                   cus_drv_.cuGraphKernelNodeCopyAttributes_(dst.handle, src.handle));
+    /* No context needed (the H200's rule): no switch. */
+    CUresult r = cus_drv_.cuGraphKernelNodeCopyAttributes_(dst.handle, src.handle);
+    if (r)
+        return cus_context_driver_fail_(g->ctx, r, __func__, "cuGraphKernelNodeCopyAttributes");
     return CUS_SUCCESS;
 }

@@ -153,8 +153,8 @@ CUS_API cus_status cus_graph_add_library_kernel_node_ex(cus_graph *graph,
  * kernel node takes (cuda.h: "valid for graph nodes"); a node of another
  * type, or another id, is the driver's CUDA_ERROR_INVALID_VALUE. The value
  * is the driver's union: a window's base_ptr is an address, not a buffer.
- * Made with the graph's context current (the driver crashes in other
- * kernel-node calls with none). Errors: CUS_ERROR_INVALID_ARGUMENT (no
+ * No context is made current (the H200 needs none). Errors:
+ * CUS_ERROR_INVALID_ARGUMENT (no
  * node, value NULL, the graph being captured into), the context's poison,
  * the driver's status. */
 CUS_API cus_status cus_graph_kernel_node_attribute(cus_graph_node node, CUlaunchAttributeID id,
