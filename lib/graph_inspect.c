@@ -424,7 +424,7 @@ CUS_API cus_status cus_graph_exec_set_host_fn(cus_graph_exec *exec, cus_graph_no
     host_record *rec = cus_malloc_(sizeof *rec);
     if (!rec)
         return CUS_FAIL(CUS_ERROR_OUT_OF_HOST_MEMORY, NULL, "allocating a host function record");
-    *rec = (host_record){fn, user_data, &taken};
+    *rec = (host_record){{fn, user_data}, &taken};
     cus_keep_item_ item = {rec, NULL, host_record_take, free};
     host_set a = {node.handle, {cus_graph_host_trampoline_, rec}};
     cus_status st = cus_graph_exec_node_update_(exec, node, &item, 1,

@@ -847,17 +847,10 @@ DEFINE_FILL_NODE(32, uint32_t)
 /* --- host functions, events, empty and child nodes ------------------------------------------ */
 
 typedef cus_graph_host_record_ host_record;
-_Static_assert(offsetof(host_record, fn) == offsetof(cus_host_record_head_, fn) &&
-                   offsetof(host_record, user_data) == offsetof(cus_host_record_head_, user_data),
-               "a host node's record is read back as a cus_host_record_head_");
 
 void CUDA_CB cus_graph_host_trampoline_(void *record)
 {
-    const host_record *rec = record;
-    bool outer = cus_in_host_fn_;
-    cus_in_host_fn_ = true;
-    rec->fn(rec->user_data);
-    cus_in_host_fn_ = outer;
+    cus_host_record_run_(((const host_record *)record)->head);
 }
 
 static void *ref_identity(void *p)
@@ -882,9 +875,7 @@ CUS_API cus_status cus_graph_add_host_fn(cus_graph *graph, const cus_graph_node 
     cus_autofree host_record *rec = cus_malloc_(sizeof *rec);
     if (!rec)
         return CUS_FAIL(CUS_ERROR_OUT_OF_HOST_MEMORY, NULL, "allocating a host function record");
-    rec->fn = fn;
-    rec->user_data = user_data;
-    rec->taken = NULL;
+    *rec = (host_record){{fn, user_data}, NULL};
     /* The graph frees the record (free: graph_exec.c orphans such records
      * when a replay could not be waited for). */
     keep_items k = {.n = 1};
@@ -1274,9 +1265,7 @@ cus_status cus_graph_set_host_fn_(cus_graph_node node, cus_host_fn fn, void *use
     if (!rec)
         return cus_fail_(CUS_ERROR_OUT_OF_HOST_MEMORY, function, NULL,
                          "allocating a host function record");
-    rec->fn = fn;
-    rec->user_data = user_data;
-    rec->taken = NULL;
+    *rec = (host_record){{fn, user_data}, NULL};
     keep_items k = {.n = 1};
     k.items[0] = (cus_keep_item_){rec, NULL, ref_identity, free};
     CUS_TRY(node_set(node, &k, "cuGraphHostNodeSetParams", node_host_call, rec, function));

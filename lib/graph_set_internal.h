@@ -33,13 +33,11 @@ CUS_HIDDEN cus_status cus_graph_set_fill_(cus_graph_node node, cus_buffer *buf, 
  * executable graph's update (graph_inspect.c), the caller's flag, set when
  * the update took the record (from then on the update's to free). */
 typedef struct cus_graph_host_record_ {
-    cus_host_fn fn; /* first: a cus_host_record_head_ */
-    void *user_data;
+    cus_host_record_head_ head; /* first: read back by cus_graph_host_node_fn */
     bool *taken;
 } cus_graph_host_record_;
 
-/* Runs a record's function on the driver's thread, marked as stream.c's
- * trampoline marks it (cus_in_host_fn_). */
+/* Runs a record's function (cus_host_record_run_). */
 CUS_HIDDEN void CUDA_CB cus_graph_host_trampoline_(void *record);
 
 /* A host function node (a new record, kept by the graph). */

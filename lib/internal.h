@@ -856,14 +856,24 @@ struct cus_graph {
     size_t lent_count, lent_capacity;
 };
 
-/* The head of each host function record cuscope hands the driver as a host
- * node's or a host launch's userData, with its own trampoline as fn
+/* The first member of each host function record cuscope hands the driver as
+ * a host node's or a host launch's userData, with its own trampoline as fn
  * (stream.c's launches and captures, graph_nodes.c's nodes):
  * cus_graph_host_node_fn reads the caller's function back through it. */
 typedef struct cus_host_record_head_ {
     cus_host_fn fn;
     void *user_data;
 } cus_host_record_head_;
+
+/* A trampoline's call of h.fn on the driver's thread, marked so that cuscope
+ * refuses calls and defers destructions made from inside it. */
+static inline void cus_host_record_run_(cus_host_record_head_ h)
+{
+    bool outer = cus_in_host_fn_;
+    cus_in_host_fn_ = true;
+    h.fn(h.user_data);
+    cus_in_host_fn_ = outer;
+}
 
 /* stream.c's trampoline, whose records start with a cus_host_record_head_. */
 CUS_HIDDEN void CUDA_CB cus_stream_host_trampoline_(void *record);

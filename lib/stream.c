@@ -164,27 +164,17 @@ CUS_API cus_status cus_stream_wait_event(cus_stream *stream, cus_event *event)
 }
 
 typedef struct host_call {
-    cus_host_fn fn;
-    void *user_data;
+    cus_host_record_head_ head; /* first: read back by cus_graph_host_node_fn */
     bool in_graph; /* captured: runs at every replay, and the graph frees it */
     struct host_call *foreign_next; /* captured outside cuscope: kept forever */
 } host_call;
 
-_Static_assert(offsetof(host_call, fn) == offsetof(cus_host_record_head_, fn) &&
-                   offsetof(host_call, user_data) == offsetof(cus_host_record_head_, user_data),
-               "a captured host node's record is read back as a cus_host_record_head_");
-
-/* Runs on the driver's thread: marks it so that cuscope refuses calls and
- * defers destructions made from inside fn. */
 void CUDA_CB cus_stream_host_trampoline_(void *arg)
 {
     host_call call = *(host_call *)arg;
     if (!call.in_graph)
         free(arg);
-    bool outer = cus_in_host_fn_;
-    cus_in_host_fn_ = true;
-    call.fn(call.user_data);
-    cus_in_host_fn_ = outer;
+    cus_host_record_run_(call.head);
 }
 
 /* Records queued into captures that cuscope did not begin: the graph may be
@@ -220,8 +210,7 @@ CUS_API cus_status cus_stream_launch_host_fn(cus_stream *stream, cus_host_fn fn,
     cus_autofree host_call *call = cus_malloc_(sizeof *call);
     if (!call)
         return CUS_FAIL(CUS_ERROR_OUT_OF_HOST_MEMORY, NULL, "allocating a host function record");
-    call->fn = fn;
-    call->user_data = user_data;
+    call->head = (cus_host_record_head_){fn, user_data};
     call->in_graph = false;
     call->foreign_next = NULL;
     CUS_SWITCH(sw, stream->ctx);

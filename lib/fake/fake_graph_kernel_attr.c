@@ -41,7 +41,6 @@ static CUresult kernel_node_locked(CUgraphNode hn, bool edit, struct CUgraphNode
     return fake_graph_node_of_type_locked(hn, CU_GRAPH_NODE_TYPE_KERNEL, edit, out);
 }
 
-
 static CUresult set_locked(CUgraphNode hn, CUlaunchAttributeID attr,
                            const CUlaunchAttributeValue *value)
 {
