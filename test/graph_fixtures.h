@@ -102,6 +102,18 @@ static inline void seed(uint32_t *p, uint32_t base)
         p[i] = base + (uint32_t)i * 3u;
 }
 
+/* The teardown of a test that misuses the fake on purpose: nothing of
+ * cuscope left alive, a fresh fake (its misuse count back to 0), then the
+ * usual checks. */
+static inline int teardown_after_misuse(void **state)
+{
+    cus_release_deferred();
+    if (cus_debug_live_objects())
+        fail_msg("%zu objects alive after the misuse test", cus_debug_live_objects());
+    assert_ok(cus_fake_install(NULL));
+    return env_teardown(state);
+}
+
 static inline cus_graph_exec *instantiate(cus_graph *g)
 {
     cus_graph_exec *e = NULL;

@@ -432,16 +432,6 @@ static void test_while_bounded(void **state)
     assert_contains(cus_fake_last_misuse(), "WHILE node ran its body 1000000 times");
 }
 
-/* The misuse test's teardown: a fresh fake, then the usual checks. */
-static int teardown_after_misuse(void **state)
-{
-    cus_release_deferred();
-    if (cus_debug_live_objects())
-        fail_msg("%zu objects alive after the misuse test", cus_debug_live_objects());
-    assert_ok(cus_fake_install(NULL));
-    return env_teardown(state);
-}
-
 /* The fake's cuGraphAddNode, raw: what it refuses, as the driver does
  * (and its own limit, the other node types). */
 static void test_fake_add_node_raw(void **state)

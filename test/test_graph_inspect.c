@@ -834,16 +834,6 @@ static void test_child_graph(void **state)
     assert_int_equal(node_count(own), 6);
 }
 
-/* The misuse test's teardown: a fresh fake, then the usual checks. */
-static int teardown_after_misuse(void **state)
-{
-    cus_release_deferred();
-    if (cus_debug_live_objects())
-        fail_msg("%zu objects alive after the misuse test", cus_debug_live_objects());
-    assert_ok(cus_fake_install(NULL));
-    return env_teardown(state);
-}
-
 /* The fake's cuGraphChildGraphNodeGetGraph, raw: one handle per node, which
  * is not destroyed nor instantiated on its own, and dies with its node. */
 static void test_fake_child_graph_raw(void **state)

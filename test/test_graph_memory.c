@@ -331,15 +331,6 @@ static void test_free_outside_of_what_the_graph_frees(void **state)
     assert_int_equal(cus_fake_misuse_count(), 1);
 }
 
-static int teardown_after_misuse(void **state)
-{
-    cus_release_deferred();
-    if (cus_debug_live_objects())
-        fail_msg("%zu objects alive after the misuse test", cus_debug_live_objects());
-    assert_ok(cus_fake_install(NULL));
-    return env_teardown(state);
-}
-
 /* --- bad input and driver failures ---------------------------------------------------------------- */
 
 static void test_bad_input(void **state)
